@@ -1,0 +1,168 @@
+import type { ImageModelRow, VideoInputParam, VideoModelRow } from './types.js';
+
+/**
+ * Row -> JSON Schema (draft 2020-12 subset understood by Ajv 8). The same schema validates
+ * requests, is published by `GET /v1/models` and is embedded in the OpenAPI document, so what a
+ * client reads is what the server enforces.
+ *
+ * `format: "media-input"` is ours: an `https://` URL or a Base64 data URL (`data:<mime>;base64,...`).
+ */
+
+export type JsonSchema = { readonly [key: string]: unknown };
+
+export const MEDIA_FORMAT = 'media-input';
+
+const mediaString = (description: string): JsonSchema => ({
+  type: 'string',
+  format: MEDIA_FORMAT,
+  description: `${description} An https:// URL or a Base64 data URL.`,
+});
+
+const nonBlankPrompt: JsonSchema = {
+  type: 'string',
+  pattern: '\\S',
+  description: 'Text prompt describing the desired output; must not be empty or only whitespace.',
+};
+
+const DESCRIPTIONS: Record<VideoInputParam, string> = {
+  negative_prompt: 'Content to avoid.',
+  image: 'Primary input or first-frame image.',
+  end_image: 'End-frame image.',
+  images: 'Reference images.',
+  videos: 'Reference videos.',
+  audios: 'Reference audio clips.',
+  audio: 'Single input audio.',
+  audio_enable: 'Whether to generate audio together with the video.',
+  aspect_ratio: 'Output aspect ratio.',
+  prompt_extend: 'Whether the model channel expands or enhances the prompt before generation.',
+  extra: 'Extra options.',
+};
+
+function inputSchema(row: VideoModelRow, param: VideoInputParam): JsonSchema {
+  const description = DESCRIPTIONS[param];
+  switch (param) {
+    case 'image':
+    case 'end_image':
+    case 'audio':
+      return mediaString(description);
+    case 'images':
+    case 'videos':
+    case 'audios': {
+      const count = row.items?.[param];
+      return {
+        type: 'array',
+        items: { type: 'string', format: MEDIA_FORMAT },
+        ...(count?.min !== undefined ? { minItems: count.min } : {}),
+        ...(count ? { maxItems: count.max } : {}),
+        description: `${description} Items are https:// URLs or Base64 data URLs.`,
+      };
+    }
+    case 'negative_prompt':
+      return { type: 'string', description };
+    case 'audio_enable':
+      return {
+        type: 'boolean',
+        description,
+        ...(row.defaults?.audio_enable !== undefined ? { default: row.defaults.audio_enable } : {}),
+      };
+    case 'prompt_extend':
+      return { type: 'boolean', description };
+    case 'aspect_ratio':
+      return row.aspectRatio
+        ? {
+            type: 'string',
+            enum: row.aspectRatio.values,
+            ...(row.aspectRatio.default !== undefined ? { default: row.aspectRatio.default } : {}),
+            description,
+          }
+        : { type: 'string', minLength: 1, description: `${description} Values are checked by the upstream provider.` };
+    case 'extra':
+      return {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          image_options: {
+            type: 'array',
+            description: 'Aligned by position with `images`; not longer than `images`.',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                type: { type: 'string', enum: ['subject', 'background'] },
+                ref_name: {
+                  type: 'string',
+                  description: `At most ${row.imageOptions?.refNameMaxBytes ?? 30} UTF-8 bytes.`,
+                },
+              },
+            },
+          },
+        },
+        description,
+      };
+  }
+}
+
+export function videoRequestSchema(row: VideoModelRow): JsonSchema {
+  const properties: Record<string, JsonSchema> = {
+    model: { type: 'string', const: row.id, description: 'Model identifier.' },
+    prompt: nonBlankPrompt,
+    duration: row.duration
+      ? { type: 'integer', minimum: row.duration.min, maximum: row.duration.max, default: 5, description: 'Video length in seconds.' }
+      : { type: 'integer', minimum: 1, default: 5, description: 'Video length in seconds; the range is checked upstream.' },
+    resolution: row.resolution
+      ? { type: 'string', enum: row.resolution.values, default: row.resolution.default, description: 'Output resolution.' }
+      : { type: 'string', minLength: 1, description: 'Output resolution; the values are checked upstream.' },
+    seed: {
+      type: 'integer',
+      ...(row.seed.min !== undefined ? { minimum: row.seed.min } : {}),
+      ...(row.seed.max !== undefined ? { maximum: row.seed.max } : {}),
+      description: 'Random seed; -1 means a random result.',
+    },
+  };
+  for (const param of [...row.required, ...row.optional]) properties[param] = inputSchema(row, param);
+  return {
+    $id: `mediagate:video:${row.id}`,
+    title: row.id,
+    description: row.summary,
+    type: 'object',
+    additionalProperties: false,
+    required: ['model', 'prompt', ...row.required],
+    properties,
+  };
+}
+
+export function imageRequestSchema(row: ImageModelRow): JsonSchema {
+  const side = { type: 'integer', minimum: row.side.min, maximum: row.side.max };
+  return {
+    $id: `mediagate:image:${row.id}`,
+    title: row.id,
+    description: row.summary,
+    type: 'object',
+    additionalProperties: false,
+    required: ['model', 'prompt'],
+    properties: {
+      model: { type: 'string', const: row.id, description: 'Model identifier.' },
+      prompt: nonBlankPrompt,
+      size: {
+        type: 'string',
+        pattern: '^[0-9]{1,6}x[0-9]{1,6}$',
+        description: `WIDTHxHEIGHT, each ${row.side.min}-${row.side.max}; not together with width or height.`,
+      },
+      width: { ...side, default: row.defaults.width, description: 'Width in pixels.' },
+      height: { ...side, default: row.defaults.height, description: 'Height in pixels.' },
+      seed: {
+        type: row.seed.nullable ? ['integer', 'null'] : 'integer',
+        minimum: row.seed.min,
+        ...(row.seed.max !== undefined ? { maximum: row.seed.max } : {}),
+        description: 'Omit or 0 for a random result; a positive value is reproducible.',
+      },
+      prompt_extend: {
+        type: row.promptExtendNullable ? ['boolean', 'null'] : 'boolean',
+        default: row.defaults.prompt_extend,
+        description: 'Whether the prompt is expanded before generation.',
+      },
+      output_format: { type: 'string', enum: ['png'], default: 'png', description: 'Only png.' },
+      n: { type: 'integer', enum: [1], default: 1, description: 'Number of images; only 1.' },
+    },
+  };
+}

@@ -1,0 +1,322 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { validationError, type ApiError, type ValidationCode } from '../errors.js';
+import { checkMediaString, decodeDataUrl } from '../media/data-url.js';
+import { checkRule3Image } from '../media/image-header.js';
+import { MEDIA_FORMAT, imageRequestSchema, videoRequestSchema, type JsonSchema } from './schema.js';
+import type { ImageModelRow, ModelKind, ModelRow, ResolvedParams, VideoModelRow } from './types.js';
+
+/**
+ * Request validation: one Ajv function per model (compiled once, from the row's JSON Schema),
+ * plus the few rules a JSON Schema cannot say (byte lengths, cross-field rules, image headers).
+ *
+ * Every problem found becomes a candidate `{rank, code, param}`; the one reported is the lowest
+ * rank, which is the precedence order of decisions §2: body shape, model, unsupported
+ * parameters, missing required ones, types, values. Ties keep schema order.
+ */
+
+const enum Rank {
+  Body = 0,
+  Model = 1,
+  Unsupported = 2,
+  Missing = 3,
+  Type = 4,
+  Value = 5,
+}
+
+interface Candidate {
+  readonly rank: Rank;
+  readonly code: ValidationCode;
+  readonly param: string;
+  readonly message: string;
+}
+
+export type Validated =
+  | { readonly ok: true; readonly row: ModelRow; readonly params: ResolvedParams }
+  | { readonly ok: false; readonly error: ApiError };
+
+export interface RequestInput {
+  /** The parsed JSON body, of any shape. */
+  readonly body: unknown;
+  /** Size of the raw body in bytes (seed rule 2 limits it for one model). */
+  readonly bodyBytes: number;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+/** The top-level body field an Ajv error is about: `images`, not `images/3`. */
+function topLevelParam(error: ErrorObject): string {
+  const segment = error.instancePath.split('/')[1];
+  if (segment !== undefined && segment !== '') return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'additionalProperties') return String(params['additionalProperty'] ?? '');
+  if (error.keyword === 'required') return String(params['missingProperty'] ?? '');
+  return 'body';
+}
+
+function fullPath(error: ErrorObject): string {
+  const path = error.instancePath.slice(1).split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`));
+  return path.join('').replace(/^\./, '');
+}
+
+function fromAjv(error: ErrorObject, data: Record<string, unknown>): Candidate {
+  const param = topLevelParam(error);
+  const path = fullPath(error) || param;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const name = String(params['additionalProperty'] ?? '');
+      const where = error.instancePath === '' ? `'${name}'` : `'${name}' in ${path}`;
+      return { rank: Rank.Unsupported, code: 'unsupported_parameter', param, message: `Parameter ${where} is not supported by this model.` };
+    }
+    case 'required': {
+      const name = String(params['missingProperty'] ?? '');
+      return { rank: Rank.Missing, code: 'missing_parameter', param, message: `Missing required parameter '${name}'.` };
+    }
+    case 'type': {
+      const value = error.instancePath === '' ? data : lookup(data, error.instancePath);
+      return {
+        rank: Rank.Type,
+        code: 'invalid_parameter',
+        param,
+        message: `'${path}' must be ${String(params['type']).replace(',', ' or ')}; got ${describeValue(value)}.`,
+      };
+    }
+    case 'format':
+      return { rank: Rank.Type, code: 'invalid_parameter', param, message: `'${path}' must be an https:// URL or a Base64 data URL.` };
+    case 'pattern':
+      return {
+        rank: Rank.Type,
+        code: 'invalid_parameter',
+        param,
+        message: param === 'prompt' ? `'prompt' must not be empty or only whitespace.` : `'${path}' is malformed (expected ${describePattern(param)}).`,
+      };
+    case 'minLength':
+      return { rank: Rank.Type, code: 'invalid_parameter', param, message: `'${path}' must not be empty.` };
+    case 'enum':
+    case 'const':
+      return {
+        rank: Rank.Value,
+        code: 'unsupported_value',
+        param,
+        message: `'${path}' must be one of ${JSON.stringify(params['allowedValues'] ?? [params['allowedValue']])}; got ${JSON.stringify(lookup(data, error.instancePath))}.`,
+      };
+    case 'minimum':
+    case 'maximum':
+      return {
+        rank: Rank.Value,
+        code: 'unsupported_value',
+        param,
+        message: `'${path}' must be ${error.keyword === 'minimum' ? '>=' : '<='} ${String(params['limit'])}; got ${String(lookup(data, error.instancePath))}.`,
+      };
+    case 'minItems':
+    case 'maxItems':
+      return {
+        rank: Rank.Value,
+        code: 'unsupported_value',
+        param,
+        message: `'${path}' must hold ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(params['limit'])} items.`,
+      };
+    default:
+      return { rank: Rank.Type, code: 'invalid_parameter', param, message: `'${path}' is invalid: ${error.message ?? error.keyword}.` };
+  }
+}
+
+function describePattern(param: string): string {
+  return param === 'size' ? 'WIDTHxHEIGHT, e.g. 1024x1024' : 'a different form';
+}
+
+function lookup(data: unknown, pointer: string): unknown {
+  let current: unknown = data;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(current)) current = current[Number(key)];
+    else if (isObject(current)) current = current[key];
+    else return undefined;
+  }
+  return current;
+}
+
+function utf8Bytes(value: string): number {
+  return Buffer.byteLength(value, 'utf8');
+}
+
+/** Rules of a video row that a JSON Schema cannot express. */
+function videoRules(row: VideoModelRow, body: Record<string, unknown>, input: RequestInput): Candidate[] {
+  const found: Candidate[] = [];
+  if (row.atLeastOneOf) {
+    const present = row.atLeastOneOf.filter((name) => body[name] !== undefined);
+    // A field of the wrong type is reported as a type error, not as "missing".
+    const allArrays = present.every((name) => Array.isArray(body[name]));
+    const anyItem = present.some((name) => Array.isArray(body[name]) && (body[name] as unknown[]).length > 0);
+    if (allArrays && !anyItem) {
+      found.push({
+        rank: Rank.Missing,
+        code: 'missing_parameter',
+        param: 'images',
+        message: `At least one reference is required: one of ${row.atLeastOneOf.map((n) => `'${n}'`).join(', ')} must hold an item.`,
+      });
+    }
+  }
+  if (row.imageOptions && isObject(body['extra'])) {
+    const options = body['extra']['image_options'];
+    if (Array.isArray(options)) {
+      const images = body['images'];
+      if (Array.isArray(images) && options.length > images.length) {
+        found.push({
+          rank: Rank.Type,
+          code: 'invalid_parameter',
+          param: 'extra',
+          message: `'extra.image_options' has ${options.length} items but 'images' has ${images.length}; it is aligned by position with 'images'.`,
+        });
+      }
+      options.forEach((option, index) => {
+        const name = isObject(option) ? option['ref_name'] : undefined;
+        if (typeof name === 'string' && utf8Bytes(name) > (row.imageOptions?.refNameMaxBytes ?? 30)) {
+          found.push({
+            rank: Rank.Value,
+            code: 'unsupported_value',
+            param: 'extra',
+            message: `'extra.image_options[${index}].ref_name' is ${utf8Bytes(name)} UTF-8 bytes; at most ${row.imageOptions?.refNameMaxBytes ?? 30} are allowed.`,
+          });
+        }
+      });
+    }
+  }
+  if (row.imageRule3 && typeof body['image'] === 'string') {
+    const image = body['image'];
+    const media = checkMediaString(image);
+    if (media.ok && media.kind === 'data') {
+      const problem = checkRule3Image(decodeDataUrl(image).bytes);
+      if (problem) found.push({ rank: Rank.Value, code: 'unsupported_value', param: 'image', message: `'image' ${problem}.` });
+    }
+  }
+  if (row.maxBodyBytes !== undefined && input.bodyBytes > row.maxBodyBytes) {
+    found.push({
+      rank: Rank.Value,
+      code: 'unsupported_value',
+      param: 'body',
+      message: `The request body is ${input.bodyBytes} bytes; this model accepts at most ${row.maxBodyBytes} bytes (20 MB).`,
+    });
+  }
+  return found;
+}
+
+function resolveVideo(row: VideoModelRow, body: Record<string, unknown>): ResolvedParams {
+  const params: Record<string, unknown> = { ...body };
+  params['duration'] ??= 5;
+  if (row.resolution) params['resolution'] ??= row.resolution.default;
+  if (row.aspectRatio?.default !== undefined && [...row.required, ...row.optional].includes('aspect_ratio')) {
+    params['aspect_ratio'] ??= row.aspectRatio.default;
+  }
+  if (row.defaults?.audio_enable !== undefined) params['audio_enable'] ??= row.defaults.audio_enable;
+  return params;
+}
+
+const SIZE = /^([0-9]{1,6})x([0-9]{1,6})$/;
+
+function imageRules(row: ImageModelRow, body: Record<string, unknown>): Candidate[] {
+  const found: Candidate[] = [];
+  if (body['size'] !== undefined && (body['width'] !== undefined || body['height'] !== undefined)) {
+    found.push({
+      rank: Rank.Type,
+      code: 'invalid_parameter',
+      param: 'size',
+      message: `'size' cannot be combined with 'width' or 'height'; give one or the other.`,
+    });
+  }
+  const match = typeof body['size'] === 'string' ? SIZE.exec(body['size']) : null;
+  if (match) {
+    const [w, h] = [Number(match[1]), Number(match[2])];
+    if ([w, h].some((side) => side < row.side.min || side > row.side.max)) {
+      found.push({
+        rank: Rank.Value,
+        code: 'unsupported_value',
+        param: 'size',
+        message: `'size' ${w}x${h} is out of range; each dimension must be ${row.side.min}-${row.side.max}.`,
+      });
+    }
+  }
+  return found;
+}
+
+function resolveImage(row: ImageModelRow, body: Record<string, unknown>): ResolvedParams {
+  const match = typeof body['size'] === 'string' ? SIZE.exec(body['size']) : null;
+  const width = match ? Number(match[1]) : ((body['width'] as number | undefined) ?? row.defaults.width);
+  const height = match ? Number(match[2]) : ((body['height'] as number | undefined) ?? row.defaults.height);
+  const params: Record<string, unknown> = {
+    model: row.id,
+    prompt: body['prompt'],
+    width,
+    height,
+    prompt_extend: body['prompt_extend'] === undefined ? row.defaults.prompt_extend : body['prompt_extend'],
+    output_format: 'png',
+    n: 1,
+  };
+  if (body['size'] !== undefined) params['size'] = body['size'];
+  if (body['seed'] !== undefined) params['seed'] = body['seed'];
+  return params;
+}
+
+export interface Validator {
+  validate(kind: ModelKind, input: RequestInput): Validated;
+}
+
+function pick(candidates: readonly Candidate[]): Candidate | undefined {
+  let best: Candidate | undefined;
+  for (const candidate of candidates) if (!best || candidate.rank < best.rank) best = candidate;
+  return best;
+}
+
+export function createValidator(rows: readonly ModelRow[]): Validator {
+  const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
+  ajv.addFormat(MEDIA_FORMAT, { type: 'string', validate: (value: string) => checkMediaString(value).ok });
+  const compiled = new Map<string, { row: ModelRow; check: ValidateFunction }>();
+  for (const row of rows) {
+    const schema: JsonSchema = row.kind === 'video' ? videoRequestSchema(row) : imageRequestSchema(row);
+    compiled.set(row.id, { row, check: ajv.compile(schema) });
+  }
+  const otherKind = (kind: ModelKind): string => (kind === 'video' ? 'an image' : 'a video');
+  const endpoint = (kind: ModelKind): string => (kind === 'video' ? '/v1/images/generations/async' : '/v1/video/generations');
+
+  return {
+    validate(kind, input) {
+      const fail = (c: Candidate): Validated => ({ ok: false, error: validationError(c.code, c.param, c.message) });
+      const { body } = input;
+      if (!isObject(body)) {
+        return fail({ rank: Rank.Body, code: 'invalid_parameter', param: 'body', message: `The request body must be a JSON object; got ${describeValue(body)}.` });
+      }
+      const model = body['model'];
+      if (model === undefined) return fail({ rank: Rank.Model, code: 'missing_parameter', param: 'model', message: `Missing required parameter 'model'.` });
+      if (typeof model !== 'string') {
+        return fail({ rank: Rank.Model, code: 'invalid_parameter', param: 'model', message: `'model' must be a string; got ${describeValue(model)}.` });
+      }
+      const entry = compiled.get(model);
+      if (!entry) {
+        return fail({ rank: Rank.Model, code: 'unsupported_value', param: 'model', message: `Unknown model '${model.slice(0, 200)}'; GET /v1/models lists the models.` });
+      }
+      if (entry.row.kind !== kind) {
+        return fail({
+          rank: Rank.Model,
+          code: 'unsupported_value',
+          param: 'model',
+          message: `'${model}' is ${otherKind(kind)} model; create it with POST ${endpoint(kind)}.`,
+        });
+      }
+      const candidates: Candidate[] = [];
+      if (!entry.check(body)) for (const error of entry.check.errors ?? []) candidates.push(fromAjv(error, body));
+      const { row } = entry;
+      if (row.kind === 'video') candidates.push(...videoRules(row, body, input));
+      else candidates.push(...imageRules(row, body));
+      const worst = pick(candidates);
+      if (worst) return fail(worst);
+      return { ok: true, row, params: row.kind === 'video' ? resolveVideo(row, body) : resolveImage(row, body) };
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+
+/**
+ * The one place that reads the environment. Every option is documented here (default, unit,
+ * variable) and in the README; the result is a frozen object passed down explicitly. Nothing
+ * below this file reads `process.env`.
+ */
+export interface Config {
+  /** PORT: TCP port of the HTTP server. Default 8080; 0 picks a free port. */
+  readonly port: number;
+  /** HOST: interface to listen on. Default 127.0.0.1. */
+  readonly host: string;
+  /** MEDIAGATE_DATA_DIR: database and output files. Default ./data. */
+  readonly dataDir: string;
+  /** MEDIAGATE_API_KEYS: comma-separated keys accepted in addition to stored ones. */
+  readonly apiKeys: readonly string[];
+  /** MEDIAGATE_PUBLIC_URL: base of output URLs. Default http://HOST:PORT. */
+  readonly publicUrl: string;
+  /** Whether MEDIAGATE_PUBLIC_URL was given (else it follows the bound address). */
+  readonly publicUrlExplicit: boolean;
+  /** MEDIAGATE_CONCURRENCY: tasks rendered at once by this process. Default the CPU count. */
+  readonly concurrency: number;
+  /** MEDIAGATE_OUTPUT_TTL_S: seconds outputs are kept and their URLs are valid. Default 86400. */
+  readonly outputTtlS: number;
+  /** MEDIAGATE_FFMPEG_PATH: ffmpeg binary; default the one shipped by @ffmpeg-installer/ffmpeg. */
+  readonly ffmpegPath: string | undefined;
+  /** MEDIAGATE_BODY_LIMIT_BYTES: largest request body; larger ones get 413. Default 32 MiB. */
+  readonly bodyLimitBytes: number;
+  /** MEDIAGATE_LEASE_S: seconds a worker owns a task without a heartbeat. Default 15. */
+  readonly leaseS: number;
+  /** MEDIAGATE_MAX_ATTEMPTS: times a task is started before a lost worker fails it. Default 3. */
+  readonly maxAttempts: number;
+  /** MEDIAGATE_RENDER_TIMEOUT_S: longest a single render may take. Default 600. */
+  readonly renderTimeoutS: number;
+  /** MEDIAGATE_SWEEP_INTERVAL_S: how often expired outputs are deleted. Default 60. */
+  readonly sweepIntervalS: number;
+  /** MEDIAGATE_SYNCHRONOUS: SQLite `synchronous` pragma, NORMAL (survives process crashes) or FULL (also power loss). */
+  readonly sqliteSynchronous: 'NORMAL' | 'FULL';
+  /** LOG_LEVEL: pino level. Default info. */
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** MEDIAGATE_ENGINE: `sandbox` renders real media; `instant` is a zero-cost engine for benchmarks. */
+  readonly engine: 'sandbox' | 'instant';
+  /** MEDIAGATE_WORKERS: run the worker pool in this process (false for an API-only process). */
+  readonly workers: boolean;
+  /** MEDIAGATE_PRINT_KEY: print a generated API key at start (the CLI sets it; tests turn it off). */
+  readonly printGeneratedKey: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got '${raw}'.`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}.`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const match = values.find((value) => value.toLowerCase() === raw.toLowerCase());
+  if (!match) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got '${raw}'.`);
+  return match;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'.`);
+}
+
+function publicUrl(env: Env, host: string, port: number): string {
+  const raw = env['MEDIAGATE_PUBLIC_URL']?.trim();
+  if (!raw) {
+    const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    return `http://${shown}:${port}`;
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`MEDIAGATE_PUBLIC_URL must be an absolute http(s) URL, got '${raw}'.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`MEDIAGATE_PUBLIC_URL must use http or https, got '${raw}'.`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env['HOST']?.trim() || '127.0.0.1';
+  const apiKeys = (env['MEDIAGATE_API_KEYS'] ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key !== '');
+  for (const key of apiKeys) {
+    if (!/^[\x21-\x7e]{8,256}$/.test(key)) {
+      throw new ConfigError('MEDIAGATE_API_KEYS: each key must be 8-256 printable ASCII characters without spaces.');
+    }
+  }
+  const config: Config = {
+    port,
+    host,
+    dataDir: resolve(env['MEDIAGATE_DATA_DIR']?.trim() || './data'),
+    apiKeys,
+    publicUrl: publicUrl(env, host, port),
+    publicUrlExplicit: Boolean(env['MEDIAGATE_PUBLIC_URL']?.trim()),
+    concurrency: integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256),
+    outputTtlS: integer(env, 'MEDIAGATE_OUTPUT_TTL_S', 86_400, 1, 10 * 365 * 86_400),
+    ffmpegPath: env['MEDIAGATE_FFMPEG_PATH']?.trim() || undefined,
+    bodyLimitBytes: integer(env, 'MEDIAGATE_BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    leaseS: integer(env, 'MEDIAGATE_LEASE_S', 15, 2, 3600),
+    maxAttempts: integer(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 100),
+    renderTimeoutS: integer(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),
+    sweepIntervalS: integer(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
+    sqliteSynchronous: oneOf(env, 'MEDIAGATE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    engine: oneOf(env, 'MEDIAGATE_ENGINE', ['sandbox', 'instant'] as const, 'sandbox'),
+    workers: bool(env, 'MEDIAGATE_WORKERS', true),
+    printGeneratedKey: bool(env, 'MEDIAGATE_PRINT_KEY', true),
+  };
+  return Object.freeze({ ...config, ...overrides });
+}

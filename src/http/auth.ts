@@ -1,0 +1,27 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../errors.js';
+import type { KeyRegistry } from '../auth/api-keys.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Id of the API key that made the request; set by the auth hook on /v1 routes. */
+    owner: string;
+  }
+}
+
+// The scheme word is case-insensitive (decisions §7); the key is one token.
+const BEARER = /^bearer +([^\s]+) *$/i;
+
+export function authHook(keys: KeyRegistry) {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const header = request.headers.authorization;
+    if (header === undefined || header === '') throw errors.invalidApiKey('Missing Authorization header; send `Authorization: Bearer <API_KEY>`.');
+    const match = BEARER.exec(header);
+    if (!match?.[1]) throw errors.invalidApiKey('The Authorization header must be `Bearer <API_KEY>`.');
+    const owner = await keys.resolve(match[1]);
+    if (!owner) throw errors.invalidApiKey('The API key is not valid.');
+    request.owner = owner;
+  };
+}
+
+export type AuthHook = ReturnType<typeof authHook>;

@@ -1,0 +1,23 @@
+import type { Validator } from '../catalog/index.js';
+import type { KeyRegistry } from '../auth/api-keys.js';
+import type { OutputStorage } from '../storage/storage.js';
+import type { UrlSigner } from '../storage/signing.js';
+import type { TaskService } from '../tasks/service.js';
+import type { TaskStore } from '../tasks/store/store.js';
+import type { Metrics } from './metrics.js';
+
+/** Everything the routes need, built once by the app factory and passed in. */
+export interface HttpContext {
+  readonly validator: Validator;
+  readonly service: TaskService;
+  readonly store: TaskStore;
+  readonly keys: KeyRegistry;
+  readonly storage: OutputStorage;
+  readonly signer: UrlSigner;
+  readonly metrics: Metrics;
+  /** Base of output URLs; a function because a port-0 server learns its address only at listen. */
+  readonly publicUrl: () => string;
+  readonly outputTtlS: number;
+  readonly bodyLimitBytes: number;
+  readonly logLevel: string;
+}

@@ -1,0 +1,86 @@
+import { MODELS, type ModelRow } from '../catalog/index.js';
+import { requestSchema } from './openapi.js';
+
+/**
+ * GET /docs: a self-contained page (no scripts, no external assets) rendered from the same
+ * schemas as /openapi.json: the operations, then every model's parameters with their types,
+ * allowed values, ranges and defaults, and a request to copy.
+ */
+
+const escape = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+
+type Schema = Record<string, unknown>;
+
+function typeOf(schema: Schema): string {
+  const type = schema['type'];
+  const base = Array.isArray(type) ? type.join(' | ') : String(type ?? 'any');
+  if (base === 'array') return 'array of strings';
+  return base;
+}
+
+function constraint(schema: Schema): string {
+  const parts: string[] = [];
+  if (Array.isArray(schema['enum'])) parts.push(`one of ${(schema['enum'] as unknown[]).map((v) => `<code>${escape(String(v))}</code>`).join(', ')}`);
+  if (schema['const'] !== undefined) parts.push(`<code>${escape(String(schema['const']))}</code>`);
+  if (schema['minimum'] !== undefined || schema['maximum'] !== undefined) {
+    parts.push(`${schema['minimum'] ?? '−∞'} to ${schema['maximum'] ?? '∞'}`);
+  }
+  if (schema['minItems'] !== undefined) parts.push(`at least ${String(schema['minItems'])} items`);
+  if (schema['maxItems'] !== undefined) parts.push(`at most ${String(schema['maxItems'])} items`);
+  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input') parts.push('https:// URL or Base64 data URL');
+  if (schema['default'] !== undefined) parts.push(`default <code>${escape(JSON.stringify(schema['default']))}</code>`);
+  return parts.join('; ');
+}
+
+function example(row: ModelRow): string {
+  const body: Record<string, unknown> = { model: row.id, prompt: 'a red fox running through snow' };
+  const schema = requestSchema(row);
+  for (const name of (schema['required'] as string[]).filter((n) => n !== 'model' && n !== 'prompt')) {
+    if (name === 'images') body[name] = ['https://example.com/ref.png'];
+    else if (name === 'aspect_ratio') body[name] = '16:9';
+    else body[name] = 'https://example.com/first-frame.png';
+  }
+  const path = row.kind === 'video' ? '/v1/video/generations' : '/v1/images/generations/async';
+  return `curl -s $MEDIAGATE_URL${path} \\\n  -H "Authorization: Bearer $MEDIAGATE_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '${JSON.stringify(body)}'`;
+}
+
+function modelSection(row: ModelRow): string {
+  const schema = requestSchema(row);
+  const required = new Set(schema['required'] as string[]);
+  const properties = schema['properties'] as Record<string, Schema>;
+  const rows = Object.entries(properties)
+    .map(
+      ([name, p]) =>
+        `<tr><td><code>${escape(name)}</code>${required.has(name) ? ' <b>required</b>' : ''}</td><td>${escape(typeOf(p))}</td><td>${constraint(p)}</td><td>${escape(String(p['description'] ?? ''))}</td></tr>`,
+    )
+    .join('\n');
+  return `<section id="${escape(row.id)}"><h3><code>${escape(row.id)}</code> <small>${row.kind}</small></h3><p>${escape(row.summary)}</p>
+<table><thead><tr><th>parameter</th><th>type</th><th>allowed</th><th>meaning</th></tr></thead><tbody>${rows}</tbody></table>
+<pre>${escape(example(row))}</pre></section>`;
+}
+
+export function renderDocsPage(): string {
+  const toc = MODELS.map((row) => `<li><a href="#${escape(row.id)}">${escape(row.id)}</a></li>`).join('');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mediagate API</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
+code,pre{font-family:ui-monospace,monospace;font-size:13px}pre{background:#f4f4f4;padding:.75rem;overflow:auto}
+table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:#fafafa}small{color:#777;font-weight:normal}section{margin:2rem 0}</style></head><body>
+<h1>mediagate API</h1>
+<p>Asynchronous media generation: create a task, poll it until it carries output URLs, download the files. Every <code>/v1</code> operation needs <code>Authorization: Bearer &lt;API_KEY&gt;</code>. Timestamps are Unix seconds. The machine-readable description is <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1); <code>GET /v1/models</code> returns every model's JSON Schema.</p>
+<h2>Operations</h2>
+<table><thead><tr><th>method</th><th>path</th><th>returns</th></tr></thead><tbody>
+<tr><td>POST</td><td><code>/v1/video/generations</code></td><td>video task, <code>status</code> <code>queued</code></td></tr>
+<tr><td>GET</td><td><code>/v1/video/generations/{task_id}</code></td><td>video task</td></tr>
+<tr><td>POST</td><td><code>/v1/images/generations/async</code></td><td><code>{code:"success", message:"", data:{task_id}}</code></td></tr>
+<tr><td>GET</td><td><code>/v1/images/generations/async/{task_id}</code></td><td><code>{code, message, data:{task_id, status, progress, outputs, submit_time, start_time, finish_time, fail_reason}}</code></td></tr>
+<tr><td>GET</td><td><code>/v1/models</code></td><td>models with their request JSON Schemas</td></tr>
+</tbody></table>
+<h2>Errors</h2>
+<p>Video endpoints: <code>{"error":{"type","code","message","param"}}</code>; image endpoints: <code>{"code","message","data":null}</code>. Validation codes: <code>missing_parameter</code>, <code>invalid_parameter</code>, <code>unsupported_parameter</code>, <code>unsupported_value</code>; <code>param</code> names the top-level field at fault.</p>
+<h2>Models</h2><ul>${toc}</ul>
+${MODELS.map(modelSection).join('\n')}
+</body></html>`;
+}

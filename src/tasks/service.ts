@@ -1,0 +1,100 @@
+import { EventEmitter } from 'node:events';
+import type { ModelRow, ResolvedParams } from '../catalog/index.js';
+import { newTaskId } from './ids.js';
+import type { TaskStore } from './store/store.js';
+import type { ClaimedTask, Task, TaskError, TaskOutput } from './types.js';
+
+export interface TaskServiceEvents {
+  created: [task: Task];
+  settled: [task: { id: string; status: 'completed' | 'failed' }];
+}
+
+export interface TaskServiceOptions {
+  readonly store: TaskStore;
+  readonly now?: () => number;
+}
+
+/**
+ * The one writer of task state. Each method is a named transition of the lifecycle
+ *   queued -> processing -> completed | failed,  processing -> queued (handed back)
+ * and returns whether it took effect: a worker that lost its lease gets `false` and must
+ * throw its result away. Guarded by the store's `WHERE status = ... AND attempt = ...`.
+ */
+export class TaskService extends EventEmitter<TaskServiceEvents> {
+  private readonly store: TaskStore;
+  private readonly now: () => number;
+
+  constructor(options: TaskServiceOptions) {
+    super();
+    this.store = options.store;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** (none) -> queued. The task is durable when this resolves. */
+  async create(owner: string, row: ModelRow, params: ResolvedParams): Promise<Task> {
+    const task: Task = {
+      id: newTaskId(row.kind),
+      kind: row.kind,
+      model: row.id,
+      owner,
+      status: 'queued',
+      progress: null,
+      createdAt: this.now(),
+      startedAt: null,
+      completedAt: null,
+      error: null,
+      outputs: [],
+      attempt: 0,
+    };
+    await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt });
+    this.emit('created', task);
+    return task;
+  }
+
+  get(owner: string, id: string): Promise<Task | undefined> {
+    return this.store.getTask(id, owner);
+  }
+
+  /**
+   * queued -> processing, or takeover of a task whose worker's lease expired. Tasks whose
+   * workers died `maxAttempts` times are failed first, so a poison task cannot loop forever.
+   */
+  async claim(workerId: string, leaseMs: number, maxAttempts: number): Promise<ClaimedTask | undefined> {
+    const now = this.now();
+    const abandoned = await this.store.failAbandoned(now, maxAttempts, {
+      type: 'generation_error',
+      code: 'generation_failed',
+      message: `The task was interrupted ${maxAttempts} times (its worker stopped) and was not retried again.`,
+      param: '',
+    });
+    for (const id of abandoned) this.emit('settled', { id, status: 'failed' });
+    return this.store.claimTask(workerId, now, now + leaseMs);
+  }
+
+  heartbeat(task: ClaimedTask, leaseMs: number): Promise<boolean> {
+    return this.store.heartbeat(task.id, task.attempt, this.now() + leaseMs);
+  }
+
+  progress(task: ClaimedTask, percent: number): Promise<boolean> {
+    return this.store.setProgress(task.id, task.attempt, Math.max(0, Math.min(99, Math.round(percent))));
+  }
+
+  /** processing -> completed, with progress 100 and the outputs. */
+  async complete(task: ClaimedTask, outputs: readonly TaskOutput[]): Promise<boolean> {
+    const won = await this.store.complete(task.id, task.attempt, outputs, this.now());
+    if (won) this.emit('settled', { id: task.id, status: 'completed' });
+    return won;
+  }
+
+  /** processing -> failed, keeping the last progress. */
+  async fail(task: ClaimedTask, error: TaskError): Promise<boolean> {
+    const won = await this.store.fail(task.id, task.attempt, error, this.now());
+    if (won) this.emit('settled', { id: task.id, status: 'failed' });
+    return won;
+  }
+
+  /** processing -> queued: handed back by a worker that is shutting down. */
+  release(task: ClaimedTask): Promise<boolean> {
+    return this.store.release(task.id, task.attempt);
+  }
+}

@@ -1,0 +1,200 @@
+import { sql, type Kysely } from 'kysely';
+import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput } from '../types.js';
+import { migrate, type Dialect } from './migrations.js';
+import { TASK_COLUMNS, toClaimedTask, toTask, type TaskRow } from './rows.js';
+import type { Database } from './schema.js';
+import type { TaskStore } from './store.js';
+
+/**
+ * The TaskStore over Kysely, shared by both dialects. The dialect seam is small and named:
+ * - claiming: PostgreSQL adds `FOR UPDATE SKIP LOCKED` so concurrent claimers never pick the
+ *   same row; SQLite has one writer at a time, so the single UPDATE is already atomic.
+ * - BIGINT columns come back as strings from PostgreSQL (normalised in rows.ts).
+ */
+export class KyselyTaskStore implements TaskStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly dialect: Dialect,
+    private readonly onClose: () => Promise<void> = async () => {},
+  ) {}
+
+  migrate(): Promise<number[]> {
+    return migrate(this.db, this.dialect);
+  }
+
+  async insertTask(task: NewTask): Promise<void> {
+    await this.db
+      .insertInto('tasks')
+      .values({
+        id: task.id,
+        kind: task.kind,
+        model: task.model,
+        owner: task.owner,
+        status: 'queued',
+        progress: null,
+        created_at: task.createdAt,
+        started_at: null,
+        completed_at: null,
+        error: null,
+        outputs: '[]',
+        lease_owner: null,
+        lease_expires_at: null,
+        params: JSON.stringify(task.params),
+      })
+      .execute();
+  }
+
+  async getTask(id: string, owner: string): Promise<Task | undefined> {
+    const row = await this.db.selectFrom('tasks').select(TASK_COLUMNS).where('id', '=', id).where('owner', '=', owner).executeTakeFirst();
+    return row ? toTask(row) : undefined;
+  }
+
+  async claimTask(workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined> {
+    const lock = this.dialect === 'postgres' ? sql.raw('FOR UPDATE SKIP LOCKED') : sql.raw('');
+    const result = await sql<TaskRow & { params: string; lease_owner: string | null }>`
+      UPDATE tasks
+         SET status = 'processing',
+             attempt = attempt + 1,
+             lease_owner = ${workerId},
+             lease_expires_at = ${leaseUntil},
+             started_at = COALESCE(started_at, ${now}),
+             progress = COALESCE(progress, 0)
+       WHERE id = COALESCE(
+               (SELECT id FROM tasks WHERE status = 'processing' AND lease_expires_at < ${now}
+                 ORDER BY lease_expires_at LIMIT 1 ${lock}),
+               (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at, id LIMIT 1 ${lock}))
+         AND (status = 'queued' OR (status = 'processing' AND lease_expires_at < ${now}))
+   RETURNING *`.execute(this.db);
+    const row = result.rows[0];
+    return row ? toClaimedTask(row) : undefined;
+  }
+
+  private async guarded(
+    id: string,
+    attempt: number,
+    set: Partial<{
+      status: string;
+      progress: number;
+      lease_expires_at: number | null;
+      lease_owner: string | null;
+      completed_at: number;
+      error: string;
+      outputs: string;
+    }>,
+    extra?: (qb: ReturnType<typeof this.baseUpdate>) => ReturnType<typeof this.baseUpdate>,
+  ): Promise<boolean> {
+    let query = this.baseUpdate(id, attempt).set(set);
+    if (extra) query = extra(query);
+    const result = await query.executeTakeFirst();
+    return result.numUpdatedRows === 1n;
+  }
+
+  private baseUpdate(id: string, attempt: number) {
+    return this.db.updateTable('tasks').where('id', '=', id).where('status', '=', 'processing').where('attempt', '=', attempt);
+  }
+
+  heartbeat(id: string, attempt: number, leaseUntil: number): Promise<boolean> {
+    return this.guarded(id, attempt, { lease_expires_at: leaseUntil });
+  }
+
+  setProgress(id: string, attempt: number, progress: number): Promise<boolean> {
+    return this.guarded(id, attempt, { progress }, (qb) => qb.where((eb) => eb.or([eb('progress', 'is', null), eb('progress', '<', progress)])));
+  }
+
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
+    return this.guarded(id, attempt, {
+      status: 'completed',
+      progress: 100,
+      completed_at: now,
+      outputs: JSON.stringify(outputs),
+      lease_owner: null,
+      lease_expires_at: null,
+    });
+  }
+
+  fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
+    return this.guarded(id, attempt, {
+      status: 'failed',
+      completed_at: now,
+      error: JSON.stringify(error),
+      lease_owner: null,
+      lease_expires_at: null,
+    });
+  }
+
+  release(id: string, attempt: number): Promise<boolean> {
+    return this.guarded(id, attempt, { status: 'queued', lease_owner: null, lease_expires_at: null });
+  }
+
+  async failAbandoned(now: number, maxAttempts: number, error: TaskError): Promise<string[]> {
+    const rows = await this.db
+      .updateTable('tasks')
+      .set({ status: 'failed', completed_at: now, error: JSON.stringify(error), lease_owner: null, lease_expires_at: null })
+      .where('status', '=', 'processing')
+      .where('lease_expires_at', '<', now)
+      .where('attempt', '>=', maxAttempts)
+      .returning('id')
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  async countByStatus(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select(['status', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .groupBy('status')
+      .execute();
+    return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
+  }
+
+  async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {
+    const row = await this.db.selectFrom('api_keys').select(['id', 'revoked_at']).where('hash', '=', hash).executeTakeFirst();
+    return row ? { id: row.id, revoked: row.revoked_at !== null } : undefined;
+  }
+
+  async insertKey(key: { id: string; hash: string; name: string; createdAt: number }): Promise<boolean> {
+    const result = await this.db
+      .insertInto('api_keys')
+      .values({ id: key.id, hash: key.hash, name: key.name, created_at: key.createdAt, revoked_at: null })
+      .onConflict((oc) => oc.column('hash').doNothing())
+      .executeTakeFirst();
+    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+  }
+
+  async countKeys(): Promise<number> {
+    const row = await this.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  async listKeys(): Promise<{ id: string; name: string; createdAt: number; revokedAt: number | null }[]> {
+    const rows = await this.db.selectFrom('api_keys').select(['id', 'name', 'created_at', 'revoked_at']).orderBy('created_at').execute();
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      createdAt: Number(row.created_at),
+      revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    }));
+  }
+
+  async revokeKey(id: string, now: number): Promise<boolean> {
+    const result = await this.db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    return result.numUpdatedRows === 1n;
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirst();
+    return row?.value;
+  }
+
+  async initMeta(key: string, value: string): Promise<string> {
+    await this.db.insertInto('meta').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
+    const stored = await this.getMeta(key);
+    if (stored === undefined) throw new Error(`meta ${key} vanished after insert`);
+    return stored;
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+    await this.onClose();
+  }
+}

@@ -1,0 +1,24 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { KyselyTaskStore } from './kysely-store.js';
+import type { Database } from './schema.js';
+import type { TaskStore } from './store.js';
+
+export interface SqliteOptions {
+  readonly path: string;
+  /** NORMAL survives a process crash (WAL); FULL also survives power loss, at a write cost. */
+  readonly synchronous: 'NORMAL' | 'FULL';
+}
+
+export function openSqliteStore(options: SqliteOptions): TaskStore {
+  mkdirSync(dirname(options.path), { recursive: true });
+  const database = new BetterSqlite3(options.path);
+  database.pragma('journal_mode = WAL');
+  database.pragma(`synchronous = ${options.synchronous}`);
+  // Another process (a CLI `keys` command, a second worker) may hold the write lock briefly.
+  database.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return new KyselyTaskStore(db, 'sqlite');
+}

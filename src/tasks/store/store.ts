@@ -1,0 +1,49 @@
+import type { NewTask, ClaimedTask, Task, TaskError, TaskOutput } from '../types.js';
+
+/**
+ * Persistence of tasks, keys and settings. The store persists; it does not decide: every
+ * state change is requested by TaskService as a named transition, and every transition is a
+ * guarded UPDATE (`WHERE status = ... AND attempt = ...`) whose affected-row count tells the
+ * caller whether it won. Two workers racing on one task: exactly one settle changes a row.
+ */
+export interface TaskStore {
+  readonly dialect: 'sqlite' | 'postgres';
+  insertTask(task: NewTask): Promise<void>;
+  /** A task as its owner sees it; undefined for unknown ids and for other owners' tasks. */
+  getTask(id: string, owner: string): Promise<Task | undefined>;
+  /**
+   * queued -> processing (or an expired lease taken over): the oldest runnable task, with its
+   * attempt incremented and a lease for `workerId` until `leaseUntil`.
+   */
+  claimTask(workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined>;
+  /** Extends a lease; false when the worker no longer owns the attempt. */
+  heartbeat(id: string, attempt: number, leaseUntil: number): Promise<boolean>;
+  /** Raises progress (never lowers it); false when the attempt is no longer current. */
+  setProgress(id: string, attempt: number, progress: number): Promise<boolean>;
+  /** processing -> completed. */
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean>;
+  /** processing -> failed. */
+  fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
+  /** processing -> queued: a worker hands back a task it cannot finish (graceful shutdown). */
+  release(id: string, attempt: number): Promise<boolean>;
+  /**
+   * processing (lease expired, attempts used up) -> failed: a task whose workers keep dying
+   * still ends in a final state. Returns the ids failed.
+   */
+  failAbandoned(now: number, maxAttempts: number, error: TaskError): Promise<string[]>;
+  /** Counts by status, for metrics and health. */
+  countByStatus(): Promise<Record<string, number>>;
+
+  findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined>;
+  insertKey(key: { id: string; hash: string; name: string; createdAt: number }): Promise<boolean>;
+  countKeys(): Promise<number>;
+  listKeys(): Promise<{ id: string; name: string; createdAt: number; revokedAt: number | null }[]>;
+  revokeKey(id: string, now: number): Promise<boolean>;
+
+  getMeta(key: string): Promise<string | undefined>;
+  /** Sets a value only if none is set; returns the value that is stored afterwards. */
+  initMeta(key: string, value: string): Promise<string>;
+
+  migrate(): Promise<number[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,59 @@
+import type { ModelKind, ResolvedParams } from '../catalog/index.js';
+
+/**
+ * Glossary
+ * - task: one accepted creation request; it ends in exactly one final state.
+ * - attempt: how many times a worker has started the task; every settle is fenced by it, so a
+ *   worker whose lease was taken over changes nothing (its UPDATE matches 0 rows).
+ * - lease: a worker owns a processing task until `leaseExpiresAt`; heartbeats extend it, and an
+ *   expired lease lets another worker take the task over.
+ * - owner: the id of the API key that created the task; a task is visible only to it.
+ */
+
+export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+export const FINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+
+export interface TaskError {
+  readonly type: string;
+  readonly code: string;
+  readonly message: string;
+  readonly param: string;
+}
+
+export interface TaskOutput {
+  readonly type: 'video' | 'image';
+  /** Storage key of the file; URLs are signed from it when the task is read. */
+  readonly key: string;
+  readonly contentType: string;
+}
+
+export interface Task {
+  readonly id: string;
+  readonly kind: ModelKind;
+  readonly model: string;
+  readonly owner: string;
+  readonly status: TaskStatus;
+  readonly progress: number | null;
+  /** Milliseconds since the Unix epoch; the API shows whole seconds. */
+  readonly createdAt: number;
+  readonly startedAt: number | null;
+  readonly completedAt: number | null;
+  readonly error: TaskError | null;
+  readonly outputs: readonly TaskOutput[];
+  readonly attempt: number;
+}
+
+/** A task as a worker sees it after claiming it: with its parameters and lease. */
+export interface ClaimedTask extends Task {
+  readonly params: ResolvedParams;
+  readonly leaseOwner: string;
+}
+
+export interface NewTask {
+  readonly id: string;
+  readonly kind: ModelKind;
+  readonly model: string;
+  readonly owner: string;
+  readonly params: ResolvedParams;
+  readonly createdAt: number;
+}

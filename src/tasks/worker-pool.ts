@@ -1,0 +1,207 @@
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { findModel, listedAspectRatios } from '../catalog/index.js';
+import { EngineError, type Engine, type RenderModelInfo } from '../engines/types.js';
+import type { OutputStorage } from '../storage/storage.js';
+import type { TaskService } from './service.js';
+import type { ClaimedTask, TaskError, TaskOutput } from './types.js';
+
+export interface WorkerPoolOptions {
+  readonly service: TaskService;
+  readonly engine: Engine;
+  readonly storage: OutputStorage;
+  /** Renders at once. */
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  readonly maxAttempts: number;
+  readonly renderTimeoutMs: number;
+  /** Where attempts get their scratch directories. */
+  readonly workRoot: string;
+  /** How often to look for work that no local event announced (other processes, expired leases). */
+  readonly pollMs?: number;
+  readonly log: {
+    info(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
+}
+
+export interface WorkerPoolEvents {
+  /** A render ended; `won` is false when another worker had taken the task over. */
+  rendered: [info: { id: string; attempt: number; outcome: 'completed' | 'failed' | 'released'; won: boolean }];
+}
+
+type Stop = 'shutdown' | 'lost-lease' | 'timeout';
+
+/**
+ * Claims tasks and runs them through the engine, `concurrency` at a time. Each running task
+ * holds a lease that a heartbeat extends every third of the lease; if the heartbeat finds the
+ * lease gone (another worker took over), the render is aborted and its files are dropped.
+ */
+export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
+  readonly id = `w_${randomBytes(6).toString('hex')}`;
+  private readonly running = new Map<string, { controller: AbortController; task: ClaimedTask; done: Promise<void> }>();
+  private stopping = false;
+  private filling = false;
+  private refill = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly stopReasons = new WeakMap<AbortController, Stop>();
+
+  constructor(private readonly options: WorkerPoolOptions) {
+    super();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.notify(), this.options.pollMs ?? 1000);
+    this.timer.unref();
+    this.notify();
+  }
+
+  get active(): number {
+    return this.running.size;
+  }
+
+  /** Looks for work now; cheap to call often (calls coalesce). */
+  notify(): void {
+    if (this.stopping) return;
+    if (this.filling) {
+      this.refill = true;
+      return;
+    }
+    this.filling = true;
+    void this.fill()
+      .catch((error: unknown) => this.options.log.error({ err: error }, 'claiming tasks failed'))
+      .finally(() => {
+        this.filling = false;
+        if (this.refill) {
+          this.refill = false;
+          this.notify();
+        }
+      });
+  }
+
+  private async fill(): Promise<void> {
+    while (!this.stopping && this.running.size < this.options.concurrency) {
+      const task = await this.options.service.claim(this.id, this.options.leaseMs, this.options.maxAttempts);
+      if (!task) return;
+      const controller = new AbortController();
+      const entry = { controller, task, done: Promise.resolve() };
+      this.running.set(task.id, entry);
+      entry.done = this.run(task, controller).finally(() => {
+        this.running.delete(task.id);
+        this.notify();
+      });
+    }
+  }
+
+  private modelInfo(task: ClaimedTask): RenderModelInfo {
+    const row = findModel(task.model);
+    return {
+      id: task.model,
+      kind: task.kind,
+      aspectRatios: row ? listedAspectRatios(row) : [],
+      checkImageRule3: row?.kind === 'video' && row.imageRule3 === true,
+    };
+  }
+
+  private async run(task: ClaimedTask, controller: AbortController): Promise<void> {
+    const { service, engine, storage, leaseMs, log } = this.options;
+    const workDir = join(this.options.workRoot, `${task.id}-${task.attempt}`);
+    const abort = (reason: Stop): void => {
+      if (controller.signal.aborted) return;
+      this.stopReasons.set(controller, reason);
+      controller.abort(new Error(reason));
+    };
+    const heartbeat = setInterval(() => {
+      service.heartbeat(task, leaseMs).then(
+        (held) => held || abort('lost-lease'),
+        (error: unknown) => log.warn({ err: error, task: task.id }, 'heartbeat failed'),
+      );
+    }, Math.max(500, Math.floor(leaseMs / 3)));
+    const timeout = setTimeout(() => abort('timeout'), this.options.renderTimeoutMs);
+    let lastProgress = -1;
+    let lastWrite = 0;
+    const onProgress = (percent: number): void => {
+      const now = Date.now();
+      // One write per visible step, at most five a second: polls see it rise without flooding the store.
+      if (percent <= lastProgress || now - lastWrite < 200) return;
+      lastProgress = percent;
+      lastWrite = now;
+      service.progress(task, percent).catch((error: unknown) => log.warn({ err: error, task: task.id }, 'progress write failed'));
+    };
+    let outcome: 'completed' | 'failed' | 'released' = 'failed';
+    let won = false;
+    try {
+      await mkdir(workDir, { recursive: true });
+      const result = await engine.render({
+        taskId: task.id,
+        model: this.modelInfo(task),
+        params: task.params,
+        workDir,
+        signal: controller.signal,
+        onProgress,
+      });
+      if (controller.signal.aborted) throw controller.signal.reason;
+      const outputs: TaskOutput[] = [];
+      for (const file of result.files) {
+        outputs.push({ type: file.type, key: await storage.put(task.id, file.path, file.ext), contentType: file.contentType });
+      }
+      outcome = 'completed';
+      won = await service.complete(task, outputs);
+      if (!won) await Promise.all(outputs.map((output) => storage.delete(output.key)));
+    } catch (error) {
+      const reason = this.stopReasons.get(controller);
+      if (reason === 'shutdown') {
+        outcome = 'released';
+        won = await service.release(task);
+      } else if (reason === 'lost-lease') {
+        outcome = 'failed';
+        won = false;
+      } else {
+        outcome = 'failed';
+        const taskError = toTaskError(error, reason);
+        if (taskError.code === 'generation_failed') log.error({ err: error, task: task.id }, 'render failed');
+        won = await service.fail(task, taskError);
+      }
+    } finally {
+      clearInterval(heartbeat);
+      clearTimeout(timeout);
+      await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    }
+    log.info({ task: task.id, attempt: task.attempt, outcome, won }, 'task rendered');
+    this.emit('rendered', { id: task.id, attempt: task.attempt, outcome, won });
+  }
+
+  /**
+   * Stops claiming, lets running renders finish until `deadlineMs`, then aborts the rest and
+   * hands them back to the queue so another worker (or the next start) runs them.
+   */
+  async close(deadlineMs = 10_000): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    const all = (): Promise<unknown> => Promise.allSettled([...this.running.values()].map((entry) => entry.done));
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, deadlineMs);
+    });
+    await Promise.race([all(), expired]);
+    clearTimeout(timer);
+    for (const entry of this.running.values()) {
+      if (!entry.controller.signal.aborted) {
+        this.stopReasons.set(entry.controller, 'shutdown');
+        entry.controller.abort(new Error('shutdown'));
+      }
+    }
+    await all();
+  }
+}
+
+function toTaskError(error: unknown, reason: Stop | undefined): TaskError {
+  if (reason === 'timeout') {
+    return { type: 'generation_error', code: 'timeout', message: 'The render took longer than the configured limit.', param: '' };
+  }
+  if (error instanceof EngineError) return { type: 'generation_error', code: error.code, message: error.message, param: error.param };
+  return { type: 'generation_error', code: 'generation_failed', message: 'The engine failed to render this task.', param: '' };
+}
