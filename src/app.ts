@@ -139,7 +139,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     async start() {
       const address = await http.listen({ port: config.port, host: config.host });
       if (config.port === 0 && !config.publicUrlExplicit) publicUrl = address;
-      pool?.start();
+      await pool?.start();
       void sweep().catch((error: unknown) => logger.warn({ err: error }, 'sweep failed'));
       sweepTimer = setInterval(() => {
         sweep().catch((error: unknown) => logger.warn({ err: error }, 'sweep failed'));

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../errors.js';
 import { authHook } from './auth.js';
@@ -44,7 +44,7 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
     // A URL that cannot be decoded is a route nobody has: 404 in the family's envelope.
     frameworkErrors: (error, request, reply) => {
       const apiError = error.code === 'FST_ERR_BAD_URL' ? errors.notFound(request.method, request.url) : errors.malformedJson(error.message);
-      void reply.code(apiError.status).send(errorBody(familyOf(request.url), apiError));
+      void (reply as FastifyReply).code(apiError.status).send(errorBody(familyOf(request.url), apiError));
     },
     // Bytes that are not HTTP never reach a route; answer in the video envelope, then hang up.
     clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => {

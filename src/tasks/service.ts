@@ -71,6 +71,18 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return this.store.claimTask(workerId, now, now + leaseMs);
   }
 
+  /**
+   * Ends the leases of workers known to be dead (their process is gone), so their tasks are
+   * taken over at once instead of when the lease would have expired. Returns tasks freed.
+   */
+  async recoverFrom(isDead: (owner: string) => boolean): Promise<number> {
+    let freed = 0;
+    for (const owner of await this.store.leaseOwners()) {
+      if (isDead(owner)) freed += await this.store.expireLeases(owner, this.now());
+    }
+    return freed;
+  }
+
   heartbeat(task: ClaimedTask, leaseMs: number): Promise<boolean> {
     return this.store.heartbeat(task.id, task.attempt, this.now() + leaseMs);
   }

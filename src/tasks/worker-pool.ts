@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findModel, listedAspectRatios } from '../catalog/index.js';
@@ -41,7 +42,8 @@ type Stop = 'shutdown' | 'lost-lease' | 'timeout';
  * lease gone (another worker took over), the render is aborted and its files are dropped.
  */
 export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
-  readonly id = `w_${randomBytes(6).toString('hex')}`;
+  /** `host:pid:random`: lets a restarted process on the same host spot leases of dead processes. */
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly running = new Map<string, { controller: AbortController; task: ClaimedTask; done: Promise<void> }>();
   private stopping = false;
   private filling = false;
@@ -53,7 +55,9 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
     super();
   }
 
-  start(): void {
+  async start(): Promise<void> {
+    const freed = await this.options.service.recoverFrom((owner) => isDeadLocalOwner(owner, this.id));
+    if (freed > 0) this.options.log.info({ freed }, 'took over tasks of a stopped process on this host');
     this.timer = setInterval(() => this.notify(), this.options.pollMs ?? 1000);
     this.timer.unref();
     this.notify();
@@ -195,6 +199,20 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
       }
     }
     await all();
+  }
+}
+
+/** True for an owner id of a process on this host that no longer exists. */
+export function isDeadLocalOwner(owner: string, selfId: string): boolean {
+  const [host, pid] = owner.split(':');
+  if (host !== hostname() || pid === undefined || !/^\d+$/.test(pid)) return false;
+  // Our own pid under another id: a previous incarnation (containers reuse pid 1 on restart).
+  if (Number(pid) === process.pid) return owner !== selfId;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

@@ -138,6 +138,21 @@ export class KyselyTaskStore implements TaskStore {
     return rows.map((row) => row.id);
   }
 
+  async leaseOwners(): Promise<string[]> {
+    const rows = await this.db.selectFrom('tasks').select('lease_owner').distinct().where('status', '=', 'processing').execute();
+    return rows.flatMap((row) => (row.lease_owner === null ? [] : [row.lease_owner]));
+  }
+
+  async expireLeases(owner: string, now: number): Promise<number> {
+    const result = await this.db
+      .updateTable('tasks')
+      .set({ lease_expires_at: now - 1 })
+      .where('status', '=', 'processing')
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async countByStatus(): Promise<Record<string, number>> {
     const rows = await this.db
       .selectFrom('tasks')

@@ -31,6 +31,10 @@ export interface TaskStore {
    * still ends in a final state. Returns the ids failed.
    */
   failAbandoned(now: number, maxAttempts: number, error: TaskError): Promise<string[]>;
+  /** Distinct lease owners of processing tasks (crash recovery looks for dead ones). */
+  leaseOwners(): Promise<string[]>;
+  /** Ends the leases of a dead owner now, so its tasks are taken over without waiting. */
+  expireLeases(owner: string, now: number): Promise<number>;
   /** Counts by status, for metrics and health. */
   countByStatus(): Promise<Record<string, number>>;
 

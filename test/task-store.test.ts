@@ -1,0 +1,155 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findModel } from '../src/catalog/index.js';
+import { TaskService } from '../src/tasks/service.js';
+import type { TaskStore } from '../src/tasks/store/store.js';
+import { STORE_BACKENDS } from './helpers/stores.js';
+
+const row = findModel('vendora/famw-2.7-t2v');
+if (!row) throw new Error('catalog row missing');
+const failure = { type: 'generation_error', code: 'generation_failed', message: 'boom', param: '' };
+
+describe.each(STORE_BACKENDS)('task store on $name', (backend) => {
+  let store: TaskStore;
+  let cleanup: () => Promise<void>;
+  let clock = 1_000_000;
+  let service: TaskService;
+
+  beforeEach(async () => {
+    ({ store, cleanup } = await backend.open());
+    clock = 1_000_000;
+    service = new TaskService({ store, now: () => clock });
+  });
+  afterEach(async () => cleanup());
+
+  describe('creation', () => {
+    it('stores a queued task with no progress, outputs, times or error', async () => {
+      const task = await service.create('owner-a', row, { prompt: 'x', duration: 5 });
+      expect(await service.get('owner-a', task.id)).toEqual({ ...task, attempt: 0 });
+      expect(task).toMatchObject({ status: 'queued', progress: null, outputs: [], startedAt: null, completedAt: null, error: null });
+    });
+
+    it('hides a task from every other owner', async () => {
+      const task = await service.create('owner-a', row, {});
+      expect(await service.get('owner-b', task.id)).toBeUndefined();
+    });
+
+    it('gives unguessable URL-safe ids', async () => {
+      const ids = await Promise.all(Array.from({ length: 50 }, () => service.create('o', row, {}).then((t) => t.id)));
+      expect(new Set(ids).size).toBe(50);
+      for (const id of ids) expect(id).toMatch(/^vid_[A-Za-z0-9_-]{22}$/);
+    });
+  });
+
+  describe('claiming', () => {
+    it('takes the oldest queued task first, sets started time, attempt 1 and progress 0', async () => {
+      const first = await service.create('o', row, { n: 1 });
+      clock += 1;
+      await service.create('o', row, { n: 2 });
+      const claimed = await service.claim('w1', 10_000, 3);
+      expect(claimed).toMatchObject({ id: first.id, status: 'processing', attempt: 1, progress: 0, startedAt: clock, params: { n: 1 } });
+    });
+
+    it('returns nothing when no task is runnable', async () => {
+      expect(await service.claim('w1', 10_000, 3)).toBeUndefined();
+    });
+
+    it('never hands one task to two concurrent claimers', async () => {
+      await service.create('o', row, {});
+      const results = await Promise.all([service.claim('w1', 10_000, 3), service.claim('w2', 10_000, 3)]);
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('takes over a task whose lease expired, with the next attempt', async () => {
+      const task = await service.create('o', row, {});
+      await service.claim('w1', 1000, 3);
+      expect(await service.claim('w2', 1000, 3)).toBeUndefined();
+      clock += 1001;
+      expect(await service.claim('w2', 1000, 3)).toMatchObject({ id: task.id, attempt: 2, leaseOwner: 'w2', startedAt: 1_000_000 });
+    });
+
+    it('fails a task whose workers died maxAttempts times instead of retrying it forever', async () => {
+      const task = await service.create('o', row, {});
+      for (let i = 0; i < 2; i += 1) {
+        expect(await service.claim(`w${i}`, 1000, 2)).toBeDefined();
+        clock += 1001;
+      }
+      expect(await service.claim('w9', 1000, 2)).toBeUndefined();
+      expect(await service.get('o', task.id)).toMatchObject({ status: 'failed', error: { code: 'generation_failed' } });
+    });
+
+    it('frees the leases of a dead owner at once', async () => {
+      const task = await service.create('o', row, {});
+      await service.claim('dead-worker', 60_000, 3);
+      expect(await service.recoverFrom((owner) => owner === 'dead-worker')).toBe(1);
+      expect(await service.claim('w2', 60_000, 3)).toMatchObject({ id: task.id, attempt: 2 });
+    });
+  });
+
+  describe('settling exactly once', () => {
+    it('completes with progress 100, outputs and a completion time', async () => {
+      const task = await service.create('o', row, {});
+      const claimed = await service.claim('w1', 10_000, 3);
+      if (!claimed) throw new Error('not claimed');
+      clock += 500;
+      const outputs = [{ type: 'video' as const, key: `${task.id}/a.mp4`, contentType: 'video/mp4' }];
+      expect(await service.complete(claimed, outputs)).toBe(true);
+      expect(await service.get('o', task.id)).toMatchObject({ status: 'completed', progress: 100, outputs, completedAt: clock });
+    });
+
+    it('refuses a second settle of the same attempt', async () => {
+      await service.create('o', row, {});
+      const claimed = await service.claim('w1', 10_000, 3);
+      if (!claimed) throw new Error('not claimed');
+      expect(await service.complete(claimed, [])).toBe(true);
+      expect(await service.fail(claimed, failure)).toBe(false);
+      expect(await service.complete(claimed, [])).toBe(false);
+    });
+
+    it('refuses every write of a stale attempt after a takeover', async () => {
+      const task = await service.create('o', row, {});
+      const stale = await service.claim('w1', 1000, 3);
+      clock += 1001;
+      const current = await service.claim('w2', 1000, 3);
+      if (!stale || !current) throw new Error('not claimed');
+      expect(await service.heartbeat(stale, 1000)).toBe(false);
+      expect(await service.progress(stale, 50)).toBe(false);
+      expect(await service.complete(stale, [])).toBe(false);
+      expect(await service.release(stale)).toBe(false);
+      expect(await service.fail(current, failure)).toBe(true);
+      expect(await service.get('o', task.id)).toMatchObject({ status: 'failed', attempt: 2, error: failure });
+    });
+
+    it('keeps the last progress on failure', async () => {
+      const task = await service.create('o', row, {});
+      const claimed = await service.claim('w1', 10_000, 3);
+      if (!claimed) throw new Error('not claimed');
+      await service.progress(claimed, 42);
+      await service.fail(claimed, failure);
+      expect(await service.get('o', task.id)).toMatchObject({ status: 'failed', progress: 42 });
+    });
+  });
+
+  describe('progress', () => {
+    it('only rises, and stays below 100 until completion', async () => {
+      const task = await service.create('o', row, {});
+      const claimed = await service.claim('w1', 10_000, 3);
+      if (!claimed) throw new Error('not claimed');
+      await service.progress(claimed, 40);
+      await service.progress(claimed, 30);
+      expect((await service.get('o', task.id))?.progress).toBe(40);
+      await service.progress(claimed, 150);
+      expect((await service.get('o', task.id))?.progress).toBe(99);
+    });
+  });
+
+  describe('handing back', () => {
+    it('returns a released task to the queue, to be claimed with the next attempt', async () => {
+      const task = await service.create('o', row, {});
+      const claimed = await service.claim('w1', 10_000, 3);
+      if (!claimed) throw new Error('not claimed');
+      expect(await service.release(claimed)).toBe(true);
+      expect(await service.get('o', task.id)).toMatchObject({ status: 'queued' });
+      expect(await service.claim('w2', 10_000, 3)).toMatchObject({ id: task.id, attempt: 2 });
+    });
+  });
+});
