@@ -34,10 +34,12 @@ export class KeyRegistry {
    */
   async init(): Promise<string | undefined> {
     const now = Date.now();
-    for (const key of this.options.configured) {
-      const hash = hashKey(key);
+    const hashes = this.options.configured.map(hashKey);
+    for (const hash of hashes) {
+      // The id derives from the hash, so a key keeps its tasks across restarts and processes.
       await this.options.store.insertKey({ id: `key_${hash.slice(0, 16)}`, hash, name: 'env', createdAt: now });
     }
+    await this.options.store.syncEnvKeys(hashes, now);
     if (this.options.configured.length > 0 || (await this.options.store.countKeys()) > 0) return undefined;
     const key = generateKey();
     await this.create(key, 'generated at first start');

@@ -133,7 +133,9 @@ async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: numbe
 }
 
 function discard(body: Dispatcher.ResponseData['body']): void {
-  // Destroying instead of draining: a hostile server could make draining slow.
+  // Destroying instead of draining: a hostile server could make draining slow. The stream
+  // reports its own destruction as an error that nobody else is listening for.
+  body.once('error', () => {});
   body.destroy();
 }
 

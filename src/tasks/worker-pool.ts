@@ -138,6 +138,10 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
     let outcome: 'completed' | 'failed' | 'released' = 'failed';
     let won = false;
     try {
+      // Scratch left by earlier attempts that died with their process is this attempt's to clear.
+      for (let earlier = 1; earlier < task.attempt; earlier += 1) {
+        await rm(join(this.options.workRoot, `${task.id}-${earlier}`), { recursive: true, force: true });
+      }
       await mkdir(workDir, { recursive: true });
       const result = await engine.render({
         taskId: task.id,

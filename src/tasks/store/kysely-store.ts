@@ -196,6 +196,17 @@ export class KyselyTaskStore implements TaskStore {
     return result.numUpdatedRows === 1n;
   }
 
+  async syncEnvKeys(hashes: readonly string[], now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      let revoke = trx.updateTable('api_keys').set({ revoked_at: now }).where('name', '=', 'env').where('revoked_at', 'is', null);
+      if (hashes.length > 0) {
+        revoke = revoke.where('hash', 'not in', hashes);
+        await trx.updateTable('api_keys').set({ revoked_at: null }).where('name', '=', 'env').where('hash', 'in', hashes).execute();
+      }
+      await revoke.execute();
+    });
+  }
+
   async getMeta(key: string): Promise<string | undefined> {
     const row = await this.db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirst();
     return row?.value;

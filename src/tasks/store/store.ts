@@ -43,6 +43,11 @@ export interface TaskStore {
   countKeys(): Promise<number>;
   listKeys(): Promise<{ id: string; name: string; createdAt: number; revokedAt: number | null }[]>;
   revokeKey(id: string, now: number): Promise<boolean>;
+  /**
+   * Keys named `env` mirror MEDIAGATE_API_KEYS: those in `hashes` are (re)activated, the others
+   * revoked, so removing a key from the environment stops it working at the next start.
+   */
+  syncEnvKeys(hashes: readonly string[], now: number): Promise<void>;
 
   getMeta(key: string): Promise<string | undefined>;
   /** Sets a value only if none is set; returns the value that is stored afterwards. */
