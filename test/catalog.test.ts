@@ -152,13 +152,13 @@ describe('model routing', () => {
 
 describe('precedence of faults', () => {
   const row = VIDEO.find((r) => r.id === 'vendora/famw-2.7-i2v') as VideoModelRow;
-  it.each([
+  it.each<[Record<string, unknown>, string, string]>([
     [{ foo: 1 }, 'unsupported_parameter', 'foo'],
     [{ image: undefined, duration: 'x' }, 'missing_parameter', 'image'],
     [{ duration: 'x', resolution: '9000p' }, 'invalid_parameter', 'duration'],
     [{ resolution: '9000p' }, 'unsupported_value', 'resolution'],
   ])('%j reports %s', (extra, code, param) => {
-    const body = { ...minimal(row), ...extra };
+    const body: Record<string, unknown> = { ...minimal(row), ...extra };
     for (const [k, v] of Object.entries(body)) if (v === undefined) delete body[k];
     expect(check(row, body)).toEqual({ ok: false, code, param });
   });

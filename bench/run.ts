@@ -1,0 +1,224 @@
+/**
+ * `npm run bench [-- --quick]`: mediagate against the ceiling of the machine it runs on.
+ * Every HTTP figure is reported with its ratio to a bare node:http server measured in the same
+ * run, with the same load generator (autocannon), connections and duration.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import type { Request } from 'autocannon';
+import sharp from 'sharp';
+import { load, type LoadResult } from './lib/load.js';
+import { rssMiB, serve, type Served } from './lib/proc.js';
+import { measureRenders, type RenderFigure } from './lib/renders.js';
+import { seedTasks } from './lib/seed.js';
+
+const quick = process.argv.includes('--quick');
+const CONNECTIONS = 50;
+const DURATION_S = quick ? 3 : 10;
+const KEY = 'mg_bench_key_0123456789abcdef';
+const AUTH = { authorization: `Bearer ${KEY}` };
+const JSON_HEADERS = { ...AUTH, 'content-type': 'application/json' };
+const STORE_SIZES = quick ? [10_000, 100_000] : [10_000, 1_000_000];
+const PIPELINE_TASKS = quick ? 3000 : 20_000;
+
+interface HttpRow extends LoadResult {
+  readonly name: string;
+  readonly ratio: number;
+  readonly rssBeforeMiB: number;
+  readonly rssAfterMiB: number;
+}
+
+const rows: HttpRow[] = [];
+const notes: string[] = [];
+let ceiling = 0;
+
+function mediagate(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<Served> {
+  return serve(process.execPath, ['dist/cli/main.js', ...args], {
+    MEDIAGATE_DATA_DIR: dataDir,
+    MEDIAGATE_API_KEYS: KEY,
+    MEDIAGATE_ENGINE: 'instant',
+    LOG_LEVEL: 'warn',
+    ...env,
+  }, '/healthz');
+}
+
+async function measure(name: string, server: Served, path: string, options: { requests?: Request[]; headers?: Record<string, string> } = {}): Promise<HttpRow> {
+  const rssBeforeMiB = await rssMiB(server.child.pid);
+  const result = await load({ url: `${server.url}${path}`, connections: CONNECTIONS, durationS: DURATION_S, ...options });
+  const row: HttpRow = {
+    name,
+    ...result,
+    ratio: ceiling === 0 ? 1 : Math.round((result.rps / ceiling) * 100) / 100,
+    rssBeforeMiB,
+    rssAfterMiB: await rssMiB(server.child.pid),
+  };
+  rows.push(row);
+  process.stderr.write(`  ${name}: ${row.rps} req/s (${Math.round(row.ratio * 100)}% of ceiling), p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}\n`);
+  return row;
+}
+
+async function pngDataUrl(width: number, height: number, noise: boolean): Promise<string> {
+  const raw = Buffer.alloc(width * height * 3);
+  for (let i = 0; i < raw.length; i += 1) raw[i] = noise ? (i * 7919) % 251 : 128;
+  const png = await sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+  return `data:image/png;base64,${png.toString('base64')}`;
+}
+
+async function phaseCeiling(): Promise<void> {
+  const server = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {}, '/');
+  try {
+    ceiling = 0;
+    const row = await measure('ceiling: bare node:http, fixed JSON', server, '/');
+    ceiling = row.rps;
+  } finally {
+    await server.stop();
+  }
+}
+
+async function phaseCreate(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-create-'));
+  const server = await mediagate(dataDir, ['serve', '--no-workers']);
+  const small = await pngDataUrl(64, 64, false);
+  const large = await pngDataUrl(200, 200, true); // ~120 KB of Base64
+  const post = (body: object): Request => ({ method: 'POST', path: '', headers: JSON_HEADERS, body: JSON.stringify(body) });
+  try {
+    await measure('create video (4 models, no media data)', server, '/v1/video/generations', {
+      requests: [
+        post({ model: 'vendora/famw-2.7-t2v', prompt: 'a red fox in snow', duration: 8, aspect_ratio: '16:9' }),
+        post({ model: 'vendora/famw-2.7-i2v', prompt: 'the fox runs', image: 'https://example.com/fox.png', resolution: '1080p' }),
+        post({ model: 'vendorb/famsd-2.0-mini-ref2v-spicy', prompt: 'fox', images: ['https://example.com/a.png', 'https://example.com/b.png'] }),
+        post({ model: 'vendorc-h3-enhanced-reference-to-video', prompt: 'fox', aspect_ratio: '21:9', resolution: '2k' }),
+      ].map((r) => ({ ...r, path: '/v1/video/generations' })),
+    });
+    await measure('create video (data URLs, 0.3 KB and 120 KB)', server, '/v1/video/generations', {
+      requests: [
+        post({ model: 'vendora/famw-3.0-i2v-spicy', prompt: 'fox', image: small, end_image: small }),
+        post({ model: 'vendord/v6/reference-to-video', prompt: 'fox @image1', images: [large] }),
+      ].map((r) => ({ ...r, path: '/v1/video/generations' })),
+    });
+    await measure('create image (2 models)', server, '/v1/images/generations/async', {
+      requests: [
+        post({ model: 'vendora/famz-image-spicy', prompt: 'a lighthouse', size: '1024x1024' }),
+        post({ model: 'vendora/famz-image-spicy-pro', prompt: 'a lighthouse', width: 2048, seed: 7 }),
+      ].map((r) => ({ ...r, path: '/v1/images/generations/async' })),
+    });
+  } finally {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+function cycling(paths: string[]): Request[] {
+  let next = 0;
+  return [
+    {
+      method: 'GET',
+      headers: AUTH,
+      setupRequest: (request) => {
+        next = (next + 1) % paths.length;
+        return { ...request, path: paths[next] ?? '/' };
+      },
+    },
+  ];
+}
+
+async function phasePoll(size: number): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-poll-'));
+  const started = Date.now();
+  const ids = await seedTasks(dataDir, KEY, size);
+  process.stderr.write(`  seeded ${size} tasks in ${Date.now() - started} ms\n`);
+  const server = await mediagate(dataDir, ['serve', '--no-workers']);
+  try {
+    await measure(`poll video, ${size.toLocaleString('en')} tasks stored`, server, '/v1/video/generations/x', {
+      requests: cycling(ids.video.map((id) => `/v1/video/generations/${id}`)),
+    });
+    await measure(`poll image, ${size.toLocaleString('en')} tasks stored`, server, '/v1/images/generations/async/x', {
+      requests: cycling(ids.image.map((id) => `/v1/images/generations/async/${id}`)),
+    });
+  } finally {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+interface PipelineFigure {
+  readonly backend: string;
+  readonly tasks: number;
+  readonly seconds: number;
+  readonly tasksPerSecond: number;
+}
+
+async function phasePipeline(): Promise<PipelineFigure> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-pipeline-'));
+  const server = await mediagate(dataDir, ['serve'], { MEDIAGATE_CONCURRENCY: '16' });
+  const db = new BetterSqlite3(join(dataDir, 'mediagate.db'), { readonly: true });
+  try {
+    const started = performance.now();
+    await load({
+      url: `${server.url}/v1/video/generations`,
+      connections: CONNECTIONS,
+      durationS: 600,
+      amount: PIPELINE_TASKS,
+      requests: [{ method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: 'pipeline' }) }],
+    });
+    const count = db.prepare("SELECT count(*) AS n FROM tasks WHERE status = 'completed'");
+    for (;;) {
+      const done = (count.get() as { n: number }).n;
+      if (done >= PIPELINE_TASKS) break;
+      if (performance.now() - started > 300_000) throw new Error(`pipeline stalled at ${done}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const figure = { backend: 'sqlite', tasks: PIPELINE_TASKS, seconds: Math.round(seconds * 100) / 100, tasksPerSecond: Math.round(PIPELINE_TASKS / seconds) };
+    process.stderr.write(`  pipeline sqlite: ${figure.tasksPerSecond} tasks/s (${PIPELINE_TASKS} tasks in ${figure.seconds} s)\n`);
+    return figure;
+  } finally {
+    db.close();
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+function markdown(pipelines: PipelineFigure[], renders: RenderFigure[]): string {
+  const lines = [
+    `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION_S} s per phase${quick ? ' (--quick)' : ''}.`,
+    '',
+    '| phase | req/s | vs ceiling | p50 ms | p99 ms | non-2xx | RSS before → after (MiB) |',
+    '|---|---:|---:|---:|---:|---:|---|',
+    ...rows.map((r) => `| ${r.name} | ${r.rps} | ${Math.round(r.ratio * 100)}% | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.rssBeforeMiB} → ${r.rssAfterMiB} |`),
+    '',
+    '| pipeline (create → completed, instant engine) | tasks | seconds | tasks/s |',
+    '|---|---:|---:|---:|',
+    ...pipelines.map((p) => `| ${p.backend} | ${p.tasks} | ${p.seconds} | ${p.tasksPerSecond} |`),
+    '',
+    '| sandbox render | wall ms | realtime factor |',
+    '|---|---:|---:|',
+    ...renders.map((r) => `| ${r.name} | ${r.wallMs} | ${r.realtime === null ? '' : `${r.realtime}x`} |`),
+    ...notes.map((n) => `\n${n}`),
+  ];
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  process.stderr.write(`mediagate bench${quick ? ' --quick' : ''}\n`);
+  await phaseCeiling();
+  await phaseCreate();
+  for (const size of STORE_SIZES) await phasePoll(size);
+  const pipelines = [await phasePipeline()];
+  const renders = await measureRenders(quick ? 1 : 3);
+  const report = markdown(pipelines, renders);
+  process.stdout.write(`${report}\n`);
+  await mkdir('bench/results', { recursive: true });
+  await writeFile(
+    'bench/results/latest.json',
+    `${JSON.stringify({ date: new Date().toISOString(), quick, connections: CONNECTIONS, durationS: DURATION_S, ceiling, http: rows, pipelines, renders }, null, 2)}\n`,
+  );
+  await writeFile('bench/results/latest.md', `${report}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,50 @@
+/**
+ * The built-in sandbox engine: real media that honour every resolved parameter (size, duration,
+ * audio, first and last frame), made locally from the inputs, the prompt and the seed.
+ */
+import { createFetchDispatcher, type FetchOptions } from '../../media/fetcher.js';
+import { EngineError, type Engine, type RenderJob, type RenderResult } from '../types.js';
+import { renderImage } from './image.js';
+import { resolveSandboxOptions, type SandboxEngineOptions } from './options.js';
+import { ProgressReporter } from './progress.js';
+import { renderVideo } from './video.js';
+
+export type { SandboxEngineOptions } from './options.js';
+
+export function createSandboxEngine(input: SandboxEngineOptions): Engine {
+  const options = resolveSandboxOptions(input);
+  // The engine owns the connection pool it creates, and closes it with itself.
+  const ownDispatcher = options.fetch.dispatcher === undefined ? createFetchDispatcher() : undefined;
+  const fetch: Omit<FetchOptions, 'signal'> = { ...options.fetch, dispatcher: options.fetch.dispatcher ?? ownDispatcher };
+
+  return {
+    name: 'sandbox',
+
+    async render(job: RenderJob): Promise<RenderResult> {
+      const deadline = new AbortController();
+      const timer = setTimeout(
+        () => deadline.abort(new EngineError('timeout', '', `the render took longer than ${Math.round(options.renderTimeoutMs / 1000)} s`)),
+        options.renderTimeoutMs,
+      );
+      // Whichever comes first, cancel or deadline, its reason is what the render rejects with.
+      const signal = AbortSignal.any([job.signal, deadline.signal]);
+      const progress = new ProgressReporter(job.onProgress);
+      try {
+        signal.throwIfAborted();
+        progress.report(0);
+        const file =
+          job.model.kind === 'image'
+            ? await renderImage(job, options)
+            : await renderVideo(job, { options, fetch, signal, progress });
+        signal.throwIfAborted();
+        return { files: [file] };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    async close(): Promise<void> {
+      await ownDispatcher?.close();
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import type { FetchOptions } from '../../media/fetcher.js';
+
+export type SandboxLog = (msg: string, extra?: object) => void;
+
+/** Options of the sandbox engine, resolved once by `resolveSandboxOptions`. */
+export interface SandboxEngineOptions {
+  /** ffmpeg binary. The app resolves it from MEDIAGATE_FFMPEG_PATH or `defaultFfmpegPath()`. */
+  readonly ffmpegPath: string;
+  /**
+   * Limits for `https://` inputs: maxBytes (default 25 MiB), timeoutMs (default 20000),
+   * maxRedirects (default 3) and the dispatcher (default: one the engine builds with
+   * `createFetchDispatcher()` and closes in `close()`).
+   */
+  readonly fetch?: Omit<FetchOptions, 'signal'>;
+  /** Font file for the prompt text. Default: the system sans-serif found by fontconfig (DejaVu). */
+  readonly fontFile?: string;
+  /** Longest one render may take, in ms; past it the task fails with `timeout`. Default 600000. */
+  readonly renderTimeoutMs?: number;
+  /** Video frame rate, an integer from 6 to 60. Default 24. */
+  readonly fps?: number;
+  /** Longest video rendered, in seconds; longer requests fail with `unsupported_value`. Default 120. */
+  readonly maxDurationS?: number;
+  /** Largest input image decoded, in pixels (decompression-bomb guard). Default 50 000 000. */
+  readonly maxInputPixels?: number;
+  /** Debug log: ffmpeg command lines, pids, stderr of failures. Default: silent. */
+  readonly log?: SandboxLog;
+}
+
+export interface ResolvedSandboxOptions {
+  readonly ffmpegPath: string;
+  readonly fetch: Omit<FetchOptions, 'signal'>;
+  readonly fontFile: string | undefined;
+  readonly renderTimeoutMs: number;
+  readonly fps: number;
+  readonly maxDurationS: number;
+  readonly maxInputPixels: number;
+  readonly log: SandboxLog;
+}
+
+/** Largest frame: each side at most 8192, and no more pixels than 7680x2160 (32:9 at 4k). */
+export const MAX_FRAME_SIDE = 8192;
+export const MAX_FRAME_PIXELS = 7680 * 2160;
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`sandbox engine option ${name} must be a positive number`);
+  return value;
+}
+
+function frameRate(value: number | undefined): number {
+  if (value === undefined) return 24;
+  // Whole frames per second keep every duration an exact number of frames.
+  if (!Number.isInteger(value) || value < 6 || value > 60) throw new RangeError('sandbox engine option fps must be an integer from 6 to 60');
+  return value;
+}
+
+export function resolveSandboxOptions(options: SandboxEngineOptions): ResolvedSandboxOptions {
+  if (options.ffmpegPath.trim() === '') throw new RangeError('sandbox engine option ffmpegPath is empty');
+  return {
+    ffmpegPath: options.ffmpegPath,
+    fetch: options.fetch ?? {},
+    fontFile: options.fontFile,
+    renderTimeoutMs: positive('renderTimeoutMs', options.renderTimeoutMs, 600_000),
+    fps: frameRate(options.fps),
+    maxDurationS: positive('maxDurationS', options.maxDurationS, 120),
+    maxInputPixels: Math.round(positive('maxInputPixels', options.maxInputPixels, 50_000_000)),
+    log: options.log ?? (() => {}),
+  };
+}
