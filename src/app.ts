@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
 import { MODELS, createValidator } from './catalog/index.js';
 import type { Config } from './config.js';
@@ -10,10 +10,12 @@ import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
 import { buildHttpApp } from './http/app.js';
 import { createMetrics } from './http/metrics.js';
+import { KeyLimits } from './http/rate-limit.js';
+import { createLogger } from './logging.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner } from './storage/signing.js';
+import { openBackend, type TaskBackend } from './tasks/backend.js';
 import { TaskService } from './tasks/service.js';
-import { openSqliteStore } from './tasks/store/sqlite.js';
 import type { TaskStore } from './tasks/store/store.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 
@@ -35,17 +37,21 @@ export interface Mediagate {
   readonly generatedKey: string | undefined;
   /** Starts listening (and the workers); resolves with the bound address. */
   start(): Promise<{ url: string }>;
+  /** `{ http: false }`: starts the workers only, nothing listens (`mediagate worker`). */
+  start(options: { http: false }): Promise<{ url: undefined }>;
   /** Graceful stop: no new requests or tasks, running renders finish or are handed back. */
   close(drainMs?: number): Promise<void>;
 }
 
 async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
-  if (config.engine === 'instant') return createInstantEngine();
+  if (config.engine === 'instant') return createInstantEngine({ delayMs: config.instantDelayMs });
   // Loaded on demand: an API-only or instant-engine process never loads sharp or ffmpeg.
   const { createSandboxEngine } = await import('./engines/sandbox/engine.js');
   const { defaultFfmpegPath } = await import('./engines/sandbox/ffmpeg-path.js');
   return createSandboxEngine({
     ffmpegPath: config.ffmpegPath ?? defaultFfmpegPath(),
+    renderTimeoutMs: config.renderTimeoutS * 1000,
+    fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     log: (msg: string, extra?: object) => logger.debug(extra ?? {}, msg),
   });
 }
@@ -60,21 +66,36 @@ async function sweepWorkDirs(root: string, olderThanMs: number): Promise<void> {
 }
 
 /**
+ * The task backend a configuration names: PostgreSQL at DATABASE_URL (store and job queue), or
+ * SQLite in the data directory. Not migrated yet: see TaskBackend.migrate.
+ */
+export function openBackendFor(config: Config, logger: Logger): TaskBackend {
+  return openBackend({
+    databaseUrl: config.databaseUrl,
+    pgPoolSize: config.pgPoolSize,
+    sqlitePath: join(config.dataDir, 'mediagate.db'),
+    sqliteSynchronous: config.sqliteSynchronous,
+    log: logger.child({ component: 'store' }),
+  });
+}
+
+/**
  * Builds the whole service from a config: store (migrated), keys, validator, task service,
  * storage, engine, worker pool and HTTP app. Nothing listens until start().
  */
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
   const logger =
     options.logger ??
-    pino({ level: config.logLevel, redact: { paths: ['req.headers.authorization', '*.apiKey', '*.key'], censor: '[redacted]' } });
+    createLogger({ level: config.logLevel, secrets: config.apiKeys });
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');
   await mkdir(workRoot, { recursive: true });
   await mkdir(outputRoot, { recursive: true });
 
-  const store = openSqliteStore({ path: join(config.dataDir, 'mediagate.db'), synchronous: config.sqliteSynchronous });
-  await store.migrate();
+  const backend = openBackendFor(config, logger);
+  await backend.migrate();
+  const store = backend.store;
   const secret = await store.initMeta('url_signing_secret', randomBytes(32).toString('base64url'));
   const keys = new KeyRegistry({ store, configured: config.apiKeys });
   const generatedKey = await keys.init();
@@ -84,8 +105,10 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   const metrics = createMetrics();
   service.on('settled', ({ status }) => metrics.tasksSettled.inc({ status }));
 
-  const engine = options.engine ?? (await chooseEngine(config, logger));
-  const pool = config.workers
+  // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
+  const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
+  const workerLog = logger.child({ component: 'worker' });
+  const pool = engine
     ? new WorkerPool({
         service,
         engine,
@@ -95,7 +118,14 @@ export async function createMediagate(config: Config, options: MediagateOptions 
         maxAttempts: config.maxAttempts,
         renderTimeoutMs: config.renderTimeoutS * 1000,
         workRoot,
-        log: logger.child({ component: 'worker' }),
+        source: backend.taskSource({
+          service,
+          concurrency: config.concurrency,
+          leaseMs: config.leaseS * 1000,
+          maxAttempts: config.maxAttempts,
+          log: workerLog,
+        }),
+        log: workerLog,
       })
     : undefined;
   if (pool) service.on('created', () => pool.notify());
@@ -115,6 +145,12 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       outputTtlS: config.outputTtlS,
       bodyLimitBytes: config.bodyLimitBytes,
       logLevel: config.logLevel,
+      keyLimits: new KeyLimits({
+        requestsPerMinute: config.rateLimitPerMin,
+        tasksInFlight: config.maxTasksInFlight,
+        countActive: (owner) => store.countActiveTasks(owner),
+      }),
+      jsonLimits: { maxDepth: config.jsonMaxDepth, maxItems: config.jsonMaxItems, maxStringBytes: config.jsonMaxStringBytes },
     },
     logger,
   );
@@ -127,6 +163,23 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     await sweepWorkDirs(workRoot, now - (config.renderTimeoutS + config.leaseS * 2) * 1000);
   };
 
+  function start(): Promise<{ url: string }>;
+  function start(options: { http: false }): Promise<{ url: undefined }>;
+  async function start(options?: { http: false }): Promise<{ url: string | undefined }> {
+    let address: string | undefined;
+    if (options?.http !== false) {
+      address = await http.listen({ port: config.port, host: config.host });
+      if (config.port === 0 && !config.publicUrlExplicit) publicUrl = address;
+    }
+    await pool?.start();
+    void sweep().catch((error: unknown) => logger.warn({ err: error }, 'sweep failed'));
+    sweepTimer = setInterval(() => {
+      sweep().catch((error: unknown) => logger.warn({ err: error }, 'sweep failed'));
+    }, config.sweepIntervalS * 1000);
+    sweepTimer.unref();
+    return { url: address };
+  }
+
   return {
     config,
     http,
@@ -136,23 +189,13 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     pool,
     logger,
     generatedKey,
-    async start() {
-      const address = await http.listen({ port: config.port, host: config.host });
-      if (config.port === 0 && !config.publicUrlExplicit) publicUrl = address;
-      await pool?.start();
-      void sweep().catch((error: unknown) => logger.warn({ err: error }, 'sweep failed'));
-      sweepTimer = setInterval(() => {
-        sweep().catch((error: unknown) => logger.warn({ err: error }, 'sweep failed'));
-      }, config.sweepIntervalS * 1000);
-      sweepTimer.unref();
-      return { url: address };
-    },
+    start,
     async close(drainMs = 10_000) {
       if (sweepTimer) clearInterval(sweepTimer);
       await http.close();
       await pool?.close(drainMs);
-      await engine.close();
-      await store.close();
+      await engine?.close();
+      await backend.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 /**
  * The one place that reads the environment. Every option is documented here (default, unit,
@@ -45,6 +46,28 @@ export interface Config {
   readonly workers: boolean;
   /** MEDIAGATE_PRINT_KEY: print a generated API key at start (the CLI sets it; tests turn it off). */
   readonly printGeneratedKey: boolean;
+  /** DATABASE_URL: `postgres://...` puts the task store and the job queue on PostgreSQL (scale-out). Default unset: embedded SQLite. */
+  readonly databaseUrl: string | undefined;
+  /** MEDIAGATE_PG_POOL_SIZE: PostgreSQL connections per process at most. Default 10. */
+  readonly pgPoolSize: number;
+  /** MEDIAGATE_INSTANT_DELAY_MS: how long each render of the `instant` engine takes (benchmarks, tests). Default 0. */
+  readonly instantDelayMs: number;
+  /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10. */
+  readonly drainS: number;
+  /** MEDIAGATE_FETCH_ALLOW_HOSTS: host names fetched even when they resolve to non-public addresses. Default none. */
+  readonly fetchAllowHosts: readonly string[];
+  /** MEDIAGATE_FETCH_ALLOW_PRIVATE: `true` (every address) or CIDR ranges media fetches may reach. Default false. */
+  readonly fetchAllowPrivate: boolean | readonly string[];
+  /** MEDIAGATE_RATE_LIMIT_PER_MIN: requests per minute per API key (per process); 0 = off. Default 6000. */
+  readonly rateLimitPerMin: number;
+  /** MEDIAGATE_MAX_TASKS_IN_FLIGHT: queued + processing tasks per API key; 0 = off. Default 1000. */
+  readonly maxTasksInFlight: number;
+  /** MEDIAGATE_JSON_MAX_DEPTH: deepest nesting of arrays/objects in a body. Default 32. */
+  readonly jsonMaxDepth: number;
+  /** MEDIAGATE_JSON_MAX_ITEMS: most items in one array, or members in one object. Default 1000. */
+  readonly jsonMaxItems: number;
+  /** MEDIAGATE_JSON_MAX_STRING_BYTES: longest string that is not a data URL (data URLs: the body cap). Default 1 MiB. */
+  readonly jsonMaxStringBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -76,6 +99,43 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got '${raw}'.`);
+}
+
+function list(env: Env, name: string): string[] {
+  return (env[name] ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+/** `false` (default), `true`, or a list of CIDR ranges checked here so a typo stops the start. */
+function allowPrivate(env: Env): boolean | readonly string[] {
+  const raw = env['MEDIAGATE_FETCH_ALLOW_PRIVATE']?.trim().toLowerCase() ?? '';
+  if (['', '0', 'false', 'no', 'off'].includes(raw)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  const ranges = list(env, 'MEDIAGATE_FETCH_ALLOW_PRIVATE');
+  for (const range of ranges) {
+    if (!ipaddr.isValidCIDR(range)) {
+      throw new ConfigError(`MEDIAGATE_FETCH_ALLOW_PRIVATE must be true, false or CIDR ranges (10.0.0.0/8,fd00::/8), got '${range}'.`);
+    }
+  }
+  return ranges;
+}
+
+/** A PostgreSQL connection string, or undefined; the value is never echoed (it may hold a password). */
+function databaseUrl(env: Env): string | undefined {
+  const raw = env['DATABASE_URL']?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a URL such as postgres://user:password@host:5432/mediagate.');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got '${url.protocol}//'.`);
+  }
+  return raw;
 }
 
 function publicUrl(env: Env, host: string, port: number): string {
@@ -128,6 +188,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     engine: oneOf(env, 'MEDIAGATE_ENGINE', ['sandbox', 'instant'] as const, 'sandbox'),
     workers: bool(env, 'MEDIAGATE_WORKERS', true),
     printGeneratedKey: bool(env, 'MEDIAGATE_PRINT_KEY', true),
+    databaseUrl: databaseUrl(env),
+    pgPoolSize: integer(env, 'MEDIAGATE_PG_POOL_SIZE', 10, 4, 1000),
+    instantDelayMs: integer(env, 'MEDIAGATE_INSTANT_DELAY_MS', 0, 0, 600_000),
+    drainS: integer(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
+    fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
+    fetchAllowPrivate: allowPrivate(env),
+    rateLimitPerMin: integer(env, 'MEDIAGATE_RATE_LIMIT_PER_MIN', 6000, 0, 100_000_000),
+    maxTasksInFlight: integer(env, 'MEDIAGATE_MAX_TASKS_IN_FLIGHT', 1000, 0, 100_000_000),
+    jsonMaxDepth: integer(env, 'MEDIAGATE_JSON_MAX_DEPTH', 32, 4, 1000),
+    jsonMaxItems: integer(env, 'MEDIAGATE_JSON_MAX_ITEMS', 1000, 10, 10_000_000),
+    jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
   };
   return Object.freeze({ ...config, ...overrides });
 }

@@ -61,6 +61,9 @@ export const errors = {
       `Content-Type must be application/json${got ? `; got '${got.slice(0, 100)}'` : ' and is missing'}.`,
     ),
   malformedJson: (detail: string) => new ApiError(400, 'invalid_parameter', 'body', `The request body is not valid JSON: ${detail}`),
+  bodyShapeLimit: (param: string, message: string) => new ApiError(400, 'invalid_parameter', param, `The request body is too complex: ${message}.`),
+  rateLimited: (message: string, headers: Readonly<Record<string, string>>) =>
+    new ApiError(429, 'rate_limit_exceeded', '', message, 'rate_limit_error', { headers }),
   invalidSignature: () => new ApiError(403, 'invalid_signature', 'sig', 'The file URL has an invalid signature or has expired.'),
   fileGone: () => new ApiError(404, 'not_found', '', 'The file no longer exists.'),
   internal: (cause: unknown) =>

@@ -49,7 +49,7 @@ describe('API keys', () => {
     it('is created once when none is configured, and works', async () => {
       const registry = new KeyRegistry({ store, configured: [] });
       const key = await registry.init();
-      expect(key).toMatch(/^mg_[A-Za-z0-9_-]{32}$/);
+      expect(key).toMatch(/^mg_[A-Za-z0-9]{36}$/);
       expect(await registry.resolve(key ?? '')).toBeDefined();
       expect(await new KeyRegistry({ store, configured: [] }).init()).toBeUndefined();
     });

@@ -85,6 +85,66 @@ describe.each(STORE_BACKENDS)('task store on $name', (backend) => {
     });
   });
 
+  describe('claiming a named task (a queue job names it)', () => {
+    it('claims a queued task by id, and a duplicate job finds nothing', async () => {
+      const task = await service.create('o', row, { n: 1 });
+      expect(await service.claimById(task.id, 'w1', 10_000, 3)).toMatchObject({ id: task.id, status: 'processing', attempt: 1, params: { n: 1 } });
+      expect(await service.claimById(task.id, 'w2', 10_000, 3)).toBeUndefined();
+    });
+
+    it('hands a task named by two concurrent jobs to one of them', async () => {
+      const task = await service.create('o', row, {});
+      const results = await Promise.all([1, 2, 3, 4].map((n) => service.claimById(task.id, `w${n}`, 10_000, 3)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('takes over by id only once the lease has expired', async () => {
+      const task = await service.create('o', row, {});
+      await service.claimById(task.id, 'w1', 1000, 3);
+      expect(await service.claimById(task.id, 'w2', 1000, 3)).toBeUndefined();
+      clock += 1001;
+      expect(await service.claimById(task.id, 'w2', 1000, 3)).toMatchObject({ attempt: 2, leaseOwner: 'w2' });
+    });
+
+    it('never claims a settled task (a late job)', async () => {
+      const task = await service.create('o', row, {});
+      const claimed = await service.claimById(task.id, 'w1', 1000, 3);
+      if (!claimed) throw new Error('not claimed');
+      await service.complete(claimed, []);
+      clock += 5000;
+      expect(await service.claimById(task.id, 'w2', 1000, 3)).toBeUndefined();
+      expect(await service.claimById('vid_unknown', 'w2', 1000, 3)).toBeUndefined();
+      expect(await service.get('o', task.id)).toMatchObject({ status: 'completed', attempt: 1 });
+    });
+
+    it('fails instead of claiming a task whose workers died maxAttempts times', async () => {
+      const task = await service.create('o', row, {});
+      await service.claimById(task.id, 'w1', 1000, 1);
+      clock += 1001;
+      expect(await service.claimById(task.id, 'w2', 1000, 1)).toBeUndefined();
+      expect(await service.get('o', task.id)).toMatchObject({ status: 'failed', error: { code: 'generation_failed' } });
+    });
+  });
+
+  describe('attempts lost to stopped workers', () => {
+    it('does not count graceful hand-backs against maxAttempts', async () => {
+      const task = await service.create('o', row, {});
+      for (let i = 0; i < 3; i += 1) {
+        const claimed = await service.claim(`w${i}`, 1000, 2);
+        if (!claimed) throw new Error('not claimed');
+        expect(await service.release(claimed)).toBe(true);
+      }
+      // Claimed a fourth time; its worker dies once: taken over, not failed.
+      await service.claim('w3', 1000, 2);
+      clock += 1001;
+      expect(await service.claim('w4', 1000, 2)).toMatchObject({ id: task.id, attempt: 5 });
+      // Dies a second time: two attempts lost, the task fails.
+      clock += 1001;
+      expect(await service.claim('w5', 1000, 2)).toBeUndefined();
+      expect(await service.get('o', task.id)).toMatchObject({ status: 'failed' });
+    });
+  });
+
   describe('settling exactly once', () => {
     it('completes with progress 100, outputs and a completion time', async () => {
       const task = await service.create('o', row, {});

@@ -23,7 +23,8 @@ export async function seedTasks(dataDir: string, apiKey: string, count: number, 
   );
   const video: string[] = [];
   const image: string[] = [];
-  const every = Math.max(1, Math.floor(count / sample));
+  // Sample both kinds evenly across the table (ids are random, so position is not a hint).
+  const every = Math.max(1, Math.floor(count / sample)) * 4 + 1;
   const now = Date.now();
   const batch = db.transaction((from: number, to: number) => {
     for (let i = from; i < to; i += 1) {

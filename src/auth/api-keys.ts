@@ -1,16 +1,56 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import type { TaskStore } from '../tasks/store/store.js';
 
 /**
- * API keys: accepted from MEDIAGATE_API_KEYS or created by the service; only their SHA-256
- * hashes are stored. A key's id (not the key) is the owner recorded on its tasks.
+ * API keys: accepted from MEDIAGATE_API_KEYS or created by the service (`mediagate keys
+ * create`, or at first start); only their SHA-256 hashes are stored. A key's id (not the key)
+ * is the owner recorded on its tasks.
+ *
+ * Keys made here look like `mg_` + 30 random base62 characters (178 bits) + a 6-character
+ * base62 CRC32 of those 30: recognisable in a leaked file or a secret scanner, and a typo or a
+ * forged key fails the checksum before any database work. Keys of any other format
+ * (configured, or made by an older version) go through the hash lookup as before.
  */
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
-export function generateKey(): string {
-  return `mg_${randomBytes(24).toString('base64url')}`;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const RANDOM_CHARS = 30;
+const CHECKSUM_CHARS = 6;
+/** The shape of a key made by mediagate; only a key of this shape has a checksum to check. */
+export const KEY_SHAPE = /^mg_[0-9A-Za-z]{36}$/;
+
+function base62(value: number, width: number): string {
+  let out = '';
+  for (let rest = value; out.length < width; rest = Math.floor(rest / 62)) out = BASE62[rest % 62] + out;
+  return out;
 }
+
+function checksum(body: string): string {
+  return base62(crc32(body), CHECKSUM_CHARS);
+}
+
+export function generateKey(): string {
+  let body = '';
+  while (body.length < RANDOM_CHARS) {
+    // Rejection sampling: bytes 248..255 would bias the first characters.
+    for (const byte of randomBytes(40)) {
+      if (byte < 248 && body.length < RANDOM_CHARS) body += BASE62[byte % 62];
+    }
+  }
+  return `mg_${body}${checksum(body)}`;
+}
+
+/** Whether a key of mediagate's shape carries a valid checksum (false for other shapes). */
+export function hasValidChecksum(key: string): boolean {
+  if (!KEY_SHAPE.test(key)) return false;
+  const body = key.slice(3, 3 + RANDOM_CHARS);
+  return key.slice(3 + RANDOM_CHARS) === checksum(body);
+}
+
+/** No key is longer, or has characters outside printable ASCII: such a token is refused unseen. */
+const PLAUSIBLE_KEY = /^[\x21-\x7e]{8,256}$/;
 
 export interface KeyRegistryOptions {
   readonly store: TaskStore;
@@ -23,9 +63,24 @@ export interface KeyRegistryOptions {
 export class KeyRegistry {
   private readonly cache = new Map<string, { id: string; until: number }>();
   private readonly cacheMs: number;
+  /** Configured keys are accepted whatever their shape, even one that looks like ours. */
+  private readonly configuredHashes: ReadonlySet<string>;
+  /** Tokens refused without a database lookup (malformed, or a bad checksum). */
+  refusedUnseen = 0;
 
   constructor(private readonly options: KeyRegistryOptions) {
     this.cacheMs = options.cacheMs ?? 5000;
+    this.configuredHashes = new Set(options.configured.map(hashKey));
+  }
+
+  /**
+   * Whether a presented token could be a key at all, decided without the store: printable
+   * ASCII of a sane length, and for a key of mediagate's shape, a valid checksum.
+   */
+  private plausible(key: string, hash: () => string): boolean {
+    if (!PLAUSIBLE_KEY.test(key)) return false;
+    if (KEY_SHAPE.test(key) && !hasValidChecksum(key) && !this.configuredHashes.has(hash())) return false;
+    return true;
   }
 
   /**
@@ -55,7 +110,13 @@ export class KeyRegistry {
 
   /** The owner id for a presented key, or undefined when it is unknown or revoked. */
   async resolve(key: string): Promise<string | undefined> {
-    const hash = hashKey(key);
+    let memo: string | undefined;
+    const hashOnce = (): string => (memo ??= hashKey(key));
+    if (!this.plausible(key, hashOnce)) {
+      this.refusedUnseen += 1;
+      return undefined;
+    }
+    const hash = hashOnce();
     const now = Date.now();
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.id;

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMediagate } from '../app.js';
+import { closeOnSignals } from './signals.js';
 
 export interface ServeOptions {
   readonly workers: boolean;
@@ -33,23 +34,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     );
   }
   const { url } = await app.start();
-  app.logger.info({ url, workers: config.workers ? config.concurrency : 0, dataDir: config.dataDir, engine: config.engine }, 'mediagate listening');
-  let closing = false;
-  const stop = (signal: string): void => {
-    if (closing) {
-      app.logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    closing = true;
-    app.logger.info({ signal }, 'shutting down: draining running tasks');
-    app.close(10_000).then(
-      () => process.exit(0),
-      (error: unknown) => {
-        app.logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  app.logger.info(
+    { url, workers: config.workers ? config.concurrency : 0, dataDir: config.dataDir, engine: config.engine, store: config.databaseUrl ? 'postgres' : 'sqlite' },
+    'mediagate listening',
+  );
+  closeOnSignals(app, config.drainS * 1000);
 }

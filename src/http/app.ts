@@ -4,6 +4,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../errors.js';
 import { authHook } from './auth.js';
+import { checkJsonLimits } from './json-limits.js';
+import { withoutPrompts } from '../logging.js';
 import type { HttpContext } from './context.js';
 import { renderDocsPage } from './docs-page.js';
 import { errorBody, familyOf } from './envelopes.js';
@@ -33,12 +35,25 @@ function fromFrameworkError(error: FastifyError, bodyLimit: number, contentType:
   }
 }
 
+/** Request ids accepted from clients: they end up in logs and headers. */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance {
+  const debugEnabled = logger.isLevelEnabled('debug');
+  const requestIdPrefix = `${randomBytes(4).toString('hex')}-`;
+  let requestCounter = 0;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: ctx.bodyLimitBytes,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomBytes(8).toString('hex'),
+    // The client's own x-request-id is echoed only when it is a short, plain token: it goes
+    // into every log line of the request, so nothing else from a client is trusted there.
+    requestIdHeader: false,
+    // A per-process random prefix and a counter: unique across processes, no entropy per request.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : `${requestIdPrefix}${(requestCounter += 1).toString(36)}`;
+    },
     // Our onResponse hook logs one line per request instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // A URL that cannot be decoded is a route nobody has: 404 in the family's envelope.
@@ -70,8 +85,22 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
       done(null, undefined);
       return;
     }
+    // Shape bounds first, on the bytes: a hostile body is refused before it costs a parse.
+    const problem = ctx.jsonLimits ? checkJsonLimits(buffer, ctx.jsonLimits) : undefined;
+    if (problem) {
+      done(errors.bodyShapeLimit(problem.param, problem.message), undefined);
+      return;
+    }
+    let text: string;
     try {
-      done(null, JSON.parse(buffer.toString('utf8')) as unknown);
+      // JSON is UTF-8 (RFC 8259); invalid bytes are an error, not silently replaced.
+      text = UTF8.decode(buffer);
+    } catch {
+      done(errors.malformedJson('the body is not valid UTF-8.'), undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text) as unknown);
     } catch (error) {
       done(errors.malformedJson(error instanceof Error ? error.message : 'parse error'), undefined);
     }
@@ -79,20 +108,23 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unknown';
     ctx.metrics.requests.inc({ route, method: request.method, status: reply.statusCode });
     ctx.metrics.duration.observe({ route }, reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) request.log.error({ status: reply.statusCode, url: request.url.split('?')[0] }, 'request failed');
-    else request.log.debug({ status: reply.statusCode, method: request.method, url: request.url.split('?')[0], ms: reply.elapsedTime }, 'request');
+    else if (debugEnabled) {
+      request.log.debug({ status: reply.statusCode, method: request.method, url: request.url.split('?')[0], ms: reply.elapsedTime }, 'request');
+    }
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const family = familyOf(request.url);
     const apiError =
       error instanceof ApiError ? error : (fromFrameworkError(error, ctx.bodyLimitBytes, request.headers['content-type']) ?? errors.internal(error));
-    if (apiError.status >= 500) request.log.error({ err: error }, 'unexpected error');
+    if (apiError.status >= 500) request.log.error({ err: withoutPrompts(error, request.body) }, 'unexpected error');
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     return reply.code(apiError.status).send(errorBody(family, apiError));
   });
@@ -105,7 +137,7 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
     return reply.code(error.status).send(errorBody(familyOf(request.url), error));
   });
 
-  const auth = authHook(ctx.keys);
+  const auth = authHook(ctx.keys, ctx.keyLimits);
   taskRoutes(app, ctx, auth);
   modelRoutes(app, auth);
   fileRoutes(app, ctx);
@@ -123,6 +155,9 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
       .header('x-content-type-options', 'nosniff')
       .header('x-frame-options', 'DENY')
       .header('referrer-policy', 'no-referrer')
+      .header('cross-origin-opener-policy', 'same-origin')
+      .header('cross-origin-resource-policy', 'same-origin')
+      .header('permissions-policy', 'camera=(), microphone=(), geolocation=()')
       .send(docs),
   );
   app.get('/healthz', async () => ({ status: 'ok' }));

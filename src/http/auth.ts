@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
+import type { KeyLimits } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,7 +13,7 @@ declare module 'fastify' {
 // The scheme word is case-insensitive (decisions §7); the key is one token.
 const BEARER = /^bearer +([^\s]+) *$/i;
 
-export function authHook(keys: KeyRegistry) {
+export function authHook(keys: KeyRegistry, limits?: KeyLimits) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const header = request.headers.authorization;
     if (header === undefined || header === '') throw errors.invalidApiKey('Missing Authorization header; send `Authorization: Bearer <API_KEY>`.');
@@ -21,6 +22,8 @@ export function authHook(keys: KeyRegistry) {
     const owner = await keys.resolve(match[1]);
     if (!owner) throw errors.invalidApiKey('The API key is not valid.');
     request.owner = owner;
+    // After the key: a quota belongs to a key, and an unknown key is a 401, not a 429.
+    limits?.takeRequest(owner);
   };
 }
 

@@ -4,7 +4,9 @@ import type { OutputStorage } from '../storage/storage.js';
 import type { UrlSigner } from '../storage/signing.js';
 import type { TaskService } from '../tasks/service.js';
 import type { TaskStore } from '../tasks/store/store.js';
+import type { JsonLimits } from './json-limits.js';
 import type { Metrics } from './metrics.js';
+import type { KeyLimits } from './rate-limit.js';
 
 /** Everything the routes need, built once by the app factory and passed in. */
 export interface HttpContext {
@@ -20,4 +22,8 @@ export interface HttpContext {
   readonly outputTtlS: number;
   readonly bodyLimitBytes: number;
   readonly logLevel: string;
+  /** Requests per minute and tasks in flight per key; absent = no limits (tests of other rooms). */
+  readonly keyLimits?: KeyLimits;
+  /** Depth, item and string bounds checked on raw JSON bodies before parsing. */
+  readonly jsonLimits?: JsonLimits;
 }

@@ -7,10 +7,14 @@
  * - `fetchHttps`: size cap enforced while streaming, one overall deadline, redirect limit, abort.
  * Data URLs never reach the network; `loadMediaInput` accepts both kinds.
  */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, errors as undiciErrors, request, type Dispatcher } from 'undici';
+import { createAddressPolicy, isAddressLiteral, type AddressPolicy, type FetchAllowList } from './address-policy.js';
 import { checkMediaString, decodeDataUrl, decodedDataUrlSize } from './data-url.js';
+
+export type { FetchAllowList } from './address-policy.js';
 
 export type FetchFailureReason =
   | 'bad_url'
@@ -19,7 +23,9 @@ export type FetchFailureReason =
   | 'http_status'
   | 'too_many_redirects'
   | 'network'
-  | 'aborted';
+  | 'aborted'
+  /** The host resolves to (or is) an address the policy refuses: loopback, private, metadata... */
+  | 'refused';
 
 export class FetchError extends Error {
   override readonly name = 'FetchError';
@@ -68,24 +74,113 @@ export interface FetchedMedia {
 
 export interface FetchDispatcherOptions {
   /**
-   * DNS resolution used for every connection. The address policy (refusing loopback, private
-   * and link-local addresses) belongs in this function, so every hop and retry goes through it.
+   * DNS resolution used for every connection (default `dns.lookup`; tests pass a stub). Its
+   * answers are filtered by the address policy before any connection is made.
    */
   readonly lookup?: LookupFunction;
+  /** Hosts and non-public ranges an operator allowed (development only). Default: none. */
+  readonly allow?: FetchAllowList;
   /** Extra TLS options (e.g. `ca` in tests). */
   readonly tls?: ConnectionOptions;
   /** Connect timeout in ms. Default 10000. */
   readonly connectTimeoutMs?: number;
 }
 
-/** Builds the connection pool fetches go through; the single place for connection policy. */
+/**
+ * Thrown inside the connection path when the policy refuses an address. It carries no address
+ * in its message: a client must not learn how our resolver sees internal names.
+ */
+export class AddressRefusedError extends Error {
+  override readonly name = 'AddressRefusedError';
+  readonly code = 'EMEDIAGATE_ADDRESS_REFUSED';
+  constructor(
+    readonly host: string,
+    /** The range name ('loopback', 'private', ...), for logs. */
+    readonly range: string,
+  ) {
+    super(`${host} is not a public address`);
+  }
+}
+
+type LookupCallback = Parameters<LookupFunction>[2];
+
+/**
+ * Wraps a resolver so it only ever answers allowed addresses: the address a socket connects to
+ * is the one this function returned, so there is no window between check and connect (DNS
+ * rebinding cannot slip a private address in after the check).
+ */
+function guardedLookup(inner: LookupFunction, policy: AddressPolicy): LookupFunction {
+  return (hostname, options, callback: LookupCallback) => {
+    inner(hostname, { ...options, all: true }, (error, answer, family) => {
+      if (error) {
+        callback(error, '', undefined);
+        return;
+      }
+      const addresses: LookupAddress[] =
+        typeof answer === 'string' ? [{ address: answer, family: family ?? (answer.includes(':') ? 6 : 4) }] : answer;
+      if (policy.hostAllowed(hostname)) {
+        callback(null, options.all ? addresses : (addresses[0]?.address ?? ''), addresses[0]?.family);
+        return;
+      }
+      const allowed: LookupAddress[] = [];
+      let refusal = 'no address';
+      for (const entry of addresses) {
+        const why = policy.refusal(entry.address);
+        if (why === undefined) allowed.push(entry);
+        else refusal = why;
+      }
+      const first = allowed[0];
+      if (!first) {
+        callback(new AddressRefusedError(hostname, refusal), '', undefined);
+        return;
+      }
+      if (options.all) callback(null, allowed);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+/**
+ * Builds the connection pool fetches go through; the single place for connection policy:
+ * - a host on the allow-list is connected to whatever it resolves to;
+ * - an IP-literal host (any spelling) is checked before connecting;
+ * - a name is resolved through `guardedLookup`, which drops refused addresses;
+ * - the connected socket's remote address is checked again before a byte of HTTP is sent.
+ */
 export function createFetchDispatcher(options: FetchDispatcherOptions = {}): Dispatcher {
+  const policy = createAddressPolicy(options.allow);
+  const base = buildConnector({
+    ...options.tls,
+    lookup: guardedLookup(options.lookup ?? (dnsLookup as LookupFunction), policy),
+    timeout: options.connectTimeoutMs ?? 10_000,
+  });
+  const connect: buildConnector.connector = (target, callback) => {
+    const host = target.hostname;
+    const allowedHost = policy.hostAllowed(host);
+    if (!allowedHost && isAddressLiteral(host)) {
+      const why = policy.refusal(host);
+      if (why !== undefined) {
+        callback(new AddressRefusedError(host, why), null);
+        return;
+      }
+    }
+    base(target, (...result) => {
+      const [error, socket] = result;
+      if (error !== null) {
+        callback(error, null);
+        return;
+      }
+      const why = allowedHost ? undefined : policy.refusal(socket.remoteAddress ?? '');
+      if (why !== undefined) {
+        socket.destroy();
+        callback(new AddressRefusedError(host, why), null);
+        return;
+      }
+      callback(null, socket);
+    });
+  };
   return new Agent({
-    connect: {
-      ...options.tls,
-      ...(options.lookup ? { lookup: options.lookup } : {}),
-      timeout: options.connectTimeoutMs ?? 10_000,
-    },
+    connect,
     // A media fetch is one request; keeping idle sockets around only holds resources.
     keepAliveTimeout: 1_000,
   });
@@ -143,6 +238,11 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 function toFetchError(err: unknown, signal: AbortSignal): FetchError {
   if (err instanceof FetchError) return err;
   if (signal.aborted && signal.reason instanceof FetchError) return signal.reason;
+  for (let cause: unknown = err, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+    if (cause instanceof AddressRefusedError) {
+      return new FetchError('refused', `${cause.host} is not a public address; only public addresses are fetched`, { cause });
+    }
+  }
   if (
     err instanceof undiciErrors.ConnectTimeoutError ||
     err instanceof undiciErrors.HeadersTimeoutError ||

@@ -29,6 +29,11 @@ export class LocalStorage implements OutputStorage {
     await rm(join(this.root, key), { force: true });
   }
 
+  async discard(taskId: string): Promise<void> {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(taskId)) return;
+    await rm(join(this.root, taskId), { recursive: true, force: true });
+  }
+
   async open(key: string): Promise<StoredFile | undefined> {
     const match = KEY_PATTERN.exec(key);
     if (!match) return undefined;

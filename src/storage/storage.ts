@@ -16,6 +16,8 @@ export interface OutputStorage {
   /** Moves a finished file into storage and returns its key. */
   put(taskId: string, sourcePath: string, ext: string): Promise<string>;
   delete(key: string): Promise<void>;
+  /** Deletes every output of a task (files of attempts that stopped before settling). */
+  discard(taskId: string): Promise<void>;
   open(key: string): Promise<StoredFile | undefined>;
   /** Deletes outputs older than `olderThanMs`; returns how many task folders were removed. */
   sweep(olderThanMs: number): Promise<number>;

@@ -60,15 +60,40 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    * workers died `maxAttempts` times are failed first, so a poison task cannot loop forever.
    */
   async claim(workerId: string, leaseMs: number, maxAttempts: number): Promise<ClaimedTask | undefined> {
+    await this.failAbandoned(maxAttempts);
     const now = this.now();
-    const abandoned = await this.store.failAbandoned(now, maxAttempts, {
+    return this.store.claimTask(workerId, now, now + leaseMs);
+  }
+
+  /**
+   * The same transition for the task a queue job names. Undefined when the task is settled, or
+   * running under a live lease: a duplicate or late job, which the caller ends as a no-op.
+   */
+  async claimById(id: string, workerId: string, leaseMs: number, maxAttempts: number): Promise<ClaimedTask | undefined> {
+    await this.failAbandoned(maxAttempts);
+    const now = this.now();
+    return this.store.claimTaskById(id, workerId, now, now + leaseMs);
+  }
+
+  /** processing -> failed for tasks whose workers stopped `maxAttempts` times. */
+  async failAbandoned(maxAttempts: number): Promise<number> {
+    const abandoned = await this.store.failAbandoned(this.now(), maxAttempts, {
       type: 'generation_error',
       code: 'generation_failed',
       message: `The task was interrupted ${maxAttempts} times (its worker stopped) and was not retried again.`,
       param: '',
     });
     for (const id of abandoned) this.emit('settled', { id, status: 'failed' });
-    return this.store.claimTask(workerId, now, now + leaseMs);
+    return abandoned.length;
+  }
+
+  /**
+   * With a job queue: gives a new job to each runnable task that no live job will deliver
+   * (a worker stopped holding it). Returns the task ids. No state changes: the job's handler
+   * claims the task, which takes over an expired lease.
+   */
+  requeueStranded(staleMs: number): Promise<string[]> {
+    return this.store.requeueStranded(this.now(), staleMs);
   }
 
   /**
@@ -105,7 +130,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return won;
   }
 
-  /** processing -> queued: handed back by a worker that is shutting down. */
+  /** processing -> queued: handed back by a worker that is shutting down (with a new job, on a queue). */
   release(task: ClaimedTask): Promise<boolean> {
     return this.store.release(task.id, task.attempt);
   }

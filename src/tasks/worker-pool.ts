@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { findModel, listedAspectRatios } from '../catalog/index.js';
 import { EngineError, type Engine, type RenderModelInfo } from '../engines/types.js';
 import type { OutputStorage } from '../storage/storage.js';
+import { PollingTaskSource } from './queue/polling.js';
+import type { TaskRunner, TaskSource } from './queue/source.js';
 import type { TaskService } from './service.js';
 import type { ClaimedTask, TaskError, TaskOutput } from './types.js';
 
@@ -20,7 +22,9 @@ export interface WorkerPoolOptions {
   readonly renderTimeoutMs: number;
   /** Where attempts get their scratch directories. */
   readonly workRoot: string;
-  /** How often to look for work that no local event announced (other processes, expired leases). */
+  /** Where claimed tasks come from; default a PollingTaskSource over `service` (the embedded mode). */
+  readonly source?: TaskSource;
+  /** The default source's poll interval: work no local event announced (expired leases). */
   readonly pollMs?: number;
   readonly log: {
     info(obj: object, msg: string): void;
@@ -37,67 +41,76 @@ export interface WorkerPoolEvents {
 type Stop = 'shutdown' | 'lost-lease' | 'timeout';
 
 /**
- * Claims tasks and runs them through the engine, `concurrency` at a time. Each running task
- * holds a lease that a heartbeat extends every third of the lease; if the heartbeat finds the
- * lease gone (another worker took over), the render is aborted and its files are dropped.
+ * Runs claimed tasks through the engine, `concurrency` at a time; a TaskSource does the
+ * claiming. Each running task holds a lease that a heartbeat extends every third of the lease;
+ * if the heartbeat finds the lease gone (another worker took over), the render is aborted and
+ * its files are dropped.
  */
-export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
+export class WorkerPool extends EventEmitter<WorkerPoolEvents> implements TaskRunner {
   /** `host:pid:random`: lets a restarted process on the same host spot leases of dead processes. */
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly running = new Map<string, { controller: AbortController; task: ClaimedTask; done: Promise<void> }>();
   private stopping = false;
-  private filling = false;
-  private refill = false;
-  private timer: NodeJS.Timeout | undefined;
   private readonly stopReasons = new WeakMap<AbortController, Stop>();
+  private readonly source: TaskSource;
 
   constructor(private readonly options: WorkerPoolOptions) {
     super();
+    this.source =
+      options.source ??
+      new PollingTaskSource({
+        service: options.service,
+        leaseMs: options.leaseMs,
+        maxAttempts: options.maxAttempts,
+        log: options.log,
+        ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+      });
+  }
+
+  get workerId(): string {
+    return this.id;
   }
 
   async start(): Promise<void> {
     const freed = await this.options.service.recoverFrom((owner) => isDeadLocalOwner(owner, this.id));
     if (freed > 0) this.options.log.info({ freed }, 'took over tasks of a stopped process on this host');
-    this.timer = setInterval(() => this.notify(), this.options.pollMs ?? 1000);
-    this.timer.unref();
-    this.notify();
+    await this.source.start(this);
   }
 
   get active(): number {
     return this.running.size;
   }
 
-  /** Looks for work now; cheap to call often (calls coalesce). */
-  notify(): void {
-    if (this.stopping) return;
-    if (this.filling) {
-      this.refill = true;
-      return;
-    }
-    this.filling = true;
-    void this.fill()
-      .catch((error: unknown) => this.options.log.error({ err: error }, 'claiming tasks failed'))
-      .finally(() => {
-        this.filling = false;
-        if (this.refill) {
-          this.refill = false;
-          this.notify();
-        }
-      });
+  get idle(): number {
+    return this.stopping ? 0 : Math.max(0, this.options.concurrency - this.running.size);
   }
 
-  private async fill(): Promise<void> {
-    while (!this.stopping && this.running.size < this.options.concurrency) {
-      const task = await this.options.service.claim(this.id, this.options.leaseMs, this.options.maxAttempts);
-      if (!task) return;
-      const controller = new AbortController();
-      const entry = { controller, task, done: Promise.resolve() };
-      this.running.set(task.id, entry);
-      entry.done = this.run(task, controller).finally(() => {
-        this.running.delete(task.id);
-        this.notify();
-      });
+  /** A task was created in this process: the source may look for work now. */
+  notify(): void {
+    if (!this.stopping) this.source.notify();
+  }
+
+  /**
+   * Renders a task the source claimed, to its end. A task claimed while the pool is stopping
+   * is handed straight back. Never rejects: a store failure is logged, and the task's lease
+   * then expires so that another worker takes it over.
+   */
+  run(task: ClaimedTask): Promise<void> {
+    if (this.stopping) {
+      return this.options.service.release(task).then(
+        () => undefined,
+        (error: unknown) => this.options.log.error({ err: error, task: task.id }, 'handing back a task failed'),
+      );
     }
+    const controller = new AbortController();
+    const entry = { controller, task, done: Promise.resolve() };
+    this.running.set(task.id, entry);
+    entry.done = this.render(task, controller)
+      .catch((error: unknown) => this.options.log.error({ err: error, task: task.id }, 'recording a render failed'))
+      .finally(() => {
+        this.running.delete(task.id);
+      });
+    return entry.done;
   }
 
   private modelInfo(task: ClaimedTask): RenderModelInfo {
@@ -110,7 +123,7 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
     };
   }
 
-  private async run(task: ClaimedTask, controller: AbortController): Promise<void> {
+  private async render(task: ClaimedTask, controller: AbortController): Promise<void> {
     const { service, engine, storage, leaseMs, log } = this.options;
     const workDir = join(this.options.workRoot, `${task.id}-${task.attempt}`);
     const abort = (reason: Stop): void => {
@@ -142,6 +155,9 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
       for (let earlier = 1; earlier < task.attempt; earlier += 1) {
         await rm(join(this.options.workRoot, `${task.id}-${earlier}`), { recursive: true, force: true });
       }
+      // So are outputs an earlier attempt stored but never settled: holding this attempt, no
+      // earlier one can complete any more (its settle is fenced), so no stored file is in use.
+      if (task.attempt > 1) await storage.discard(task.id);
       await mkdir(workDir, { recursive: true });
       const result = await engine.render({
         taskId: task.id,
@@ -188,7 +204,8 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
    */
   async close(deadlineMs = 10_000): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearInterval(this.timer);
+    // The source stops claiming now, and resolves once every run it started has returned.
+    const sourceStopped = this.source.stop();
     const all = (): Promise<unknown> => Promise.allSettled([...this.running.values()].map((entry) => entry.done));
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<void>((resolve) => {
@@ -203,6 +220,7 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> {
       }
     }
     await all();
+    await sourceStopped;
   }
 }
 

@@ -33,7 +33,8 @@ export async function startHttpsServer(routes: Readonly<Record<string, Handler>>
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const dispatcher = createFetchDispatcher({ tls: { ca: TEST_CA } });
+  // The server is on loopback, which the fetch policy refuses by default: allow it by name.
+  const dispatcher = createFetchDispatcher({ tls: { ca: TEST_CA }, allow: { hosts: ['127.0.0.1'] } });
   return {
     origin: `https://127.0.0.1:${port}`,
     dispatcher,

@@ -1,29 +1,70 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteStore } from '../../src/tasks/store/sqlite.js';
+import { openBackend, type TaskBackend } from '../../src/tasks/backend.js';
 import type { TaskStore } from '../../src/tasks/store/store.js';
+import { createTestDatabase, postgresAvailability, selectedBackends } from './postgres.js';
 
-export interface StoreFixture {
-  readonly name: string;
-  open(): Promise<{ store: TaskStore; cleanup(): Promise<void> }>;
+export interface OpenedStore {
+  readonly store: TaskStore;
+  /** The backend the store belongs to: its task source is the one the service uses with it. */
+  readonly backend: TaskBackend;
+  cleanup(): Promise<void>;
 }
 
-/** Every backend the store suite runs against; each open() is a fresh, isolated database. */
-export const STORE_BACKENDS: readonly StoreFixture[] = [
-  {
-    name: 'sqlite',
-    async open() {
-      const dir = await mkdtemp(join(tmpdir(), 'mediagate-store-'));
-      const store = openSqliteStore({ path: join(dir, 'test.db'), synchronous: 'NORMAL' });
-      await store.migrate();
-      return {
-        store,
-        async cleanup() {
-          await store.close();
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    },
+export interface StoreFixture {
+  readonly name: 'sqlite' | 'postgres';
+  open(): Promise<OpenedStore>;
+}
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+const sqlite: StoreFixture = {
+  name: 'sqlite',
+  async open() {
+    const dir = await mkdtemp(join(tmpdir(), 'mediagate-store-'));
+    const backend = openBackend({
+      databaseUrl: undefined,
+      pgPoolSize: 4,
+      sqlitePath: join(dir, 'test.db'),
+      sqliteSynchronous: 'NORMAL',
+      log: silent,
+    });
+    await backend.migrate();
+    return {
+      store: backend.store,
+      backend,
+      async cleanup() {
+        await backend.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
   },
+};
+
+/** A fresh database per open(), with the store's and the job queue's schemas; dropped by cleanup(). */
+const postgres: StoreFixture = {
+  name: 'postgres',
+  async open() {
+    const database = await createTestDatabase();
+    const backend = openBackend({ databaseUrl: database.url, pgPoolSize: 8, sqlitePath: '', sqliteSynchronous: 'NORMAL', log: silent });
+    await backend.migrate();
+    return {
+      store: backend.store,
+      backend,
+      async cleanup() {
+        await backend.close();
+        await database.drop();
+      },
+    };
+  },
+};
+
+/**
+ * Every backend the store and worker specs run against (MEDIAGATE_TEST_BACKENDS; PostgreSQL
+ * when reachable, see helpers/postgres.ts); each open() is a fresh, isolated database.
+ */
+export const STORE_BACKENDS: readonly StoreFixture[] = [
+  ...(selectedBackends().includes('sqlite') ? [sqlite] : []),
+  ...((await postgresAvailability()).enabled ? [postgres] : []),
 ];

@@ -14,7 +14,7 @@ export type { SandboxEngineOptions } from './options.js';
 export function createSandboxEngine(input: SandboxEngineOptions): Engine {
   const options = resolveSandboxOptions(input);
   // The engine owns the connection pool it creates, and closes it with itself.
-  const ownDispatcher = options.fetch.dispatcher === undefined ? createFetchDispatcher() : undefined;
+  const ownDispatcher = options.fetch.dispatcher === undefined ? createFetchDispatcher({ allow: options.fetchAllow }) : undefined;
   const fetch: Omit<FetchOptions, 'signal'> = { ...options.fetch, dispatcher: options.fetch.dispatcher ?? ownDispatcher };
 
   return {

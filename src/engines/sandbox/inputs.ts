@@ -43,8 +43,11 @@ function fetchFailure(field: ImageField, error: FetchError): EngineError {
     too_many_redirects: 'redirects too many times',
     network: 'could not be fetched (connection failed)',
     aborted: 'fetch was aborted',
+    refused: 'points to an address that is not public (loopback, private, link-local, metadata...); only public hosts are fetched',
   };
-  return new EngineError('input_fetch_failed', field, `${field} ${what[error.reason]}`, { cause: error });
+  // A refusal is policy, not a network accident: its own code, so a client knows not to retry.
+  const code = error.reason === 'refused' ? 'input_refused' : 'input_fetch_failed';
+  return new EngineError(code, field, `${field} ${what[error.reason]}`, { cause: error });
 }
 
 async function loadBytes(field: ImageField, value: string, ctx: LoadContext): Promise<{ bytes: Buffer; fromUrl: boolean }> {

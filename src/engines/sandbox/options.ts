@@ -1,4 +1,4 @@
-import type { FetchOptions } from '../../media/fetcher.js';
+import type { FetchAllowList, FetchOptions } from '../../media/fetcher.js';
 
 export type SandboxLog = (msg: string, extra?: object) => void;
 
@@ -12,6 +12,11 @@ export interface SandboxEngineOptions {
    * `createFetchDispatcher()` and closes in `close()`).
    */
   readonly fetch?: Omit<FetchOptions, 'signal'>;
+  /**
+   * Hosts and non-public ranges the engine's own dispatcher may reach (MEDIAGATE_FETCH_ALLOW_HOSTS,
+   * MEDIAGATE_FETCH_ALLOW_PRIVATE). Default: public addresses only. Ignored when `fetch.dispatcher` is given.
+   */
+  readonly fetchAllow?: FetchAllowList;
   /** Font file for the prompt text. Default: the system sans-serif found by fontconfig (DejaVu). */
   readonly fontFile?: string;
   /** Longest one render may take, in ms; past it the task fails with `timeout`. Default 600000. */
@@ -29,6 +34,7 @@ export interface SandboxEngineOptions {
 export interface ResolvedSandboxOptions {
   readonly ffmpegPath: string;
   readonly fetch: Omit<FetchOptions, 'signal'>;
+  readonly fetchAllow: FetchAllowList;
   readonly fontFile: string | undefined;
   readonly renderTimeoutMs: number;
   readonly fps: number;
@@ -59,6 +65,7 @@ export function resolveSandboxOptions(options: SandboxEngineOptions): ResolvedSa
   return {
     ffmpegPath: options.ffmpegPath,
     fetch: options.fetch ?? {},
+    fetchAllow: options.fetchAllow ?? {},
     fontFile: options.fontFile,
     renderTimeoutMs: positive('renderTimeoutMs', options.renderTimeoutMs, 600_000),
     fps: frameRate(options.fps),

@@ -22,7 +22,11 @@ export function fileRoutes(app: FastifyInstance, ctx: HttpContext): void {
         .header('accept-ranges', 'bytes')
         .header('cache-control', 'private, max-age=3600')
         .header('x-content-type-options', 'nosniff')
-        .header('content-security-policy', "default-src 'none'")
+        // A file is media, never a page: no scripts, no framing of anything, sandboxed if opened.
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('referrer-policy', 'no-referrer')
+        // Players on other origins may embed outputs (the URL itself is the credential).
+        .header('cross-origin-resource-policy', 'cross-origin')
         .header('content-disposition', `inline; filename="${request.params.name}"`);
       const range = RANGE.exec(request.headers.range ?? '');
       if (range && (range[1] !== '' || range[2] !== '')) {

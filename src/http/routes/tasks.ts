@@ -12,6 +12,47 @@ declare module 'fastify' {
   }
 }
 
+// Response schemas let Fastify serialise with a compiled stringifier instead of JSON.stringify.
+const ERROR_OBJECT = {
+  type: ['object', 'null'],
+  properties: { type: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string' } },
+} as const;
+const VIDEO_TASK_RESPONSE = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    object: { type: 'string' },
+    model: { type: 'string' },
+    status: { type: 'string' },
+    outputs: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' }, url: { type: 'string' } } } },
+    created_at: { type: 'integer' },
+    started_at: { type: ['integer', 'null'] },
+    completed_at: { type: ['integer', 'null'] },
+    progress: { type: ['integer', 'null'] },
+    error: ERROR_OBJECT,
+  },
+} as const;
+const IMAGE_STATUS_RESPONSE = {
+  type: 'object',
+  properties: {
+    code: { type: 'string' },
+    message: { type: 'string' },
+    data: {
+      type: 'object',
+      properties: {
+        task_id: { type: 'string' },
+        status: { type: 'string' },
+        progress: { type: 'string' },
+        outputs: { type: 'array', items: { type: 'string' } },
+        submit_time: { type: 'integer' },
+        start_time: { type: 'integer' },
+        finish_time: { type: 'integer' },
+        fail_reason: { type: 'string' },
+      },
+    },
+  },
+} as const;
+
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /** Body presence and type, checked before validation so an empty POST is never a 500. */
@@ -24,16 +65,28 @@ function requireJsonBody(request: FastifyRequest): unknown {
 
 /** The four operations of the seed: create and get, for each family. */
 export function taskRoutes(app: FastifyInstance, ctx: HttpContext, onRequest: AuthHook): void {
+  // A finished task's URL never changes (its expiry derives from the completion time), and
+  // clients poll finished tasks again and again: sign each output once.
+  const signed = new Map<string, string>();
   const urlFor: UrlFor = (key, completedAt) => {
-    const exp = Math.floor(completedAt / 1000) + ctx.outputTtlS;
-    return `${ctx.publicUrl()}/files/${key}?exp=${exp}&sig=${ctx.signer.sign(key, exp)}`;
+    let url = signed.get(key);
+    if (url === undefined) {
+      const exp = Math.floor(completedAt / 1000) + ctx.outputTtlS;
+      url = `${ctx.publicUrl()}/files/${key}?exp=${exp}&sig=${ctx.signer.sign(key, exp)}`;
+      if (signed.size >= 10_000) signed.clear();
+      signed.set(key, url);
+    }
+    return url;
   };
 
   async function create(kind: ModelKind, request: FastifyRequest) {
     const body = requireJsonBody(request);
     const result = ctx.validator.validate(kind, { body, bodyBytes: request.bodyBytes });
     if (!result.ok) throw result.error;
+    // A valid request is told about the in-flight limit; an invalid one gets its 400 first.
+    await ctx.keyLimits?.admitTask(request.owner);
     const task = await ctx.service.create(request.owner, result.row, result.params);
+    ctx.keyLimits?.taskCreated(request.owner);
     ctx.metrics.tasksCreated.inc({ kind, model: task.model });
     return task;
   }
@@ -45,12 +98,12 @@ export function taskRoutes(app: FastifyInstance, ctx: HttpContext, onRequest: Au
     return task;
   }
 
-  app.post('/v1/video/generations', { onRequest }, async (request) => videoTask(await create('video', request), urlFor));
-  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { onRequest }, async (request) =>
+  app.post('/v1/video/generations', { onRequest, schema: { response: { 200: VIDEO_TASK_RESPONSE } } }, async (request) => videoTask(await create('video', request), urlFor));
+  app.get<{ Params: { task_id: string } }>('/v1/video/generations/:task_id', { onRequest, schema: { response: { 200: VIDEO_TASK_RESPONSE } } }, async (request) =>
     videoTask(await get('video', request), urlFor),
   );
   app.post('/v1/images/generations/async', { onRequest }, async (request) => imageCreated(await create('image', request)));
-  app.get<{ Params: { task_id: string } }>('/v1/images/generations/async/:task_id', { onRequest }, async (request) =>
+  app.get<{ Params: { task_id: string } }>('/v1/images/generations/async/:task_id', { onRequest, schema: { response: { 200: IMAGE_STATUS_RESPONSE } } }, async (request) =>
     imageTask(await get('image', request), urlFor),
   );
 }

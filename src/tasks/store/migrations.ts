@@ -52,33 +52,56 @@ const MIGRATIONS: readonly Migration[] = [
       ];
     },
   },
+  {
+    version: 2,
+    name: 'tasks.interruptions: attempts lost to a stopped worker',
+    // `attempt` counts every claim (it is the settle fence), including the claims after a
+    // graceful hand-back; only attempts whose worker stopped count towards MEDIAGATE_MAX_ATTEMPTS.
+    up: () => [`ALTER TABLE tasks ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0`],
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
 
-/** Applies pending migrations in one transaction each; safe to call from several processes. */
+/** Serialises migrations across processes on PostgreSQL (a transaction-scoped advisory lock). */
+const MIGRATION_LOCK = 727011;
+
+/**
+ * Applies pending migrations; safe to call from several processes at once. PostgreSQL: one
+ * transaction holding an advisory lock from its first statement (even `CREATE TABLE IF NOT
+ * EXISTS` races between two starters), so the loser waits and then finds everything applied.
+ * SQLite: one transaction per migration.
+ */
 export async function migrate(db: Kysely<Database>, dialect: Dialect): Promise<number[]> {
+  if (dialect === 'postgres') {
+    return db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(trx);
+      await createVersionTable(trx, dialect);
+      const applied: number[] = [];
+      for (const migration of MIGRATIONS) {
+        if (await apply(trx, dialect, migration)) applied.push(migration.version);
+      }
+      return applied;
+    });
+  }
+  await createVersionTable(db, dialect);
+  const applied: number[] = [];
+  for (const migration of MIGRATIONS) {
+    if (await db.transaction().execute((trx) => apply(trx, dialect, migration))) applied.push(migration.version);
+  }
+  return applied;
+}
+
+async function createVersionTable(db: Kysely<Database>, dialect: Dialect): Promise<void> {
   await sql`CREATE TABLE IF NOT EXISTS mediagate_migrations (version INTEGER PRIMARY KEY, applied_at ${sql.raw(
     dialect === 'postgres' ? 'BIGINT' : 'INTEGER',
   )} NOT NULL)`.execute(db);
-  const applied: number[] = [];
-  for (const migration of MIGRATIONS) {
-    const done = await db.transaction().execute(async (trx) => {
-      if (dialect === 'postgres') {
-        // Serialise concurrent starters: the loser waits, then sees the version applied.
-        await sql`SELECT pg_advisory_xact_lock(727011)`.execute(trx);
-      }
-      const row = await trx
-        .selectFrom('mediagate_migrations')
-        .select('version')
-        .where('version', '=', migration.version)
-        .executeTakeFirst();
-      if (row) return false;
-      for (const statement of migration.up(dialect)) await sql.raw(statement).execute(trx);
-      await trx.insertInto('mediagate_migrations').values({ version: migration.version, applied_at: Date.now() }).execute();
-      return true;
-    });
-    if (done) applied.push(migration.version);
-  }
-  return applied;
+}
+
+async function apply(trx: Kysely<Database>, dialect: Dialect, migration: Migration): Promise<boolean> {
+  const row = await trx.selectFrom('mediagate_migrations').select('version').where('version', '=', migration.version).executeTakeFirst();
+  if (row) return false;
+  for (const statement of migration.up(dialect)) await sql.raw(statement).execute(trx);
+  await trx.insertInto('mediagate_migrations').values({ version: migration.version, applied_at: Date.now() }).execute();
+  return true;
 }

@@ -16,6 +16,8 @@ export interface TasksTable {
   /** JSON array of TaskOutput. */
   outputs: string;
   attempt: Generated<number>;
+  /** Attempts whose worker stopped without settling (taken over after the lease expired). */
+  interruptions: Generated<number>;
   lease_owner: string | null;
   lease_expires_at: number | null;
   /** JSON of the resolved parameters; last, so reads of the other columns skip its pages. */

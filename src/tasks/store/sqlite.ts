@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { KyselyTaskStore } from './kysely-store.js';
+import { withStatementCache } from './statement-cache.js';
 import type { Database } from './schema.js';
 import type { TaskStore } from './store.js';
 
@@ -19,6 +20,6 @@ export function openSqliteStore(options: SqliteOptions): TaskStore {
   database.pragma(`synchronous = ${options.synchronous}`);
   // Another process (a CLI `keys` command, a second worker) may hold the write lock briefly.
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return new KyselyTaskStore(db, 'sqlite');
 }

@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely';
 import type { NewTask, ClaimedTask, Task, TaskError, TaskOutput } from '../types.js';
+import type { Database } from './schema.js';
 
 /**
  * Persistence of tasks, keys and settings. The store persists; it does not decide: every
@@ -16,6 +18,11 @@ export interface TaskStore {
    * attempt incremented and a lease for `workerId` until `leaseUntil`.
    */
   claimTask(workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined>;
+  /**
+   * The same transition for one named task (a queue job names it): claims it only if it is
+   * queued, or processing with an expired lease. A duplicate or late job gets undefined.
+   */
+  claimTaskById(id: string, workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined>;
   /** Extends a lease; false when the worker no longer owns the attempt. */
   heartbeat(id: string, attempt: number, leaseUntil: number): Promise<boolean>;
   /** Raises progress (never lowers it); false when the attempt is no longer current. */
@@ -24,19 +31,31 @@ export interface TaskStore {
   complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean>;
   /** processing -> failed. */
   fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
-  /** processing -> queued: a worker hands back a task it cannot finish (graceful shutdown). */
+  /**
+   * processing -> queued: a worker hands back a task it cannot finish (graceful shutdown). With
+   * a job queue, the task's new job is added in the same transaction.
+   */
   release(id: string, attempt: number): Promise<boolean>;
   /**
-   * processing (lease expired, attempts used up) -> failed: a task whose workers keep dying
-   * still ends in a final state. Returns the ids failed.
+   * processing (lease expired, `maxAttempts` attempts lost to stopped workers) -> failed: a task
+   * whose workers keep dying still ends in a final state. Returns the ids failed.
    */
   failAbandoned(now: number, maxAttempts: number, error: TaskError): Promise<string[]>;
   /** Distinct lease owners of processing tasks (crash recovery looks for dead ones). */
   leaseOwners(): Promise<string[]>;
   /** Ends the leases of a dead owner now, so its tasks are taken over without waiting. */
   expireLeases(owner: string, now: number): Promise<number>;
+  /**
+   * With a job queue: adds jobs for runnable tasks that no live job will deliver (processing
+   * with an expired lease, or queued while their job is gone or held longer than `staleMs` by a
+   * worker that never claimed it). Returns their ids; always empty without a job queue, where
+   * workers find runnable tasks by polling the table.
+   */
+  requeueStranded(now: number, staleMs: number): Promise<string[]>;
   /** Counts by status, for metrics and health. */
   countByStatus(): Promise<Record<string, number>>;
+  /** An owner's queued and processing tasks (the per-key tasks-in-flight limit reads it, cached). */
+  countActiveTasks(owner: string): Promise<number>;
 
   findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined>;
   insertKey(key: { id: string; hash: string; name: string; createdAt: number }): Promise<boolean>;
@@ -55,4 +74,16 @@ export interface TaskStore {
 
   migrate(): Promise<number[]>;
   close(): Promise<void>;
+}
+
+/**
+ * A job queue that shares the store's PostgreSQL database, as the store sees it. Jobs only
+ * carry task ids; task state stays in `tasks`. Each method runs on the executor it is given,
+ * so a job is added in the same transaction as the task change it announces.
+ */
+export interface JobQueueSql {
+  /** Adds one job per task id (a task has at most one pending job; adding again is harmless). */
+  enqueue(db: Kysely<Database>, ids: readonly string[]): Promise<void>;
+  /** Runnable tasks that no live job will deliver (see TaskStore.requeueStranded), oldest first. */
+  stranded(db: Kysely<Database>, now: number, staleMs: number, limit: number): Promise<string[]>;
 }

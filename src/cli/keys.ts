@@ -1,0 +1,91 @@
+/**
+ * `mediagate keys create|list|revoke`: managed API keys. A key is printed once, at creation;
+ * the store keeps only its SHA-256 hash. The commands open the same store as the server (the
+ * same configuration variables), so they work beside a running service.
+ */
+import type { Command } from 'commander';
+import { pino } from 'pino';
+import { openBackendFor } from '../app.js';
+import { KeyRegistry, generateKey } from '../auth/api-keys.js';
+import type { TaskStore } from '../tasks/store/store.js';
+import { readConfig } from './serve.js';
+
+/** Runs `run` on the store the server opens for this configuration (SQLite or DATABASE_URL), migrated. */
+async function withStore<T>(run: (store: TaskStore) => Promise<T>): Promise<T> {
+  const backend = openBackendFor(readConfig(), pino({ level: 'warn' }, pino.destination(2)));
+  try {
+    await backend.migrate();
+    return await run(backend.store);
+  } finally {
+    await backend.close();
+  }
+}
+
+const when = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export interface CreatedKey {
+  readonly id: string;
+  readonly name: string;
+  readonly key: string;
+}
+
+/** Creates a key; the returned `key` is the only copy there will ever be. */
+export async function createKey(store: TaskStore, name: string): Promise<CreatedKey> {
+  const key = generateKey();
+  const id = await new KeyRegistry({ store, configured: [] }).create(key, name);
+  return { id, name, key };
+}
+
+const NAME = /^[\x20-\x7e]{1,100}$/;
+
+export function registerKeyCommands(program: Command): void {
+  const keys = program.command('keys').description('manage API keys (stored as hashes; a key is shown only when created)');
+
+  keys
+    .command('create')
+    .description('create an API key and print it once')
+    .option('--name <name>', 'a label for the key (who or what uses it)', 'cli')
+    .option('--json', 'print {id, name, key} as JSON')
+    .action(async (options: { name: string; json?: boolean }) => {
+      if (!NAME.test(options.name)) throw new Error('--name must be 1-100 printable ASCII characters');
+      const created = await withStore((store) => createKey(store, options.name));
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify(created)}\n`);
+        return;
+      }
+      process.stdout.write(
+        `Created API key ${created.id} (${created.name}). It is shown only this once; keep it:\n\n  ${created.key}\n\n` +
+          `Use it as: Authorization: Bearer <key>. Revoke it with: mediagate keys revoke ${created.id}\n`,
+      );
+    });
+
+  keys
+    .command('list')
+    .description('list API keys (ids, names and dates; never the keys)')
+    .option('--json', 'print a JSON array')
+    .action(async (options: { json?: boolean }) => {
+      const rows = await withStore((store) => store.listKeys());
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify(rows)}\n`);
+        return;
+      }
+      const lines = rows.map((row) =>
+        [row.id, row.revokedAt === null ? 'active' : `revoked ${when(row.revokedAt)}`, when(row.createdAt), row.name].join('\t'),
+      );
+      process.stdout.write(`${['id\tstatus\tcreated\tname', ...lines].join('\n')}\n`);
+    });
+
+  keys
+    .command('revoke')
+    .description('revoke an API key by id; a running server stops accepting it within 5 s')
+    .argument('<id>', 'the key id shown by `keys create` or `keys list`')
+    .action(async (id: string) => {
+      const revoked = await withStore((store) => store.revokeKey(id, Date.now()));
+      if (!revoked) {
+        process.stderr.write(`mediagate: no active key with id '${id.slice(0, 64)}'\n`);
+        process.exitCode = 1;
+        return;
+      }
+      process.stdout.write(`Revoked ${id}.\n`);
+    });
+}

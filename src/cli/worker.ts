@@ -1,0 +1,30 @@
+import { createMediagate } from '../app.js';
+import { readConfig } from './serve.js';
+import { closeOnSignals } from './signals.js';
+
+/**
+ * `mediagate worker`: renders tasks, serves no HTTP. Run any number of them beside
+ * `mediagate serve --no-workers` processes on one PostgreSQL (DATABASE_URL) and one shared
+ * MEDIAGATE_DATA_DIR. SIGTERM drains: no new task is taken, running ones get MEDIAGATE_DRAIN_S
+ * to finish, the rest go back to the queue.
+ */
+export async function worker(): Promise<void> {
+  const config = readConfig({ workers: true });
+  if (!config.databaseUrl) {
+    process.stderr.write(
+      'mediagate: warning: `mediagate worker` without DATABASE_URL shares the SQLite file in MEDIAGATE_DATA_DIR; ' +
+        'separate worker processes are meant for PostgreSQL (see README, "Scaling out on PostgreSQL").\n',
+    );
+  }
+  const app = await createMediagate(config);
+  if (app.generatedKey) {
+    // Only when no key was configured and the database has none: the first process creates one.
+    process.stdout.write(`\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n`);
+  }
+  await app.start({ http: false });
+  app.logger.info(
+    { workers: config.concurrency, dataDir: config.dataDir, engine: config.engine, store: config.databaseUrl ? 'postgres' : 'sqlite' },
+    'mediagate worker started',
+  );
+  closeOnSignals(app, config.drainS * 1000);
+}

@@ -1,0 +1,126 @@
+/**
+ * Limits per API key, kept in memory in each API process:
+ * - requests per minute: a token bucket per key id (capacity = the per-minute quota, refilled
+ *   continuously), checked by the auth hook on every authenticated request;
+ * - tasks in flight (queued + processing): counted from the store, cached for a second per key
+ *   and bumped locally on each creation, checked before a task is created.
+ * Over a limit: 429 `rate_limit_exceeded` with `Retry-After`, `RateLimit-Policy` and `RateLimit`
+ * (IETF draft-ietf-httpapi-ratelimit-headers structured fields). With several API processes
+ * (PostgreSQL scale-out), the request quota applies per process; the in-flight count is global
+ * (it is read from the shared store) but may overshoot by what the processes create within a
+ * second. 0 turns a limit off.
+ *
+ * Guarded by test/hardening-http.test.ts.
+ */
+import { errors } from '../errors.js';
+
+export interface KeyLimitsOptions {
+  /** Requests per minute per key; 0 = no limit. */
+  readonly requestsPerMinute: number;
+  /** Queued + processing tasks per key; 0 = no limit. */
+  readonly tasksInFlight: number;
+  /** Counts an owner's queued and processing tasks (the store). */
+  readonly countActive: (owner: string) => Promise<number>;
+  readonly now?: () => number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+interface InFlight {
+  count: number;
+  at: number;
+  pending: Promise<number> | undefined;
+}
+
+/** How long a counted in-flight number is trusted; shorter once the key is at its limit. */
+const IN_FLIGHT_FRESH_MS = 1000;
+const IN_FLIGHT_FRESH_AT_LIMIT_MS = 200;
+
+export class KeyLimits {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly now: () => number;
+  private readonly perMs: number;
+  private readonly requestPolicy: string;
+
+  constructor(private readonly options: KeyLimitsOptions) {
+    this.now = options.now ?? Date.now;
+    this.perMs = options.requestsPerMinute / 60_000;
+    this.requestPolicy = `"requests";q=${options.requestsPerMinute};w=60`;
+  }
+
+  /** Takes one request from the key's bucket; throws 429 when it is empty. */
+  takeRequest(owner: string): void {
+    const quota = this.options.requestsPerMinute;
+    if (quota <= 0) return;
+    const now = this.now();
+    let bucket = this.buckets.get(owner);
+    if (!bucket) {
+      bucket = { tokens: quota, at: now };
+      this.buckets.set(owner, bucket);
+    } else {
+      bucket.tokens = Math.min(quota, bucket.tokens + (now - bucket.at) * this.perMs);
+      bucket.at = now;
+    }
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return;
+    }
+    const waitS = Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000));
+    throw errors.rateLimited(`This API key sent more than ${quota} requests in a minute; retry after ${waitS} s.`, {
+      'retry-after': String(waitS),
+      'ratelimit-policy': this.requestPolicy,
+      ratelimit: `"requests";r=0;t=${waitS}`,
+    });
+  }
+
+  /** Throws 429 when the key already has its limit of tasks queued or processing. */
+  async admitTask(owner: string): Promise<void> {
+    const limit = this.options.tasksInFlight;
+    if (limit <= 0) return;
+    const count = await this.inFlightCount(owner, limit);
+    if (count < limit) return;
+    const waitS = 2;
+    throw errors.rateLimited(`This API key has ${limit} tasks queued or processing, its limit; retry when some have finished.`, {
+      'retry-after': String(waitS),
+      'ratelimit-policy': `"tasks";q=${limit}`,
+      ratelimit: `"tasks";r=0;t=${waitS}`,
+    });
+  }
+
+  /** Records a creation, so the cached count stays close between refreshes. */
+  taskCreated(owner: string): void {
+    const entry = this.inFlight.get(owner);
+    if (entry) entry.count += 1;
+  }
+
+  private async inFlightCount(owner: string, limit: number): Promise<number> {
+    const now = this.now();
+    let entry = this.inFlight.get(owner);
+    if (entry) {
+      const freshFor = entry.count >= limit ? IN_FLIGHT_FRESH_AT_LIMIT_MS : IN_FLIGHT_FRESH_MS;
+      if (now - entry.at < freshFor) return entry.count;
+    } else {
+      entry = { count: 0, at: 0, pending: undefined };
+      this.inFlight.set(owner, entry);
+    }
+    // One store query per key at a time, however many requests are waiting on it.
+    const current = entry;
+    current.pending ??= this.options.countActive(owner).then(
+      (count) => {
+        current.count = count;
+        current.at = this.now();
+        current.pending = undefined;
+        return count;
+      },
+      (error: unknown) => {
+        current.pending = undefined;
+        throw error;
+      },
+    );
+    return current.pending;
+  }
+}

@@ -1,0 +1,192 @@
+import { Logger, run, runMigrations, type LogLevel, type Runner } from 'graphile-worker';
+import { sql } from 'kysely';
+import type pg from 'pg';
+import type { TaskService } from '../service.js';
+import type { JobQueueSql } from '../store/store.js';
+import type { TaskLog, TaskRunner, TaskSource } from './source.js';
+
+/**
+ * The PostgreSQL mode's queue: graphile-worker (why this library: docs/architecture.md).
+ *
+ * A job carries only a task id, under the job key = the task id, so a task has at most one
+ * pending job. Task state stays in `tasks`: the handler claims the named task with a guarded
+ * UPDATE (queued, or processing with an expired lease), renders it and settles it with the
+ * attempt fence. A duplicate or late job finds nothing to claim and ends as a no-op.
+ *
+ * graphile-worker holds a job's lock for 4 hours and has no heartbeat, so a dead worker's job
+ * is not what brings its task back: mediagate's lease is. A reaper pass (every worker process,
+ * one at a time through an advisory lock) adds a new job for every runnable task that no live
+ * job will deliver; adding a job under the key of a locked job makes a new job and retires the
+ * old one (its retries stop), so when the old lock finally lapses nothing runs twice.
+ */
+export const RENDER_JOB = 'mediagate_render';
+
+/** Takes the queue's migrations one process at a time (a session advisory lock). */
+const QUEUE_MIGRATION_LOCK = 727013;
+
+export const graphileJobs: JobQueueSql = {
+  async enqueue(db, ids) {
+    if (ids.length === 0) return;
+    // add_jobs(specs, job_key_preserve_run_at): one job per id, keyed by the id. The job has no
+    // queue name on purpose: a named queue is locked with its running job, for 4 hours when the
+    // worker dies, and would hold every other job of that queue back.
+    await sql`
+      SELECT count(*) FROM graphile_worker.add_jobs(
+        ARRAY(SELECT ROW(${RENDER_JOB}, json_build_object('id', t.id), NULL, NULL, NULL, t.id, NULL, NULL)::graphile_worker.job_spec
+                FROM unnest(${[...ids]}::text[]) AS t(id)),
+        true)`.execute(db);
+  },
+
+  async stranded(db, now, staleMs, limit) {
+    // A job delivers its task if it is waiting (unlocked, retries left) or was locked less than
+    // `staleMs` ago: a live worker claims its task within milliseconds of locking the job, and a
+    // lease that expired means its job was locked more than a lease ago.
+    const { rows } = await sql<{ id: string }>`
+      SELECT t.id FROM tasks t
+       WHERE (t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < ${now}))
+         AND NOT EXISTS (
+               SELECT 1 FROM graphile_worker.jobs j
+                WHERE j.key = t.id
+                  AND ((j.locked_at IS NULL AND j.attempts < j.max_attempts)
+                       OR j.locked_at > now() - ${staleMs} * interval '1 millisecond'))
+       ORDER BY t.created_at
+       LIMIT ${limit}`.execute(db);
+    return rows.map((row) => row.id);
+  },
+};
+
+/** Creates or upgrades graphile-worker's schema (`graphile_worker`), one process at a time. */
+export async function migrateQueue(pool: pg.Pool, log: TaskLog): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [QUEUE_MIGRATION_LOCK]);
+    try {
+      await runMigrations({ pgPool: pool, logger: graphileLogger(log) });
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+export interface GraphileSourceOptions {
+  readonly pool: pg.Pool;
+  readonly service: TaskService;
+  /** Jobs run at once (MEDIAGATE_CONCURRENCY). */
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  readonly maxAttempts: number;
+  /** How often to look for stranded tasks. Default a third of the lease, at most 5 s. */
+  readonly reapMs?: number;
+  readonly log: TaskLog;
+}
+
+/**
+ * Tasks from graphile-worker jobs. A stopped worker's task is back in at most
+ * lease + reapMs (+ the pickup of the new job, milliseconds through LISTEN/NOTIFY when a worker
+ * has room): 15 s + 5 s with the defaults.
+ */
+export class GraphileTaskSource implements TaskSource {
+  private graphile: Runner | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private reaping: Promise<void> | undefined;
+  private stopping = false;
+  private stopped: Promise<void> | undefined;
+
+  constructor(private readonly options: GraphileSourceOptions) {}
+
+  get reapMs(): number {
+    return this.options.reapMs ?? Math.max(200, Math.min(5000, Math.floor(this.options.leaseMs / 3)));
+  }
+
+  async start(runner: TaskRunner): Promise<void> {
+    const { pool, concurrency, log } = this.options;
+    this.graphile = await run({
+      pgPool: pool,
+      concurrency,
+      noHandleSignals: true,
+      // New jobs arrive through LISTEN/NOTIFY; polling only finds retries that came due.
+      pollInterval: 1000,
+      logger: graphileLogger(log),
+      taskList: { [RENDER_JOB]: (payload) => this.handle(payload, runner) },
+    });
+    this.reap();
+    this.timer = setInterval(() => this.reap(), this.reapMs);
+    this.timer.unref();
+  }
+
+  private async handle(payload: unknown, runner: TaskRunner): Promise<void> {
+    const { service, leaseMs, maxAttempts, log } = this.options;
+    const id = taskIdOf(payload);
+    if (id === undefined) {
+      log.warn({ payload }, 'dropped a job that names no task');
+      return;
+    }
+    const task = await service.claimById(id, runner.workerId, leaseMs, maxAttempts);
+    if (!task) {
+      log.debug?.({ task: id }, 'job found nothing to claim (settled, or running elsewhere)');
+      return;
+    }
+    await runner.run(task);
+  }
+
+  /** One pass: fail tasks whose workers keep dying, give stranded tasks a new job. */
+  reap(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    if (this.reaping) return this.reaping;
+    const { service, leaseMs, maxAttempts, log } = this.options;
+    this.reaping = (async () => {
+      const failed = await service.failAbandoned(maxAttempts);
+      if (failed > 0) log.warn({ tasks: failed }, 'failed tasks whose workers stopped too many times');
+      const requeued = await service.requeueStranded(leaseMs);
+      if (requeued.length > 0) log.info({ tasks: requeued.length }, 'gave new jobs to tasks whose worker stopped');
+    })()
+      .catch((error: unknown) => log.warn({ err: error }, 'looking for stranded tasks failed'))
+      .finally(() => {
+        this.reaping = undefined;
+      });
+    return this.reaping;
+  }
+
+  notify(): void {
+    // The task's job was added with it; graphile-worker hears of it through LISTEN/NOTIFY.
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopping = true;
+      if (this.timer) clearInterval(this.timer);
+      await this.reaping;
+      // Stops fetching jobs and waits for running handlers (the pool ends or hands back their
+      // renders by its drain deadline).
+      await this.graphile?.stop();
+    })();
+    return this.stopped;
+  }
+}
+
+function taskIdOf(payload: unknown): string | undefined {
+  if (typeof payload !== 'object' || payload === null || !('id' in payload)) return undefined;
+  return typeof payload.id === 'string' ? payload.id : undefined;
+}
+
+/** graphile-worker's log lines into ours: its per-job lines at debug, problems as they are. */
+function graphileLogger(log: TaskLog): Logger {
+  return new Logger(() => (level: LogLevel, message: string, meta?: unknown) => {
+    const obj = { component: 'graphile-worker', ...(meta instanceof Object ? { meta: summary(meta) } : {}) };
+    if (level === 'error') log.error(obj, message);
+    else if (level === 'warning') log.warn(obj, message);
+    else log.debug?.(obj, message);
+  });
+}
+
+/** graphile-worker's meta objects hold pools and jobs; keep the log line small. */
+function summary(meta: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(meta)) {
+    if (value instanceof Error) out[key] = { message: value.message, name: value.name };
+    else if (typeof value !== 'object' || value === null) out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,72 @@
+import type { TaskService } from '../service.js';
+import type { TaskLog, TaskRunner, TaskSource } from './source.js';
+
+export interface PollingSourceOptions {
+  readonly service: TaskService;
+  readonly leaseMs: number;
+  readonly maxAttempts: number;
+  /** How often to look for work that no local event announced (expired leases, other writers). */
+  readonly pollMs?: number;
+  readonly log: TaskLog;
+}
+
+/**
+ * Claims the oldest runnable task straight from the table whenever the runner has room: at
+ * every local creation (notify), when a run ends, and every `pollMs`. The embedded (SQLite)
+ * mode's source; expired leases are taken over by the same claim.
+ */
+export class PollingTaskSource implements TaskSource {
+  private runner: TaskRunner | undefined;
+  private stopping = false;
+  private filling: Promise<void> | undefined;
+  private refill = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly runs = new Set<Promise<void>>();
+
+  constructor(private readonly options: PollingSourceOptions) {}
+
+  async start(runner: TaskRunner): Promise<void> {
+    this.runner = runner;
+    this.timer = setInterval(() => this.notify(), this.options.pollMs ?? 1000);
+    this.timer.unref();
+    this.notify();
+  }
+
+  /** Looks for work now; cheap to call often (calls coalesce). */
+  notify(): void {
+    if (this.stopping || !this.runner) return;
+    if (this.filling) {
+      this.refill = true;
+      return;
+    }
+    this.filling = this.fill(this.runner)
+      .catch((error: unknown) => this.options.log.error({ err: error }, 'claiming tasks failed'))
+      .finally(() => {
+        this.filling = undefined;
+        if (this.refill) {
+          this.refill = false;
+          this.notify();
+        }
+      });
+  }
+
+  private async fill(runner: TaskRunner): Promise<void> {
+    const { service, leaseMs, maxAttempts } = this.options;
+    while (!this.stopping && runner.idle > 0) {
+      const task = await service.claim(runner.workerId, leaseMs, maxAttempts);
+      if (!task) return;
+      const run: Promise<void> = runner.run(task).finally(() => {
+        this.runs.delete(run);
+        this.notify();
+      });
+      this.runs.add(run);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.filling;
+    await Promise.allSettled([...this.runs]);
+  }
+}

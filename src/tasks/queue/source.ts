@@ -1,0 +1,37 @@
+import type { ClaimedTask } from '../types.js';
+
+/**
+ * The seam between a worker pool and where its tasks come from. The pool renders; a source
+ * claims tasks (a guarded transition through TaskService) and hands each claimed task to the
+ * pool's `run`. Two sources exist:
+ * - polling.ts: claims the oldest runnable task from the table (SQLite, one process);
+ * - graphile.ts: a graphile-worker job names a task, the handler claims that task (PostgreSQL,
+ *   any number of processes).
+ */
+export interface TaskRunner {
+  /** Lease owner id of this pool (`host:pid:random`). */
+  readonly workerId: string;
+  /** Renders that could start now. */
+  readonly idle: number;
+  /**
+   * Renders a claimed task to its end: settled, handed back (the pool is stopping), or dropped
+   * after a lost lease. Never rejects.
+   */
+  run(task: ClaimedTask): Promise<void>;
+}
+
+export interface TaskSource {
+  /** Begins handing claimed tasks to `runner`, never more at once than it has room for. */
+  start(runner: TaskRunner): Promise<void>;
+  /** A task was created in this process: look for work now (a hint; it may be ignored). */
+  notify(): void;
+  /** Stops claiming; resolves when no claim is in flight and every run it started has returned. */
+  stop(): Promise<void>;
+}
+
+export interface TaskLog {
+  debug?(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}

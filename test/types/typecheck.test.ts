@@ -1,0 +1,63 @@
+/**
+ * Runs the type checker over the type-level tests, so `npx vitest run test/types` fails when a
+ * refused parameter compiles (its `@ts-expect-error` becomes TS2578) or an accepted one does not.
+ * `npm run typecheck` covers the same files; this makes the check part of the vitest run too.
+ * The README's SDK example is compiled the same way, so the documentation cannot drift.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const FILES = ['test/types/client-params.test.ts'].map((file) => fileURLToPath(new URL(`../../${file}`, import.meta.url)));
+
+function compilerOptions(): ts.CompilerOptions {
+  const configPath = ts.findConfigFile(ROOT, (path) => ts.sys.fileExists(path), 'tsconfig.json');
+  if (!configPath) throw new Error('tsconfig.json not found');
+  const config = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
+  if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
+  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
+  return { ...parsed.options, noEmit: true };
+}
+
+/** Type-checks `files`; `virtual` files exist only in memory. Returns the diagnostics as text. */
+function check(files: readonly string[], virtual: ReadonlyMap<string, string> = new Map()): string[] {
+  const options = compilerOptions();
+  const host = ts.createCompilerHost(options);
+  const { fileExists, readFile } = host;
+  host.fileExists = (path) => virtual.has(path) || fileExists.call(host, path);
+  host.readFile = (path) => virtual.get(path) ?? readFile.call(host, path);
+  const program = ts.createProgram([...files], options, host);
+  const diagnostics = files.flatMap((file) => {
+    const source = program.getSourceFile(file);
+    if (!source) throw new Error(`${file} is not in the program`);
+    return [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)];
+  });
+  return diagnostics.map((diagnostic) => {
+    const where = diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start) : undefined;
+    return `${diagnostic.file?.fileName ?? ''}:${where ? where.line + 1 : 0} TS${diagnostic.code} ${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`;
+  });
+}
+
+/** The first ```ts block after the README heading `## Client SDK`, importing the sources instead of the package. */
+function readmeExample(): string {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Client SDK'));
+  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (code === undefined) throw new Error('README has no ```ts block under "## Client SDK"');
+  return code.replaceAll("from 'mediagate/client'", "from '../../src/client/index.js'");
+}
+
+describe('SDK type-level tests', () => {
+  it('compile with no diagnostics (every @ts-expect-error is an error, everything else compiles)', () => {
+    expect(check(FILES)).toEqual([]);
+  });
+
+  it('the README example compiles against the SDK, its @ts-expect-error line included', () => {
+    const path = fileURLToPath(new URL('./readme-example.virtual.ts', import.meta.url));
+    const example = readmeExample();
+    expect(example).toContain('createAndWait');
+    expect(check([path], new Map([[path, example]]))).toEqual([]);
+  });
+});
