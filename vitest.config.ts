@@ -1,10 +1,28 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration, type ViteUserConfig } from 'vitest/config';
+import { postgresAvailability, selectedBackends } from './test/helpers/postgres.js';
 
-export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-  },
+// The interface (conformance) suite runs once per backend, parametrised by the environment its
+// servers are started with (test/helpers/server.ts), not copied. The store and worker specs
+// parametrise themselves over STORE_BACKENDS. MEDIAGATE_TEST_BACKENDS=sqlite,postgres chooses;
+// PostgreSQL specs skip with a message when no server is reachable (and fail under CI).
+export default defineConfig(async (): Promise<ViteUserConfig> => {
+  const postgres = await postgresAvailability();
+  const conformance = 'test/conformance/**/*.test.ts';
+  const projects: TestProjectInlineConfiguration[] = [
+    {
+      extends: true,
+      test: { name: 'main', include: ['test/**/*.test.ts'], exclude: selectedBackends().includes('sqlite') ? [] : [conformance] },
+    },
+  ];
+  if (postgres.enabled) {
+    projects.push({ extends: true, test: { name: 'conformance-postgres', include: [conformance], env: { MEDIAGATE_TEST_BACKEND: 'postgres' } } });
+  }
+  return {
+    test: {
+      testTimeout: 60_000,
+      hookTimeout: 60_000,
+      pool: 'forks',
+      projects,
+    },
+  };
 });

@@ -60,7 +60,7 @@ export interface Config {
   readonly fetchAllowPrivate: boolean | readonly string[];
   /** MEDIAGATE_RATE_LIMIT_PER_MIN: requests per minute per API key (per process); 0 = off. Default 6000. */
   readonly rateLimitPerMin: number;
-  /** MEDIAGATE_MAX_TASKS_IN_FLIGHT: queued + processing tasks per API key; 0 = off. Default 1000. */
+  /** MEDIAGATE_MAX_TASKS_IN_FLIGHT: queued + processing tasks per API key; 0 = off. Default 5000. */
   readonly maxTasksInFlight: number;
   /** MEDIAGATE_JSON_MAX_DEPTH: deepest nesting of arrays/objects in a body. Default 32. */
   readonly jsonMaxDepth: number;
@@ -195,7 +195,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     fetchAllowPrivate: allowPrivate(env),
     rateLimitPerMin: integer(env, 'MEDIAGATE_RATE_LIMIT_PER_MIN', 6000, 0, 100_000_000),
-    maxTasksInFlight: integer(env, 'MEDIAGATE_MAX_TASKS_IN_FLIGHT', 1000, 0, 100_000_000),
+    maxTasksInFlight: integer(env, 'MEDIAGATE_MAX_TASKS_IN_FLIGHT', 5000, 0, 100_000_000),
     jsonMaxDepth: integer(env, 'MEDIAGATE_JSON_MAX_DEPTH', 32, 4, 1000),
     jsonMaxItems: integer(env, 'MEDIAGATE_JSON_MAX_ITEMS', 1000, 10, 10_000_000),
     jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),

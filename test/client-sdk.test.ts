@@ -69,6 +69,13 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+/** The rejection of `promise`, checked to be an instance of `type`, typed as such. */
+async function rejectsWith<E extends Error>(promise: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
+  const error = await rejection(promise);
+  if (!(error instanceof type)) throw new Error(`expected a ${type.name}, got ${String(error)}`);
+  return error;
+}
+
 const FAST = { pollInterval: 50, maxPollInterval: 200 } as const;
 
 describe('videos', () => {
@@ -109,24 +116,24 @@ describe('videos', () => {
   });
 
   it('a task that fails is a TaskFailedError with the task’s code and param', async () => {
-    const error = await rejection(
+    const error = await rejectsWith(
       client.videos.createAndWait({ model: 'vendora/famw-2.7-i2v', prompt: 'x', image: bufferToDataURL(Buffer.from('not an image'), { mimeType: 'image/png' }) }, FAST),
+      TaskFailedError<VideoTask>,
     );
-    expect(error).toBeInstanceOf(TaskFailedError);
     expect(error).toMatchObject({ status: 'failed', code: 'invalid_input', param: 'image' });
-    expect((error as TaskFailedError<VideoTask>).task.error?.type).toBe('generation_error');
+    expect(error.task.error?.type).toBe('generation_error');
   });
 
   it('an aborted wait is an AbortError naming the task, which keeps running and can be waited for again', async () => {
     const controller = new AbortController();
-    const error = await rejection(
+    const error = await rejectsWith(
       client.videos.createAndWait(
         { model: 'vendora/famw-2.7-t2v', prompt: '[slow] abort me', duration: 2, resolution: '480p' },
         { ...FAST, signal: controller.signal, onProgress: (event) => (event.progress ?? 0) > 0 && controller.abort() },
       ),
+      AbortError,
     );
-    expect(error).toBeInstanceOf(AbortError);
-    const taskId = (error as AbortError).taskId ?? '';
+    const taskId = error.taskId ?? '';
     expect(taskId).toMatch(/^vid_/);
     expect((await client.videos.get(taskId)).status).toBe('processing');
     expect((await client.videos.wait(taskId, FAST)).status).toBe('completed');
@@ -151,21 +158,19 @@ describe('images', () => {
 
 describe('typed errors from the real server', () => {
   it('validation, video envelope: code and param', async () => {
-    const error = await rejection(client.videos.create({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox', duration: 99 }));
-    expect(error).toBeInstanceOf(ValidationError);
+    const error = await rejectsWith(client.videos.create({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox', duration: 99 }), ValidationError);
     expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'duration', type: 'invalid_request_error' });
-    expect((error as ValidationError).body).toMatchObject({ error: { code: 'unsupported_value', param: 'duration' } });
-    expect((error as ValidationError).requestId).toMatch(/^mgc_/);
+    expect(error.body).toMatchObject({ error: { code: 'unsupported_value', param: 'duration' } });
+    expect(error.requestId).toMatch(/^mgc_/);
 
     const unsupported = await rejection(client.videos.createUnchecked({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox', end_image: 'https://example.com/a.png' }));
     expect(unsupported).toMatchObject({ status: 400, code: 'unsupported_parameter', param: 'end_image' });
   });
 
   it('validation, image envelope: code (the image family has no param)', async () => {
-    const error = await rejection(client.images.createUnchecked({ model: 'vendora/famz-image-spicy', prompt: 'x', size: '512x512', width: 512 }));
-    expect(error).toBeInstanceOf(ValidationError);
+    const error = await rejectsWith(client.images.createUnchecked({ model: 'vendora/famz-image-spicy', prompt: 'x', size: '512x512', width: 512 }), ValidationError);
     expect(error).toMatchObject({ status: 400, code: 'invalid_parameter', param: '' });
-    expect((error as ValidationError).body).toEqual({ code: 'invalid_parameter', message: expect.any(String), data: null });
+    expect(error.body).toEqual({ code: 'invalid_parameter', message: expect.any(String), data: null });
   });
 
   it('authentication', async () => {
@@ -192,9 +197,8 @@ describe('typed errors from the real server', () => {
       return fetch(input, init);
     };
     const down = new Mediagate({ baseURL: url, apiKey: 'k', maxRetries: 1, fetch: counting });
-    const error = await rejection(down.videos.create({ model: 'vendora/famw-2.7-t2v', prompt: 'x' }));
-    expect(error).toBeInstanceOf(ConnectionError);
-    expect((error as ConnectionError).message).toContain('ECONNREFUSED');
+    const error = await rejectsWith(down.videos.create({ model: 'vendora/famw-2.7-t2v', prompt: 'x' }), ConnectionError);
+    expect(error.message).toContain('ECONNREFUSED');
     expect(calls).toBe(2);
   });
 });

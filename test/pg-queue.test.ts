@@ -62,6 +62,7 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     await backend.migrate();
     service = new TaskService({ store: backend.store });
     sql = new pg.Pool({ connectionString: database.url, max: 2 });
+    sql.on('error', () => {}); // connections end when the database is dropped
   });
   afterEach(async () => {
     await Promise.all(pools.splice(0).map((pool) => pool.close(100)));

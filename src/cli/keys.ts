@@ -77,7 +77,7 @@ export function registerKeyCommands(program: Command): void {
 
   keys
     .command('revoke')
-    .description('revoke an API key by id; a running server stops accepting it within 5 s')
+    .description('revoke an API key by id; a running server stops accepting it within 5 s (a key from MEDIAGATE_API_KEYS comes back at the next start: remove it from the variable)')
     .argument('<id>', 'the key id shown by `keys create` or `keys list`')
     .action(async (id: string) => {
       const revoked = await withStore((store) => store.revokeKey(id, Date.now()));

@@ -173,6 +173,9 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> implements TaskRu
         outputs.push({ type: file.type, key: await storage.put(task.id, file.path, file.ext), contentType: file.contentType });
       }
       outcome = 'completed';
+      // Scratch goes before the settle: a process killed after settling would leave it behind
+      // for a final task, which no later attempt clears (test/crash-load.test.ts).
+      await rm(workDir, { recursive: true, force: true }).catch(() => {});
       won = await service.complete(task, outputs);
       if (!won) await Promise.all(outputs.map((output) => storage.delete(output.key)));
     } catch (error) {
@@ -187,6 +190,7 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> implements TaskRu
         outcome = 'failed';
         const taskError = toTaskError(error, reason);
         if (taskError.code === 'generation_failed') log.error({ err: error, task: task.id }, 'render failed');
+        await rm(workDir, { recursive: true, force: true }).catch(() => {});
         won = await service.fail(task, taskError);
       }
     } finally {

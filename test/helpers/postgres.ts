@@ -57,7 +57,9 @@ export function postgresAvailability(): Promise<PostgresAvailability> {
     const where = new URL(PG_ADMIN_URL).host;
     if (process.env['CI']) throw new Error(`PostgreSQL is not reachable at ${where}, and under CI its specs must run; ${HOW_TO_RUN}.`);
     const reason = `PostgreSQL specs skipped: no PostgreSQL at ${where}; ${HOW_TO_RUN}`;
-    process.stderr.write(`\n${reason}\n\n`);
+    // Once per run: the test processes inherit the environment of the one that loaded the config.
+    if (!process.env['MEDIAGATE_TEST_PG_SKIP_SHOWN']) process.stderr.write(`\n${reason}\n\n`);
+    process.env['MEDIAGATE_TEST_PG_SKIP_SHOWN'] = '1';
     return { enabled: false, reason };
   })();
   return availability;

@@ -27,13 +27,15 @@ const QUEUE_MIGRATION_LOCK = 727013;
 export const graphileJobs: JobQueueSql = {
   async enqueue(db, ids) {
     if (ids.length === 0) return;
-    // add_jobs(specs, job_key_preserve_run_at): one job per id, keyed by the id. The job has no
-    // queue name on purpose: a named queue is locked with its running job, for 4 hours when the
-    // worker dies, and would hold every other job of that queue back.
+    // add_jobs(specs, job_key_preserve_run_at): one job per id, keyed by the id. Its run_at is
+    // the task's creation time, so jobs run in task order as on SQLite, and a task that comes
+    // back (a stopped worker's, a handed-back one) runs before tasks created after it. The job
+    // has no queue name on purpose: a named queue is locked with its running job, for 4 hours
+    // when the worker dies, and would hold every other job of that queue back.
     await sql`
       SELECT count(*) FROM graphile_worker.add_jobs(
-        ARRAY(SELECT ROW(${RENDER_JOB}, json_build_object('id', t.id), NULL, NULL, NULL, t.id, NULL, NULL)::graphile_worker.job_spec
-                FROM unnest(${[...ids]}::text[]) AS t(id)),
+        ARRAY(SELECT ROW(${RENDER_JOB}, json_build_object('id', t.id), NULL, to_timestamp(t.created_at / 1000.0), NULL, t.id, NULL, NULL)::graphile_worker.job_spec
+                FROM tasks t WHERE t.id = ANY(${[...ids]}::text[])),
         true)`.execute(db);
   },
 
@@ -110,6 +112,8 @@ export class GraphileTaskSource implements TaskSource {
       pollInterval: 1000,
       logger: graphileLogger(log),
       taskList: { [RENDER_JOB]: (payload) => this.handle(payload, runner) },
+      // No cron (graphile-worker would otherwise read a `crontab` file in the working directory).
+      parsedCronItems: [],
     });
     this.reap();
     this.timer = setInterval(() => this.reap(), this.reapMs);

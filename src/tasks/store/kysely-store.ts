@@ -252,7 +252,8 @@ export class KyselyTaskStore implements TaskStore {
       const row = await this.db
         .selectFrom('tasks')
         .select((eb) => eb.fn.countAll<number | string>().as('n'))
-        .where('status', '=', status)
+        // A literal, not a parameter: the planner matches it to the partial index's WHERE.
+        .where('status', '=', sql.lit(status))
         .where('owner', '=', owner)
         .executeTakeFirst();
       total += Number(row?.n ?? 0);
