@@ -51,6 +51,8 @@ async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
   return createSandboxEngine({
     ffmpegPath: config.ffmpegPath ?? defaultFfmpegPath(),
     renderTimeoutMs: config.renderTimeoutS * 1000,
+    fps: config.sandboxFps,
+    cacheDir: join(config.dataDir, 'render-cache'),
     fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     log: (msg: string, extra?: object) => logger.debug(extra ?? {}, msg),
   });
@@ -161,6 +163,8 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     const removed = await storage.sweep(now - config.outputTtlS * 1000);
     if (removed > 0) logger.info({ removed }, 'expired outputs deleted');
     await sweepWorkDirs(workRoot, now - (config.renderTimeoutS + config.leaseS * 2) * 1000);
+    // Render cache entries live as long as the outputs they were made for.
+    await sweepWorkDirs(join(config.dataDir, 'render-cache'), now - config.outputTtlS * 1000);
   };
 
   function start(): Promise<{ url: string }>;

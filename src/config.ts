@@ -40,6 +40,8 @@ export interface Config {
   readonly sqliteSynchronous: 'NORMAL' | 'FULL';
   /** LOG_LEVEL: pino level. Default info. */
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** MEDIAGATE_SANDBOX_FPS: frame rate of sandbox videos, 6-60. Default 12. */
+  readonly sandboxFps: number;
   /** MEDIAGATE_ENGINE: `sandbox` renders real media; `instant` is a zero-cost engine for benchmarks. */
   readonly engine: 'sandbox' | 'instant';
   /** MEDIAGATE_WORKERS: run the worker pool in this process (false for an API-only process). */
@@ -58,7 +60,7 @@ export interface Config {
   readonly fetchAllowHosts: readonly string[];
   /** MEDIAGATE_FETCH_ALLOW_PRIVATE: `true` (every address) or CIDR ranges media fetches may reach. Default false. */
   readonly fetchAllowPrivate: boolean | readonly string[];
-  /** MEDIAGATE_RATE_LIMIT_PER_MIN: requests per minute per API key (per process); 0 = off. Default 6000. */
+  /** MEDIAGATE_RATE_LIMIT_PER_MIN: requests per minute per API key (per process); 0 = off. Default 60000. */
   readonly rateLimitPerMin: number;
   /** MEDIAGATE_MAX_TASKS_IN_FLIGHT: queued + processing tasks per API key; 0 = off. Default 5000. */
   readonly maxTasksInFlight: number;
@@ -185,6 +187,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     sweepIntervalS: integer(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
     sqliteSynchronous: oneOf(env, 'MEDIAGATE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    sandboxFps: integer(env, 'MEDIAGATE_SANDBOX_FPS', 12, 6, 60),
     engine: oneOf(env, 'MEDIAGATE_ENGINE', ['sandbox', 'instant'] as const, 'sandbox'),
     workers: bool(env, 'MEDIAGATE_WORKERS', true),
     printGeneratedKey: bool(env, 'MEDIAGATE_PRINT_KEY', true),
@@ -194,7 +197,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     drainS: integer(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     fetchAllowPrivate: allowPrivate(env),
-    rateLimitPerMin: integer(env, 'MEDIAGATE_RATE_LIMIT_PER_MIN', 6000, 0, 100_000_000),
+    rateLimitPerMin: integer(env, 'MEDIAGATE_RATE_LIMIT_PER_MIN', 60_000, 0, 100_000_000),
     maxTasksInFlight: integer(env, 'MEDIAGATE_MAX_TASKS_IN_FLIGHT', 5000, 0, 100_000_000),
     jsonMaxDepth: integer(env, 'MEDIAGATE_JSON_MAX_DEPTH', 32, 4, 1000),
     jsonMaxItems: integer(env, 'MEDIAGATE_JSON_MAX_ITEMS', 1000, 10, 10_000_000),

@@ -56,6 +56,9 @@ describe('SIGKILL under load', () => {
       MEDIAGATE_CONCURRENCY: '4',
       MEDIAGATE_LEASE_S: '2',
       MEDIAGATE_MAX_ATTEMPTS: '100',
+      // One key creates as fast as it can: the per-key quotas would turn most of it into 429s.
+      MEDIAGATE_RATE_LIMIT_PER_MIN: '0',
+      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
       LOG_LEVEL: 'warn',
     };
     const acknowledged = new Set<string>();
@@ -64,25 +67,25 @@ describe('SIGKILL under load', () => {
 
     // Load: a few clients creating tasks back to back, across restarts.
     let loading = true;
-    let refused = 0;
+    const refusals: number[] = [];
     const client = async (n: number): Promise<void> => {
       for (let i = n; loading; i += 1) {
+        let res: Response;
         try {
-          const res = await fetch(`${current.url}/v1/video/generations`, {
+          res = await fetch(`${current.url}/v1/video/generations`, {
             method: 'POST',
             headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
             body: JSON.stringify(BODIES[i % BODIES.length]),
           });
-          if (res.status === 200) acknowledged.add(((await res.json()) as Task).id);
-          else {
-            expect(res.status, 'a refusal under load is a documented status').toBe(503);
-            refused += 1;
-            await res.body?.cancel();
-          }
         } catch {
           // The service is down (killed): not acknowledged, so nothing is owed. Try again soon.
           await sleep(50);
+          continue;
         }
+        // A body cut by the kill means the client never learnt the id: not acknowledged.
+        const text = await res.text().catch(() => undefined);
+        if (res.status !== 200) refusals.push(res.status);
+        else if (text !== undefined && text !== '') acknowledged.add((JSON.parse(text) as Task).id);
       }
     };
     const clients = [0, 1, 2, 3].map(client);
@@ -125,7 +128,8 @@ describe('SIGKILL under load', () => {
     }
     for (const [id, task] of finals) expect(folders, `the output of ${id}`).toContain(task.id);
     expect(await readdir(join(dataDir, 'work'))).toEqual([]);
-    expect(refused).toBeLessThan(acknowledged.size);
+    // A creation is acknowledged or refused as the service stops (503), nothing else.
+    expect(refusals.filter((status) => status !== 503)).toEqual([]);
 
     current.child.kill('SIGTERM');
     expect(await current.exited).toBe(0);

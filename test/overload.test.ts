@@ -54,8 +54,10 @@ describe('overload', () => {
       MEDIAGATE_DATA_DIR: dataDir,
       MEDIAGATE_API_KEYS: KEY,
       MEDIAGATE_CONCURRENCY: '1',
-      // The backlog is the point here: no per-key cap on tasks in flight.
+      // The backlog is the point here: no per-key cap on tasks in flight, and no request quota
+      // (the pollers alone send a few hundred requests a second from one key).
       MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+      MEDIAGATE_RATE_LIMIT_PER_MIN: '0',
       LOG_LEVEL: 'warn',
     };
     const service = await startProcess(['serve'], env);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -390,5 +390,38 @@ describe('sandbox progress parsing', () => {
     now = 450;
     reporter.report(150);
     expect(seen).toEqual([0, 12, 99]);
+  });
+});
+
+describe('render cache', () => {
+  it('encodes equivalent requests once and gives each task its own identical file', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'mediagate-cache-'));
+    const engine = createSandboxEngine({ ffmpegPath: defaultFfmpegPath(), cacheDir: join(root, 'cache') });
+    const render = async (name: string, params: Record<string, unknown>) => {
+      const workDir = join(root, name);
+      await mkdir(workDir);
+      const result = await engine.render({
+        taskId: name,
+        model: { id: 'm', kind: 'video', aspectRatios: [], checkImageRule3: false },
+        params: { prompt: 'cache me', duration: 1, resolution: '360p', ...params },
+        workDir,
+        signal: new AbortController().signal,
+        onProgress: () => {},
+      });
+      return result.files[0]?.path ?? '';
+    };
+    try {
+      const first = await render('a', { seed: 7 });
+      // Parameters that do not change pixels (here prompt_extend, and the model) share the render.
+      const second = await render('b', { seed: 7, prompt_extend: true });
+      const other = await render('c', { seed: 8 });
+      expect((await stat(first)).ino).toBe((await stat(second)).ino);
+      expect((await stat(first)).ino).not.toBe((await stat(other)).ino);
+      expect((await readFile(first)).equals(await readFile(second))).toBe(true);
+      expect(await readdir(join(root, 'cache'))).toHaveLength(2);
+    } finally {
+      await engine.close();
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

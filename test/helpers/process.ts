@@ -57,7 +57,10 @@ async function spawnService(
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const deadline = Date.now() + 30_000;
   while (!(await ready(output))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`service did not start:\n${output}`);
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`service did not start:\n${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return { child, url, output: () => output, exited };

@@ -38,9 +38,9 @@ export async function startRoundRobinProxy(): Promise<RoundRobinProxy> {
         },
       );
       forward.on('error', () => {
-        // The upstream answered early (413) and closed before taking the whole body: its answer stands.
-        if (!res.headersSent) res.writeHead(502);
-        if (!res.writableEnded && !res.headersSent) res.end();
+        // The upstream closed the connection. If it answered first (an early 413 for a body over
+        // its cap), that answer is being relayed; if its reset beat the answer, say 502.
+        if (!res.headersSent) res.writeHead(502).end();
       });
       forward.end(Buffer.concat(chunks));
     });
@@ -82,25 +82,44 @@ export async function startScaledOut(
 ): Promise<ScaledOut> {
   const proxy = options.proxy ?? (await startRoundRobinProxy());
   const shared = { MEDIAGATE_PUBLIC_URL: proxy.url, ...env };
-  const apis = await Promise.all(
-    Array.from({ length: counts.apis }, async () => startProcess(['serve', '--no-workers'], { ...shared, PORT: String(await freePort()) })),
-  );
-  proxy.setUpstreams([...(options.alsoUpstreams ?? []), ...apis.map((api) => api.url)]);
-  const workers = await Promise.all(Array.from({ length: counts.workers }, () => startWorkerProcess(shared)));
   const stop = async (service: ServiceProcess, signal: NodeJS.Signals): Promise<void> => {
     if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill(signal);
     await Promise.race([service.exited, sleep(15_000)]);
   };
+  const starting = [
+    ...Array.from({ length: counts.apis }, async () => startProcess(['serve', '--no-workers'], { ...shared, PORT: String(await freePort()) })),
+    ...Array.from({ length: counts.workers }, () => startWorkerProcess(shared)),
+  ];
+  const started = await Promise.allSettled(starting);
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure) {
+    // Leave no process behind (it would hold the test database open).
+    await Promise.all(started.flatMap((result) => (result.status === 'fulfilled' ? [stop(result.value, 'SIGKILL')] : [])));
+    if (!options.proxy) await proxy.close();
+    throw failure.reason;
+  }
+  const services = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const apis = services.slice(0, counts.apis);
+  const workers = services.slice(counts.apis);
+  proxy.setUpstreams([...(options.alsoUpstreams ?? []), ...apis.map((api) => api.url)]);
+  let closing = false;
+  let replacing: Promise<void> = Promise.resolve();
   return {
     proxy,
     apis,
     workers,
-    async replaceWorker(index) {
-      const old = workers[index];
-      if (old) await stop(old, 'SIGKILL');
-      workers[index] = await startWorkerProcess(shared);
+    replaceWorker(index) {
+      replacing = replacing.catch(() => {}).then(async () => {
+        const old = workers[index];
+        if (closing || !old) return;
+        await stop(old, 'SIGKILL');
+        workers[index] = await startWorkerProcess(shared);
+      });
+      return replacing;
     },
     async close() {
+      closing = true;
+      await replacing.catch(() => {});
       await Promise.all([...apis, ...workers].map((service) => stop(service, 'SIGTERM')));
       await proxy.close();
     },

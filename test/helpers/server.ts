@@ -47,29 +47,40 @@ export async function startServer(env: Record<string, string> = {}, options: Med
     ...env,
   };
   const proxy = split ? await startRoundRobinProxy() : undefined;
-  const config = loadConfig({ ...base, ...(proxy ? { MEDIAGATE_WORKERS: 'false', MEDIAGATE_PUBLIC_URL: proxy.url } : {}) });
-  const app = await createMediagate(config, { logger: pino({ level: config.logLevel }), ...options });
-  const { url } = await app.start();
+  let app: Mediagate | undefined;
   let cluster: ScaledOut | undefined;
   let chaos: NodeJS.Timeout | undefined;
-  if (proxy) {
-    const { PORT: _port, ...shared } = base;
-    cluster = await startScaledOut({ ...shared, LOG_LEVEL: 'info' }, { apis: 1, workers: 2 }, { proxy, alsoUpstreams: [url] });
-    const every = Number(process.env['MEDIAGATE_TEST_CHAOS_MS'] ?? '0');
-    if (every > 0) {
-      let victim = 0;
-      chaos = setInterval(() => void cluster?.replaceWorker((victim += 1) % 2).catch(() => {}), every);
+  let url: string;
+  try {
+    const config = loadConfig({ ...base, ...(proxy ? { MEDIAGATE_WORKERS: 'false', MEDIAGATE_PUBLIC_URL: proxy.url } : {}) });
+    app = await createMediagate(config, { logger: pino({ level: config.logLevel }), ...options });
+    ({ url } = await app.start());
+    if (proxy) {
+      const { PORT: _port, ...shared } = base;
+      // Workers log at info: `mediagate worker started` tells that one is ready.
+      cluster = await startScaledOut({ ...shared, LOG_LEVEL: 'info' }, { apis: 1, workers: 2 }, { proxy, alsoUpstreams: [url] });
+      const every = Number(process.env['MEDIAGATE_TEST_CHAOS_MS'] ?? '0');
+      if (every > 0) {
+        let victim = 0;
+        chaos = setInterval(() => void cluster?.replaceWorker((victim += 1) % 2).catch(() => {}), every);
+      }
     }
+  } catch (error) {
+    await app?.close(0).catch(() => {});
+    await proxy?.close();
+    await database?.drop();
+    throw error;
   }
+  const started = app;
   return {
     url: proxy?.url ?? url,
     keys: TEST_KEYS,
     dataDir,
-    app,
+    app: started,
     async close() {
       if (chaos) clearInterval(chaos);
       await cluster?.close();
-      await app.close(2000);
+      await started.close(2000);
       await database?.drop();
       if (!env['MEDIAGATE_DATA_DIR']) await rm(dataDir, { recursive: true, force: true });
     },

@@ -5,6 +5,7 @@
 import { createFetchDispatcher, type FetchOptions } from '../../media/fetcher.js';
 import { EngineError, type Engine, type RenderJob, type RenderResult } from '../types.js';
 import { renderImage } from './image.js';
+import { RenderCache } from './render-cache.js';
 import { resolveSandboxOptions, type SandboxEngineOptions } from './options.js';
 import { ProgressReporter } from './progress.js';
 import { renderVideo } from './video.js';
@@ -16,6 +17,7 @@ export function createSandboxEngine(input: SandboxEngineOptions): Engine {
   // The engine owns the connection pool it creates, and closes it with itself.
   const ownDispatcher = options.fetch.dispatcher === undefined ? createFetchDispatcher({ allow: options.fetchAllow }) : undefined;
   const fetch: Omit<FetchOptions, 'signal'> = { ...options.fetch, dispatcher: options.fetch.dispatcher ?? ownDispatcher };
+  const cache = options.cacheDir === undefined ? undefined : new RenderCache(options.cacheDir);
 
   return {
     name: 'sandbox',
@@ -35,7 +37,7 @@ export function createSandboxEngine(input: SandboxEngineOptions): Engine {
         const file =
           job.model.kind === 'image'
             ? await renderImage(job, options)
-            : await renderVideo(job, { options, fetch, signal, progress });
+            : await renderVideo(job, { options, fetch, signal, progress, ...(cache ? { cache } : {}) });
         signal.throwIfAborted();
         return { files: [file] };
       } finally {

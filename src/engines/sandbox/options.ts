@@ -21,7 +21,7 @@ export interface SandboxEngineOptions {
   readonly fontFile?: string;
   /** Longest one render may take, in ms; past it the task fails with `timeout`. Default 600000. */
   readonly renderTimeoutMs?: number;
-  /** Video frame rate, an integer from 6 to 60. Default 24. */
+  /** Video frame rate, an integer from 6 to 60. Default 12: half the encode work of 24, still smooth for a sandbox preview. */
   readonly fps?: number;
   /** Longest video rendered, in seconds; longer requests fail with `unsupported_value`. Default 120. */
   readonly maxDurationS?: number;
@@ -29,6 +29,8 @@ export interface SandboxEngineOptions {
   readonly maxInputPixels?: number;
   /** Debug log: ffmpeg command lines, pids, stderr of failures. Default: silent. */
   readonly log?: SandboxLog;
+  /** Directory of the content-addressed render cache (render-cache.ts). Default: no cache. */
+  readonly cacheDir?: string;
 }
 
 export interface ResolvedSandboxOptions {
@@ -41,6 +43,7 @@ export interface ResolvedSandboxOptions {
   readonly maxDurationS: number;
   readonly maxInputPixels: number;
   readonly log: SandboxLog;
+  readonly cacheDir: string | undefined;
 }
 
 /** Largest frame: each side at most 8192, and no more pixels than 7680x2160 (32:9 at 4k). */
@@ -54,7 +57,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 }
 
 function frameRate(value: number | undefined): number {
-  if (value === undefined) return 24;
+  if (value === undefined) return 12;
   // Whole frames per second keep every duration an exact number of frames.
   if (!Number.isInteger(value) || value < 6 || value > 60) throw new RangeError('sandbox engine option fps must be an integer from 6 to 60');
   return value;
@@ -72,5 +75,6 @@ export function resolveSandboxOptions(options: SandboxEngineOptions): ResolvedSa
     maxDurationS: positive('maxDurationS', options.maxDurationS, 120),
     maxInputPixels: Math.round(positive('maxInputPixels', options.maxInputPixels, 50_000_000)),
     log: options.log ?? (() => {}),
+    cacheDir: options.cacheDir,
   };
 }

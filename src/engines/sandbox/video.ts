@@ -14,6 +14,7 @@ import { hex, paletteFor } from './palette.js';
 import { readVideoRequest } from './params.js';
 import type { ProgressReporter } from './progress.js';
 import { runFfmpeg } from './run-ffmpeg.js';
+import { RenderCache } from './render-cache.js';
 import { renderCaption } from './text.js';
 
 /** Share of the progress bar spent before ffmpeg starts (fetching, decoding, key frames). */
@@ -25,6 +26,8 @@ export interface VideoContext {
   /** The job's signal combined with the render deadline. */
   readonly signal: AbortSignal;
   readonly progress: ProgressReporter;
+  /** Finished renders by content; absent: every render encodes. */
+  readonly cache?: RenderCache;
 }
 
 export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<RenderedFile> {
@@ -47,6 +50,14 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
   }
 
   const palette = paletteFor(request.prompt, request.seed);
+  const output = join(job.workDir, 'video.mp4');
+  const cacheKey = RenderCache.key(
+    { v: 1, width, height, durationS: request.durationS, fps: options.fps, audio: request.audio, prompt: request.prompt, palette },
+    [images.image?.bytes, images.endImage?.bytes],
+  );
+  if (ctx.cache && (await ctx.cache.fetch(cacheKey, 'mp4', output))) {
+    return { path: output, type: 'video', contentType: 'video/mp4', ext: 'mp4' };
+  }
   const [start, end, caption] = await Promise.all([
     images.image ? coverFrame(images.image, width, height, options.maxInputPixels) : gradientFrame(palette, width, height),
     images.endImage ? coverFrame(images.endImage, width, height, options.maxInputPixels) : null,
@@ -59,7 +70,6 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
     end: join(job.workDir, 'sandbox-end.rgb'),
     caption: join(job.workDir, 'sandbox-caption.rgba'),
   };
-  const output = join(job.workDir, 'video.mp4');
   try {
     await Promise.all([
       writeFile(scratch.start, start.data),
@@ -90,5 +100,6 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
   } finally {
     await Promise.all(Object.values(scratch).map((path) => rm(path, { force: true })));
   }
+  await ctx.cache?.store(cacheKey, 'mp4', output);
   return { path: output, type: 'video', contentType: 'video/mp4', ext: 'mp4' };
 }

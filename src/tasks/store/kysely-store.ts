@@ -153,13 +153,13 @@ export class KyselyTaskStore implements TaskStore {
     return this.guarded(id, attempt, { progress }, (qb) => qb.where((eb) => eb.or([eb('progress', 'is', null), eb('progress', '<', progress)])));
   }
 
+  // A settled task keeps `lease_owner`: the worker that settled it (operators, scale-out spec).
   complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
     return this.guarded(id, attempt, {
       status: 'completed',
       progress: 100,
       completed_at: now,
       outputs: JSON.stringify(outputs),
-      lease_owner: null,
       lease_expires_at: null,
     });
   }
@@ -169,7 +169,6 @@ export class KyselyTaskStore implements TaskStore {
       status: 'failed',
       completed_at: now,
       error: JSON.stringify(error),
-      lease_owner: null,
       lease_expires_at: null,
     });
   }

@@ -18,6 +18,7 @@ export interface TasksTable {
   attempt: Generated<number>;
   /** Attempts whose worker stopped without settling (taken over after the lease expired). */
   interruptions: Generated<number>;
+  /** The worker holding the lease; once settled, the worker that settled the task. */
   lease_owner: string | null;
   lease_expires_at: number | null;
   /** JSON of the resolved parameters; last, so reads of the other columns skip its pages. */
