@@ -5,13 +5,13 @@
  */
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { openBackendFor } from '../app.js';
 import { KeyRegistry, generateKey } from '../auth/api-keys.js';
 import type { TaskStore } from '../tasks/store/store.js';
-import { readConfig } from './serve.js';
 
 /** Runs `run` on the store the server opens for this configuration (SQLite or DATABASE_URL), migrated. */
 async function withStore<T>(run: (store: TaskStore) => Promise<T>): Promise<T> {
+  const { openBackendFor } = await import('../app.js');
+  const { readConfig } = await import('./serve.js');
   const backend = openBackendFor(readConfig(), pino({ level: 'warn' }, pino.destination(2)));
   try {
     await backend.migrate();

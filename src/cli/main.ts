@@ -1,9 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { registerKeyCommands } from './keys.js';
-import { migrate } from './migrate.js';
-import { serve } from './serve.js';
-import { worker } from './worker.js';
 import { registerImageCommands, registerModelsCommand, registerTaskCommands, registerVideoCommands } from './client-commands/index.js';
 
 const program = new Command();
@@ -14,6 +11,8 @@ program
   .description('run the HTTP API and, unless --no-workers, the workers that render tasks')
   .option('--no-workers', 'API only: leave rendering to `mediagate worker` processes')
   .action(async (options: { workers: boolean }) => {
+    // Server code loads only for server commands: client commands start in a fraction of the time.
+    const { serve } = await import('./serve.js');
     await serve({ workers: options.workers, http: true });
   });
 
@@ -21,6 +20,7 @@ program
   .command('worker')
   .description('run workers only (no HTTP): render tasks from the shared PostgreSQL queue (DATABASE_URL)')
   .action(async () => {
+    const { worker } = await import('./worker.js');
     await worker();
   });
 
@@ -28,6 +28,7 @@ program
   .command('migrate')
   .description('apply pending schema migrations (SQLite, or PostgreSQL at DATABASE_URL) and exit')
   .action(async () => {
+    const { migrate } = await import('./migrate.js');
     await migrate();
   });
 
