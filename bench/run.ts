@@ -3,11 +3,14 @@
  * Every HTTP figure is reported with its ratio to a bare node:http server measured in the same
  * run, with the same load generator (autocannon), connections and duration.
  */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Request } from 'autocannon';
+import pg from 'pg';
 import sharp from 'sharp';
 import { load, type LoadResult } from './lib/load.js';
 import { rssMiB, serve, type Served } from './lib/proc.js';
@@ -22,6 +25,7 @@ const AUTH = { authorization: `Bearer ${KEY}` };
 const JSON_HEADERS = { ...AUTH, 'content-type': 'application/json' };
 const STORE_SIZES = quick ? [10_000, 100_000] : [10_000, 1_000_000];
 const PIPELINE_TASKS = quick ? 3000 : 20_000;
+const PG_ADMIN_URL = process.env['MEDIAGATE_BENCH_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface HttpRow extends LoadResult {
   readonly name: string;
@@ -40,6 +44,9 @@ function mediagate(dataDir: string, args: string[], env: Record<string, string> 
     MEDIAGATE_API_KEYS: KEY,
     MEDIAGATE_ENGINE: 'instant',
     LOG_LEVEL: 'warn',
+    // The load comes from one key: per-key limits would measure the limiter, not the gateway.
+    MEDIAGATE_RATE_LIMIT_PER_MIN: '0',
+    MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
     ...env,
   }, '/healthz');
 }
@@ -150,35 +157,96 @@ interface PipelineFigure {
   readonly tasksPerSecond: number;
 }
 
-async function phasePipeline(): Promise<PipelineFigure> {
+/** Creates PIPELINE_TASKS tasks through `apiUrl` and waits until `completed()` counts them all. */
+async function drive(backend: string, apiUrl: string, completed: () => Promise<number>): Promise<PipelineFigure> {
+  const started = performance.now();
+  await load({
+    url: `${apiUrl}/v1/video/generations`,
+    connections: CONNECTIONS,
+    durationS: 600,
+    amount: PIPELINE_TASKS,
+    requests: [{ method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: 'pipeline' }) }],
+  });
+  for (;;) {
+    const done = await completed();
+    if (done >= PIPELINE_TASKS) break;
+    if (performance.now() - started > 300_000) throw new Error(`pipeline on ${backend} stalled at ${done}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const figure = { backend, tasks: PIPELINE_TASKS, seconds: Math.round(seconds * 100) / 100, tasksPerSecond: Math.round(PIPELINE_TASKS / seconds) };
+  process.stderr.write(`  pipeline ${backend}: ${figure.tasksPerSecond} tasks/s (${PIPELINE_TASKS} tasks in ${figure.seconds} s)\n`);
+  return figure;
+}
+
+async function phasePipelineSqlite(): Promise<PipelineFigure> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-pipeline-'));
   const server = await mediagate(dataDir, ['serve'], { MEDIAGATE_CONCURRENCY: '16' });
   const db = new BetterSqlite3(join(dataDir, 'mediagate.db'), { readonly: true });
+  const count = db.prepare("SELECT count(*) AS n FROM tasks WHERE status = 'completed'");
   try {
-    const started = performance.now();
-    await load({
-      url: `${server.url}/v1/video/generations`,
-      connections: CONNECTIONS,
-      durationS: 600,
-      amount: PIPELINE_TASKS,
-      requests: [{ method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: 'pipeline' }) }],
-    });
-    const count = db.prepare("SELECT count(*) AS n FROM tasks WHERE status = 'completed'");
-    for (;;) {
-      const done = (count.get() as { n: number }).n;
-      if (done >= PIPELINE_TASKS) break;
-      if (performance.now() - started > 300_000) throw new Error(`pipeline stalled at ${done}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const seconds = (performance.now() - started) / 1000;
-    const figure = { backend: 'sqlite', tasks: PIPELINE_TASKS, seconds: Math.round(seconds * 100) / 100, tasksPerSecond: Math.round(PIPELINE_TASKS / seconds) };
-    process.stderr.write(`  pipeline sqlite: ${figure.tasksPerSecond} tasks/s (${PIPELINE_TASKS} tasks in ${figure.seconds} s)\n`);
-    return figure;
+    return await drive('sqlite, one process', server.url, async () => (count.get() as { n: number }).n);
   } finally {
     db.close();
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** One API process and two worker processes on a fresh PostgreSQL database; skipped without one. */
+async function phasePipelinePostgres(): Promise<PipelineFigure | undefined> {
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2000 });
+  admin.on('error', () => {});
+  try {
+    await admin.connect();
+  } catch {
+    notes.push(`PostgreSQL pipeline skipped: nothing answers at ${new URL(PG_ADMIN_URL).host} (set MEDIAGATE_BENCH_PG_URL).`);
+    return undefined;
+  }
+  const name = `mediagate_bench_${randomBytes(4).toString('hex')}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-pg-'));
+  const env = { DATABASE_URL: url.toString(), MEDIAGATE_CONCURRENCY: '16' };
+  const servers: Served[] = [];
+  const client = new pg.Client({ connectionString: url.toString() });
+  try {
+    servers.push(await mediagate(dataDir, ['serve', '--no-workers'], env));
+    const api = servers[0];
+    if (!api) throw new Error('no API process');
+    for (let i = 0; i < 2; i += 1) servers.push(await spawnWorker(dataDir, env));
+    await client.connect();
+    return await drive('postgres, API + 2 workers', api.url, async () =>
+      Number((await client.query<{ n: string }>("SELECT count(*) AS n FROM tasks WHERE status = 'completed'")).rows[0]?.n ?? 0),
+    );
+  } finally {
+    await client.end().catch(() => {});
+    await Promise.all(servers.map((server) => server.stop()));
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    await admin.end();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A `mediagate worker` process; it has no HTTP, so it is ready once it has migrated (give it a moment). */
+async function spawnWorker(dataDir: string, env: Record<string, string>): Promise<Served> {
+  const child = spawn(process.execPath, ['dist/cli/main.js', 'worker'], {
+    env: { ...process.env, MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_API_KEYS: KEY, MEDIAGATE_ENGINE: 'instant', LOG_LEVEL: 'warn', ...env },
+    stdio: 'ignore',
+  });
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  return {
+    child,
+    url: '',
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
 }
 
 function markdown(pipelines: PipelineFigure[], renders: RenderFigure[]): string {
@@ -206,7 +274,9 @@ async function main(): Promise<void> {
   await phaseCeiling();
   await phaseCreate();
   for (const size of STORE_SIZES) await phasePoll(size);
-  const pipelines = [await phasePipeline()];
+  const pipelines = [await phasePipelineSqlite()];
+  const onPostgres = await phasePipelinePostgres();
+  if (onPostgres) pipelines.push(onPostgres);
   const renders = await measureRenders(quick ? 1 : 3);
   const report = markdown(pipelines, renders);
   process.stdout.write(`${report}\n`);
