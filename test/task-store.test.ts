@@ -21,6 +21,23 @@ describe.each(STORE_BACKENDS)('task store on $name', (backend) => {
   });
   afterEach(async () => cleanup());
 
+  describe('group commit of creations', () => {
+    it('makes every task of a burst durable and visible when its creation resolves', async () => {
+      const tasks = await Promise.all(Array.from({ length: 200 }, (_, i) => service.create('o', row, { n: i })));
+      const read = await Promise.all(tasks.map((task) => service.get('o', task.id)));
+      expect(read.every((task, i) => task?.id === tasks[i]?.id && task?.status === 'queued')).toBe(true);
+    });
+
+    it('fails only the bad row of a batch', async () => {
+      const first = await service.create('o', row, {});
+      const duplicate = { id: first.id, kind: 'video' as const, model: row.id, owner: 'o', params: {}, createdAt: clock };
+      const fresh = { ...duplicate, id: 'vid_fresh_one_of_the_batch__' };
+      const results = await Promise.allSettled([store.insertTask(duplicate), store.insertTask(fresh)]);
+      expect(results.map((result) => result.status)).toEqual(['rejected', 'fulfilled']);
+      expect(await service.get('o', fresh.id)).toMatchObject({ status: 'queued' });
+    });
+  });
+
   describe('creation', () => {
     it('stores a queued task with no progress, outputs, times or error', async () => {
       const task = await service.create('owner-a', row, { prompt: 'x', duration: 5 });

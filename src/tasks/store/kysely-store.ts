@@ -62,16 +62,47 @@ export class KyselyTaskStore implements TaskStore {
     return migrate(this.db, this.dialect);
   }
 
-  async insertTask(task: NewTask): Promise<void> {
-    const insert = withParameters(this.hot.insertTask, [task.id, task.kind, task.model, task.owner, task.createdAt, JSON.stringify(task.params)]);
-    const jobs = this.jobs;
-    if (!jobs) {
-      await this.db.executeQuery(insert);
-      return;
+  /**
+   * Group commit: creations that arrive in the same turn of the event loop are written in one
+   * transaction, and each caller's promise resolves only after that commit, so a task is
+   * durable before its creation is acknowledged, as with one transaction each. The commit,
+   * not the row, is what costs (measured: ~7k single-row commits/s vs far more rows per
+   * batch on SQLite; one round trip instead of many on PostgreSQL).
+   */
+  insertTask(task: NewTask): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pendingInserts.push({ task, resolve, reject });
+      if (this.pendingInserts.length === 1) setImmediate(() => void this.flushInserts());
+    });
+  }
+
+  private pendingInserts: { task: NewTask; resolve: () => void; reject: (error: unknown) => void }[] = [];
+
+  private async flushInserts(): Promise<void> {
+    const batch = this.pendingInserts;
+    this.pendingInserts = [];
+    try {
+      await this.writeTasks(batch.map((entry) => entry.task));
+      for (const entry of batch) entry.resolve();
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]?.reject(error);
+        return;
+      }
+      // One bad row must not fail its neighbours: write them one by one to isolate it.
+      for (const entry of batch) await this.writeTasks([entry.task]).then(entry.resolve, entry.reject);
     }
+  }
+
+  private async writeTasks(tasks: readonly NewTask[]): Promise<void> {
+    const jobs = this.jobs;
     await this.db.transaction().execute(async (trx) => {
-      await trx.executeQuery(insert);
-      await jobs.enqueue(trx, [task.id]);
+      for (const task of tasks) {
+        await trx.executeQuery(
+          withParameters(this.hot.insertTask, [task.id, task.kind, task.model, task.owner, task.createdAt, JSON.stringify(task.params)]),
+        );
+      }
+      if (jobs) await jobs.enqueue(trx, tasks.map((task) => task.id));
     });
   }
 
