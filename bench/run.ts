@@ -91,6 +91,9 @@ async function phaseCreate(): Promise<void> {
   const large = await pngDataUrl(200, 200, true); // ~120 KB of Base64
   const post = (body: object): Request => ({ method: 'POST', path: '', headers: JSON_HEADERS, body: JSON.stringify(body) });
   try {
+    // What Fastify and our global hooks cost with no auth, validation or store: the floor that
+    // every mediagate route sits on, to read the other rows against.
+    await measure('floor: GET /healthz (framework + hooks only)', server, '/healthz');
     await measure('create video (4 models, no media data)', server, '/v1/video/generations', {
       requests: [
         post({ model: 'vendora/famw-2.7-t2v', prompt: 'a red fox in snow', duration: 8, aspect_ratio: '16:9' }),
