@@ -272,17 +272,25 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[]): string 
   return lines.join('\n');
 }
 
+/** `--only=a,b` runs some phases: ceiling, create, poll, pipeline, renders (the ceiling always runs). */
+const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const wanted = (phase: string): boolean => only === undefined || only.includes(phase);
+
 async function main(): Promise<void> {
-  process.stderr.write(`mediagate bench${quick ? ' --quick' : ''}\n`);
+  process.stderr.write(`mediagate bench${quick ? ' --quick' : ''}${only ? ` --only=${only.join(',')}` : ''}\n`);
   await phaseCeiling();
-  await phaseCreate();
-  for (const size of STORE_SIZES) await phasePoll(size);
-  const pipelines = [await phasePipelineSqlite()];
-  const onPostgres = await phasePipelinePostgres();
-  if (onPostgres) pipelines.push(onPostgres);
-  const renders = await measureRenders(quick ? 1 : 3);
+  if (wanted('create')) await phaseCreate();
+  if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
+  const pipelines: PipelineFigure[] = [];
+  if (wanted('pipeline')) {
+    pipelines.push(await phasePipelineSqlite());
+    const onPostgres = await phasePipelinePostgres();
+    if (onPostgres) pipelines.push(onPostgres);
+  }
+  const renders = wanted('renders') ? await measureRenders(quick ? 1 : 3) : [];
   const report = markdown(pipelines, renders);
   process.stdout.write(`${report}\n`);
+  if (only) return; // a partial run does not replace the latest full results
   await mkdir('bench/results', { recursive: true });
   await writeFile(
     'bench/results/latest.json',
