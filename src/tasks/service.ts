@@ -60,7 +60,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    * workers died `maxAttempts` times are failed first, so a poison task cannot loop forever.
    */
   async claim(workerId: string, leaseMs: number, maxAttempts: number): Promise<ClaimedTask | undefined> {
-    await this.failAbandoned(maxAttempts);
+    await this.sweepAbandoned(maxAttempts);
     const now = this.now();
     return this.store.claimTask(workerId, now, now + leaseMs);
   }
@@ -70,9 +70,23 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    * running under a live lease: a duplicate or late job, which the caller ends as a no-op.
    */
   async claimById(id: string, workerId: string, leaseMs: number, maxAttempts: number): Promise<ClaimedTask | undefined> {
-    await this.failAbandoned(maxAttempts);
+    await this.sweepAbandoned(maxAttempts);
     const now = this.now();
     return this.store.claimTaskById(id, workerId, now, now + leaseMs);
+  }
+
+  private lastAbandonedSweep = Number.NEGATIVE_INFINITY;
+
+  /**
+   * failAbandoned before a claim, at most once a second: it is a sweep, and running it before
+   * every claim doubled the writes of a busy worker. A task out of attempts waits at most a
+   * second longer to be failed.
+   */
+  private async sweepAbandoned(maxAttempts: number): Promise<void> {
+    const now = this.now();
+    if (now - this.lastAbandonedSweep < 1000) return;
+    this.lastAbandonedSweep = now;
+    await this.failAbandoned(maxAttempts);
   }
 
   /** processing -> failed for tasks whose workers stopped `maxAttempts` times. */
