@@ -13,7 +13,7 @@ import type { Request } from 'autocannon';
 import pg from 'pg';
 import sharp from 'sharp';
 import { load, type LoadResult } from './lib/load.js';
-import { rssMiB, serve, type Served } from './lib/proc.js';
+import { rssMiB, serve, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks } from './lib/seed.js';
 
@@ -242,13 +242,7 @@ async function spawnWorker(dataDir: string, env: Record<string, string>): Promis
   return {
     child,
     url: '',
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    },
+    stop: () => stopChild(child),
   };
 }
 

@@ -20,28 +20,12 @@ import { Mediagate, type Fetch } from '../src/client/index.js';
 import { findTask } from '../src/cli/client-commands/tasks.js';
 import { createSandboxEngine } from '../src/engines/sandbox/engine.js';
 import { defaultFfmpegPath } from '../src/engines/sandbox/ffmpeg-path.js';
-import type { Engine } from '../src/engines/types.js';
 import { freePort } from './helpers/process.js';
+import { pacedEngine } from './helpers/paced-engine.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-function pacedEngine(inner: Engine, stepMs = 150, steps = 10): Engine {
-  return {
-    name: 'paced',
-    async render(job) {
-      if (String(job.params['prompt'] ?? '').includes('[slow]')) {
-        for (let step = 1; step <= steps; step++) {
-          await new Promise((resolve) => setTimeout(resolve, stepMs));
-          job.signal.throwIfAborted();
-          job.onProgress(Math.floor((step * 90) / steps));
-        }
-      }
-      return inner.render(job);
-    },
-    close: () => inner.close(),
-  };
-}
 
 interface Run {
   readonly code: number | null;
@@ -110,7 +94,7 @@ function tty(args: readonly string[]): Promise<Run> {
 }
 
 beforeAll(async () => {
-  server = await startServer({}, { engine: pacedEngine(createSandboxEngine({ ffmpegPath: defaultFfmpegPath() })) });
+  server = await startServer({}, { engine: pacedEngine(createSandboxEngine({ ffmpegPath: defaultFfmpegPath() }), 150) });
   dir = await mkdtemp(join(tmpdir(), 'mediagate-cli-'));
   pngPath = join(dir, 'first frame.png');
   await writeFile(pngPath, await sharp({ create: { width: 400, height: 300, channels: 3, background: '#cc5500' } }).png().toBuffer());

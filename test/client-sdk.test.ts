@@ -24,27 +24,10 @@ import {
 } from '../src/client/index.js';
 import { createSandboxEngine } from '../src/engines/sandbox/engine.js';
 import { defaultFfmpegPath } from '../src/engines/sandbox/ffmpeg-path.js';
-import type { Engine } from '../src/engines/types.js';
 import { freePort } from './helpers/process.js';
+import { pacedEngine } from './helpers/paced-engine.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
-/** `[slow]` tasks report progress in `steps` steps of `stepMs` before the real render. */
-function pacedEngine(inner: Engine, stepMs = 120, steps = 10): Engine {
-  return {
-    name: 'paced',
-    async render(job) {
-      if (String(job.params['prompt'] ?? '').includes('[slow]')) {
-        for (let step = 1; step <= steps; step++) {
-          await new Promise((resolve) => setTimeout(resolve, stepMs));
-          job.signal.throwIfAborted();
-          job.onProgress(Math.floor((step * 90) / steps));
-        }
-      }
-      return inner.render(job);
-    },
-    close: () => inner.close(),
-  };
-}
 
 let server: TestServer;
 let client: Mediagate;

@@ -21,6 +21,18 @@ function withParameters(query: CompiledQuery, parameters: readonly unknown[]): C
 
 /** A claim that takes over an expired lease counts the attempt it ends as interrupted. */
 const TAKEOVER = sql.raw(`CASE WHEN status = 'processing' THEN 1 ELSE 0 END`);
+
+/** The SET of both claims: the next attempt, a lease for the worker, started and progress kept. */
+function claimSet(workerId: string, now: number, leaseUntil: number) {
+  return sql`status = 'processing',
+             attempt = attempt + 1,
+             lease_owner = ${workerId},
+             lease_expires_at = ${leaseUntil},
+             started_at = COALESCE(started_at, ${now}),
+             progress = COALESCE(progress, 0),
+             interruptions = interruptions + ${TAKEOVER}`;
+}
+
 const REAPER_LOCK = 727012;
 /** Tasks a reaper pass re-announces at most; the next pass takes the rest. */
 const STRANDED_BATCH = 500;
@@ -116,13 +128,7 @@ export class KyselyTaskStore implements TaskStore {
     const lock = this.dialect === 'postgres' ? sql.raw('FOR UPDATE SKIP LOCKED') : sql.raw('');
     const result = await sql<TaskRow & { params: string; lease_owner: string | null }>`
       UPDATE tasks
-         SET status = 'processing',
-             attempt = attempt + 1,
-             lease_owner = ${workerId},
-             lease_expires_at = ${leaseUntil},
-             started_at = COALESCE(started_at, ${now}),
-             progress = COALESCE(progress, 0),
-             interruptions = interruptions + ${TAKEOVER}
+         SET ${claimSet(workerId, now, leaseUntil)}
        WHERE id = COALESCE(
                (SELECT id FROM tasks WHERE status = 'processing' AND lease_expires_at < ${now}
                  ORDER BY lease_expires_at LIMIT 1 ${lock}),
@@ -138,13 +144,7 @@ export class KyselyTaskStore implements TaskStore {
     // (READ COMMITTED), SQLite runs one writer at a time; either way the loser matches 0 rows.
     const result = await sql<TaskRow & { params: string; lease_owner: string | null }>`
       UPDATE tasks
-         SET status = 'processing',
-             attempt = attempt + 1,
-             lease_owner = ${workerId},
-             lease_expires_at = ${leaseUntil},
-             started_at = COALESCE(started_at, ${now}),
-             progress = COALESCE(progress, 0),
-             interruptions = interruptions + ${TAKEOVER}
+         SET ${claimSet(workerId, now, leaseUntil)}
        WHERE id = ${id}
          AND (status = 'queued' OR (status = 'processing' AND lease_expires_at < ${now}))
    RETURNING *`.execute(this.db);
