@@ -7,6 +7,7 @@
  */
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rejection, rejectsWith } from './helpers/rejections.js';
 import {
   AbortError,
   APIError,
@@ -88,21 +89,6 @@ function client(fetch: Fetch, options: { maxRetries?: number; timeout?: number }
   return new Mediagate({ baseURL: 'http://mediagate.test', apiKey: 'mg_k', fetch, ...options });
 }
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
-}
-
-/** The rejection of `promise`, checked to be an instance of `type`, typed as such. */
-async function rejectsWith<E extends Error>(promise: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
-  const error = await rejection(promise);
-  if (!(error instanceof type)) throw new Error(`expected a ${type.name}, got ${String(error)}`);
-  return error;
-}
 
 const PARAMS = { model: 'vendora/famw-2.7-t2v', prompt: 'a fox' } as const;
 

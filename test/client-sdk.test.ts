@@ -9,6 +9,7 @@
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rejection, rejectsWith } from './helpers/rejections.js';
 import {
   AbortError,
   AuthenticationError,
@@ -43,21 +44,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
-}
-
-/** The rejection of `promise`, checked to be an instance of `type`, typed as such. */
-async function rejectsWith<E extends Error>(promise: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
-  const error = await rejection(promise);
-  if (!(error instanceof type)) throw new Error(`expected a ${type.name}, got ${String(error)}`);
-  return error;
-}
 
 const FAST = { pollInterval: 50, maxPollInterval: 200 } as const;
 
