@@ -163,7 +163,7 @@ describe.each(STORE_BACKENDS)('worker pool on $name', (fixture) => {
   });
 
   describe('leases', () => {
-    it('aborts a render whose lease another worker took over, and drops its files', async () => {
+    it('aborts a render whose lease another worker took over, leaving the task to the new owner', async () => {
       const manual = manualEngine();
       const slow = pool(manual.engine, { leaseMs: 600 });
       await slow.start();
