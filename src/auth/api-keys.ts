@@ -108,25 +108,33 @@ export class KeyRegistry {
     return id;
   }
 
+  /**
+   * The owner id for a key looked up less than `cacheMs` ago, without hashing or the store;
+   * undefined when it is not cached (call resolve()). The cache is keyed by the presented
+   * token: the hash is what the store is asked for, not what a cache needs.
+   */
+  resolveCached(key: string): string | undefined {
+    const cached = this.cache.get(key);
+    return cached !== undefined && cached.until > Date.now() ? cached.id : undefined;
+  }
+
   /** The owner id for a presented key, or undefined when it is unknown or revoked. */
   async resolve(key: string): Promise<string | undefined> {
+    const cached = this.resolveCached(key);
+    if (cached !== undefined) return cached;
     let memo: string | undefined;
     const hashOnce = (): string => (memo ??= hashKey(key));
     if (!this.plausible(key, hashOnce)) {
       this.refusedUnseen += 1;
       return undefined;
     }
-    const hash = hashOnce();
-    const now = Date.now();
-    const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.id;
-    const found = await this.options.store.findKeyByHash(hash);
+    const found = await this.options.store.findKeyByHash(hashOnce());
     if (!found || found.revoked) {
-      this.cache.delete(hash);
+      this.cache.delete(key);
       return undefined;
     }
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(hash, { id: found.id, until: now + this.cacheMs });
+    this.cache.set(key, { id: found.id, until: Date.now() + this.cacheMs });
     return found.id;
   }
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -10,6 +10,10 @@ import type { HttpContext } from './context.js';
 import { renderDocsPage } from './docs-page.js';
 import { errorBody, familyOf } from './envelopes.js';
 import { buildOpenApi } from './openapi.js';
+import { createFastPoll } from './fast-poll.js';
+import { createOutputUrls } from './output-urls.js';
+import { createRequestIds } from './request-ids.js';
+import { createRequestRecorder } from './request-metrics.js';
 import { allowedMethods } from './routes-table.js';
 import { fileRoutes } from './routes/files.js';
 import { modelRoutes } from './routes/models.js';
@@ -35,26 +39,44 @@ function fromFrameworkError(error: FastifyError, bodyLimit: number, contentType:
   }
 }
 
-/** Request ids accepted from clients: they end up in logs and headers. */
-const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Fastify's own defaults, set on the server we create for it (see serverFactory). */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance {
   const debugEnabled = logger.isLevelEnabled('debug');
-  const metricSeries = new Map<string, { count: { inc(): void }; duration: { observe(value: number): void } }>();
-  const requestIdPrefix = `${randomBytes(4).toString('hex')}-`;
-  let requestCounter = 0;
+  const record = createRequestRecorder(ctx.metrics);
+  const requestId = createRequestIds();
+  const urlFor = createOutputUrls(ctx);
+  let closing = false;
+  const fastPoll = createFastPoll({
+    keys: ctx.keys,
+    limits: ctx.keyLimits,
+    getTask: (owner, id) => ctx.service.get(owner, id),
+    urlFor,
+    requestId,
+    record,
+    answered: ctx.metrics.fastPolls,
+    // At debug level every request gets its log line from the app's hook.
+    enabled: () => !closing && !debugEnabled,
+  });
   const app = Fastify({
+    // Our server, so that a status poll can be answered before routing (http/fast-poll.ts).
+    serverFactory: (handler) => {
+      const server = createServer((req, res) => {
+        if (!fastPoll(req, res, () => handler(req, res))) handler(req, res);
+      });
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      return server;
+    },
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: ctx.bodyLimitBytes,
     // The client's own x-request-id is echoed only when it is a short, plain token: it goes
     // into every log line of the request, so nothing else from a client is trusted there.
     requestIdHeader: false,
-    // A per-process random prefix and a counter: unique across processes, no entropy per request.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : `${requestIdPrefix}${(requestCounter += 1).toString(36)}`;
-    },
+    genReqId: requestId,
     // Our onResponse hook logs one line per request instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // A URL that cannot be decoded is a route nobody has: 404 in the family's envelope.
@@ -114,19 +136,7 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unknown';
-    const key = `${route} ${request.method} ${reply.statusCode}`;
-    let series = metricSeries.get(key);
-    if (!series) {
-      // prom-client hashes a label object on every call; a labelled child is resolved once.
-      series = {
-        count: ctx.metrics.requests.labels(route, request.method, String(reply.statusCode)),
-        duration: ctx.metrics.duration.labels(route),
-      };
-      if (metricSeries.size < 1000) metricSeries.set(key, series);
-    }
-    series.count.inc();
-    series.duration.observe(reply.elapsedTime / 1000);
+    record(request.routeOptions.url ?? 'unknown', request.method, reply.statusCode, reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) request.log.error({ status: reply.statusCode, url: request.url.split('?')[0] }, 'request failed');
     else if (debugEnabled) {
       request.log.debug({ status: reply.statusCode, method: request.method, url: request.url.split('?')[0], ms: reply.elapsedTime }, 'request');
@@ -151,8 +161,13 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
     return reply.code(error.status).send(errorBody(familyOf(request.url), error));
   });
 
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+
   const auth = authHook(ctx.keys, ctx.keyLimits);
-  taskRoutes(app, ctx, auth);
+  taskRoutes(app, ctx, auth, urlFor);
   modelRoutes(app, auth);
   fileRoutes(app, ctx);
 

@@ -54,8 +54,21 @@ export class KeyLimits {
 
   /** Takes one request from the key's bucket; throws 429 when it is empty. */
   takeRequest(owner: string): void {
+    if (this.tryTakeRequest(owner)) return;
     const quota = this.options.requestsPerMinute;
-    if (quota <= 0) return;
+    const bucket = this.buckets.get(owner);
+    const waitS = Math.max(1, Math.ceil((1 - (bucket?.tokens ?? 0)) / this.perMs / 1000));
+    throw errors.rateLimited(`This API key sent more than ${quota} requests in a minute; retry after ${waitS} s.`, {
+      'retry-after': String(waitS),
+      'ratelimit-policy': this.requestPolicy,
+      ratelimit: `"requests";r=0;t=${waitS}`,
+    });
+  }
+
+  /** Takes one request from the key's bucket if it has one; false (and nothing taken) when empty. */
+  tryTakeRequest(owner: string): boolean {
+    const quota = this.options.requestsPerMinute;
+    if (quota <= 0) return true;
     const now = this.now();
     let bucket = this.buckets.get(owner);
     if (!bucket) {
@@ -65,16 +78,9 @@ export class KeyLimits {
       bucket.tokens = Math.min(quota, bucket.tokens + (now - bucket.at) * this.perMs);
       bucket.at = now;
     }
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return;
-    }
-    const waitS = Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000));
-    throw errors.rateLimited(`This API key sent more than ${quota} requests in a minute; retry after ${waitS} s.`, {
-      'retry-after': String(waitS),
-      'ratelimit-policy': this.requestPolicy,
-      ratelimit: `"requests";r=0;t=${waitS}`,
-    });
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
   }
 
   /** Throws 429 when the key already has its limit of tasks queued or processing. */

@@ -64,21 +64,7 @@ function requireJsonBody(request: FastifyRequest): unknown {
 }
 
 /** The four operations of the seed: create and get, for each family. */
-export function taskRoutes(app: FastifyInstance, ctx: HttpContext, onRequest: AuthHook): void {
-  // A finished task's URL never changes (its expiry derives from the completion time), and
-  // clients poll finished tasks again and again: sign each output once.
-  const signed = new Map<string, string>();
-  const urlFor: UrlFor = (key, completedAt) => {
-    let url = signed.get(key);
-    if (url === undefined) {
-      const exp = Math.floor(completedAt / 1000) + ctx.outputTtlS;
-      url = `${ctx.publicUrl()}/files/${key}?exp=${exp}&sig=${ctx.signer.sign(key, exp)}`;
-      if (signed.size >= 10_000) signed.clear();
-      signed.set(key, url);
-    }
-    return url;
-  };
-
+export function taskRoutes(app: FastifyInstance, ctx: HttpContext, onRequest: AuthHook, urlFor: UrlFor): void {
   async function create(kind: ModelKind, request: FastifyRequest) {
     const body = requireJsonBody(request);
     const result = ctx.validator.validate(kind, { body, bodyBytes: request.bodyBytes });

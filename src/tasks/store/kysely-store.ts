@@ -106,7 +106,7 @@ export class KyselyTaskStore implements TaskStore {
     }
   }
 
-  private async writeTasks(tasks: readonly NewTask[]): Promise<void> {
+  protected async writeTasks(tasks: readonly NewTask[]): Promise<void> {
     const jobs = this.jobs;
     await this.db.transaction().execute(async (trx) => {
       for (const task of tasks) {

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { KyselyTaskStore } from './kysely-store.js';
+import { SqliteTaskStore } from './sqlite-store.js';
 import { withStatementCache } from './statement-cache.js';
 import type { Database } from './schema.js';
 import type { TaskStore } from './store.js';
@@ -21,5 +21,5 @@ export function openSqliteStore(options: SqliteOptions): TaskStore {
   // Another process (a CLI `keys` command, a second worker) may hold the write lock briefly.
   database.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  return new KyselyTaskStore(db, 'sqlite');
+  return new SqliteTaskStore(database, db);
 }

@@ -1,0 +1,28 @@
+import type { UrlSigner } from '../storage/signing.js';
+import type { UrlFor } from './envelopes.js';
+
+export interface OutputUrlOptions {
+  readonly signer: UrlSigner;
+  /** Base of the URLs; a function because a port-0 server learns its address only at listen. */
+  readonly publicUrl: () => string;
+  readonly outputTtlS: number;
+}
+
+/**
+ * Signed, expiring output URLs. A finished task's URL never changes (its expiry derives from
+ * the completion time), and clients poll finished tasks again and again: each output is
+ * signed once and remembered (up to 10,000, then forgotten all at once).
+ */
+export function createOutputUrls(options: OutputUrlOptions): UrlFor {
+  const signed = new Map<string, string>();
+  return (key, completedAt) => {
+    let url = signed.get(key);
+    if (url === undefined) {
+      const exp = Math.floor(completedAt / 1000) + options.outputTtlS;
+      url = `${options.publicUrl()}/files/${key}?exp=${exp}&sig=${options.signer.sign(key, exp)}`;
+      if (signed.size >= 10_000) signed.clear();
+      signed.set(key, url);
+    }
+    return url;
+  };
+}
