@@ -115,9 +115,9 @@ describe('requests the fast path leaves to the router', () => {
   });
 
   it.each([
-    ['an unknown task', () => `/v1/video/generations/vid_unknown`, 404, { code: 'task_not_found', param: 'task_id' }],
-    ["another key's task", () => `/v1/video/generations/${otherKeysVideo}`, 404, { code: 'task_not_found', param: 'task_id' }],
-    ['a video task on the image path', () => `/v1/images/generations/async/${video}`, 404, { code: 'task_not_found' }],
+    ['an unknown task', (): string => `/v1/video/generations/vid_unknown`, 404, { code: 'task_not_found', param: 'task_id' }],
+    ["another key's task", (): string => `/v1/video/generations/${otherKeysVideo}`, 404, { code: 'task_not_found', param: 'task_id' }],
+    ['a video task on the image path', (): string => `/v1/images/generations/async/${video}`, 404, { code: 'task_not_found' }],
   ] as const)('%s: the family\'s 404 envelope', async (_name, path, status, fields) => {
     const before = await fastPolls(server);
     const res = await overSocket(server, path());

@@ -94,6 +94,32 @@ describe.each(STORE_BACKENDS)('task store on $name', (backend) => {
       expect(await service.get('o', task.id)).toMatchObject({ status: 'failed', error: { code: 'generation_failed' } });
     });
 
+    it('claims a batch: up to the limit, expired leases first, then the oldest queued, in due order', async () => {
+      const stale = await service.create('o', row, { n: 0 });
+      await service.claim('dead', 1000, 3);
+      const queued = [];
+      for (let i = 1; i <= 4; i += 1) {
+        clock += 1;
+        queued.push(await service.create('o', row, { n: i }));
+      }
+      clock += 1001;
+      const batch = await service.claimMany('w1', 10_000, 3, 3);
+      expect(batch.map((task) => task.id)).toEqual([stale.id, queued[0]?.id, queued[1]?.id]);
+      expect(batch.map((task) => task.attempt)).toEqual([2, 1, 1]);
+      expect(batch.every((task) => task.status === 'processing' && task.leaseOwner === 'w1')).toBe(true);
+      const rest = await service.claimMany('w2', 10_000, 3, 10);
+      expect(rest.map((task) => task.id)).toEqual([queued[2]?.id, queued[3]?.id]);
+      expect(await service.claimMany('w3', 10_000, 3, 10)).toEqual([]);
+    });
+
+    it('never hands one task to two concurrent batch claimers', async () => {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => service.create('o', row, { n: i })));
+      const batches = await Promise.all([service.claimMany('w1', 10_000, 3, 15), service.claimMany('w2', 10_000, 3, 15)]);
+      const ids = batches.flat().map((task) => task.id);
+      expect(ids).toHaveLength(20);
+      expect(new Set(ids).size).toBe(20);
+    });
+
     it('frees the leases of a dead owner at once', async () => {
       const task = await service.create('o', row, {});
       await service.claim('dead-worker', 60_000, 3);

@@ -56,13 +56,19 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /**
-   * queued -> processing, or takeover of a task whose worker's lease expired. Tasks whose
-   * workers died `maxAttempts` times are failed first, so a poison task cannot loop forever.
+   * queued -> processing, or takeover of tasks whose worker's lease expired: up to `limit`
+   * tasks, in the order they are due. Tasks whose workers died `maxAttempts` times are failed
+   * first, so a poison task cannot loop forever.
    */
-  async claim(workerId: string, leaseMs: number, maxAttempts: number): Promise<ClaimedTask | undefined> {
+  async claimMany(workerId: string, leaseMs: number, maxAttempts: number, limit: number): Promise<ClaimedTask[]> {
     await this.sweepAbandoned(maxAttempts);
     const now = this.now();
-    return this.store.claimTask(workerId, now, now + leaseMs);
+    return this.store.claimTasks(workerId, now, now + leaseMs, limit);
+  }
+
+  /** claimMany of one task. */
+  async claim(workerId: string, leaseMs: number, maxAttempts: number): Promise<ClaimedTask | undefined> {
+    return (await this.claimMany(workerId, leaseMs, maxAttempts, 1))[0];
   }
 
   /**

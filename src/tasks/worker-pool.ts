@@ -150,6 +150,12 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> implements TaskRu
     };
     let outcome: 'completed' | 'failed' | 'released' = 'failed';
     let won = false;
+    let scratchLeft = true;
+    const removeScratch = async (): Promise<void> => {
+      if (!scratchLeft) return;
+      scratchLeft = false;
+      await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    };
     try {
       // Scratch left by earlier attempts that died with their process is this attempt's to clear.
       for (let earlier = 1; earlier < task.attempt; earlier += 1) {
@@ -175,7 +181,7 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> implements TaskRu
       outcome = 'completed';
       // Scratch goes before the settle: a process killed after settling would leave it behind
       // for a final task, which no later attempt clears (test/crash-load.test.ts).
-      await rm(workDir, { recursive: true, force: true }).catch(() => {});
+      await removeScratch();
       won = await service.complete(task, outputs);
       if (!won) await Promise.all(outputs.map((output) => storage.delete(output.key)));
     } catch (error) {
@@ -190,13 +196,13 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> implements TaskRu
         outcome = 'failed';
         const taskError = toTaskError(error, reason);
         if (taskError.code === 'generation_failed') log.error({ err: error, task: task.id }, 'render failed');
-        await rm(workDir, { recursive: true, force: true }).catch(() => {});
+        await removeScratch();
         won = await service.fail(task, taskError);
       }
     } finally {
       clearInterval(heartbeat);
       clearTimeout(timeout);
-      await rm(workDir, { recursive: true, force: true }).catch(() => {});
+      await removeScratch();
     }
     log.info({ task: task.id, attempt: task.attempt, outcome, won }, 'task rendered');
     this.emit('rendered', { id: task.id, attempt: task.attempt, outcome, won });

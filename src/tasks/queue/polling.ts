@@ -53,13 +53,16 @@ export class PollingTaskSource implements TaskSource {
   private async fill(runner: TaskRunner): Promise<void> {
     const { service, leaseMs, maxAttempts } = this.options;
     while (!this.stopping && runner.idle > 0) {
-      const task = await service.claim(runner.workerId, leaseMs, maxAttempts);
-      if (!task) return;
-      const run: Promise<void> = runner.run(task).finally(() => {
-        this.runs.delete(run);
-        this.notify();
-      });
-      this.runs.add(run);
+      // As many as the runner has room for, in one claim: one write instead of one per task.
+      const tasks = await service.claimMany(runner.workerId, leaseMs, maxAttempts, runner.idle);
+      for (const task of tasks) {
+        const run: Promise<void> = runner.run(task).finally(() => {
+          this.runs.delete(run);
+          this.notify();
+        });
+        this.runs.add(run);
+      }
+      if (tasks.length === 0) return;
     }
   }
 

@@ -12,7 +12,7 @@ import type { JobQueueSql, TaskStore } from './store.js';
  * - BIGINT columns come back as strings from PostgreSQL (normalised in rows.ts).
  * - a job queue (PostgreSQL only, `jobs`): the job that announces a runnable task is added in
  *   the same transaction as the task change (insert, hand-back), so a committed runnable task
- *   always has a job; without one, workers poll the table (`claimTask`).
+ *   always has a job; without one, workers poll the table (`claimTasks`).
  */
 function withParameters(query: CompiledQuery, parameters: readonly unknown[]): CompiledQuery {
   if (parameters.length !== query.parameters.length) throw new Error('prepared query: parameter count mismatch');
@@ -31,6 +31,13 @@ function claimSet(workerId: string, now: number, leaseUntil: number) {
              started_at = COALESCE(started_at, ${now}),
              progress = COALESCE(progress, 0),
              interruptions = interruptions + ${TAKEOVER}`;
+}
+
+type ClaimedRow = TaskRow & { params: string; lease_owner: string | null };
+
+/** Claimed rows in the order they are due: RETURNING promises no order. */
+export function inClaimOrder(rows: readonly ClaimedRow[]): ClaimedTask[] {
+  return rows.map(toClaimedTask).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 const REAPER_LOCK = 727012;
@@ -124,19 +131,29 @@ export class KyselyTaskStore implements TaskStore {
     return row ? toTask(row) : undefined;
   }
 
-  async claimTask(workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined> {
+  async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedTask[]> {
+    // The rows are picked in a CTE, which PostgreSQL runs once: a LIMIT ... SKIP LOCKED
+    // subquery inside the UPDATE's WHERE may be run again per row and pick more than `limit`.
     const lock = this.dialect === 'postgres' ? sql.raw('FOR UPDATE SKIP LOCKED') : sql.raw('');
-    const result = await sql<TaskRow & { params: string; lease_owner: string | null }>`
+    // Expired leases first (their tasks are the oldest), then queued tasks in creation order.
+    const takeovers = await sql<ClaimedRow>`
+      WITH picked AS (SELECT id FROM tasks WHERE status = 'processing' AND lease_expires_at < ${now}
+                       ORDER BY lease_expires_at LIMIT ${limit} ${lock})
       UPDATE tasks
          SET ${claimSet(workerId, now, leaseUntil)}
-       WHERE id = COALESCE(
-               (SELECT id FROM tasks WHERE status = 'processing' AND lease_expires_at < ${now}
-                 ORDER BY lease_expires_at LIMIT 1 ${lock}),
-               (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at, id LIMIT 1 ${lock}))
-         AND (status = 'queued' OR (status = 'processing' AND lease_expires_at < ${now}))
+       WHERE id IN (SELECT id FROM picked) AND status = 'processing' AND lease_expires_at < ${now}
    RETURNING *`.execute(this.db);
-    const row = result.rows[0];
-    return row ? toClaimedTask(row) : undefined;
+    const rest = limit - takeovers.rows.length;
+    const queued =
+      rest <= 0
+        ? { rows: [] }
+        : await sql<ClaimedRow>`
+      WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at, id LIMIT ${rest} ${lock})
+      UPDATE tasks
+         SET ${claimSet(workerId, now, leaseUntil)}
+       WHERE id IN (SELECT id FROM picked) AND status = 'queued'
+   RETURNING *`.execute(this.db);
+    return inClaimOrder([...takeovers.rows, ...queued.rows]);
   }
 
   async claimTaskById(id: string, workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined> {

@@ -1,11 +1,17 @@
 import type { Database as BetterSqlite3Database, Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput } from '../types.js';
-import { KyselyTaskStore } from './kysely-store.js';
+import { GroupCommit } from './group-commit.js';
+import { KyselyTaskStore, inClaimOrder } from './kysely-store.js';
 import { TASK_COLUMNS, toClaimedTask, toTask, type TaskRow } from './rows.js';
 import type { Database } from './schema.js';
 
 type ClaimedRow = TaskRow & { params: string; lease_owner: string | null };
+
+/** A settle (processing -> completed | failed) waiting for its group commit. */
+type Settle =
+  | { readonly to: 'completed'; readonly id: string; readonly attempt: number; readonly now: number; readonly outputs: string }
+  | { readonly to: 'failed'; readonly id: string; readonly attempt: number; readonly now: number; readonly error: string };
 
 const COLUMNS = TASK_COLUMNS.join(', ');
 
@@ -33,11 +39,25 @@ const FENCE = `WHERE id = @id AND status = 'processing' AND attempt = @attempt`;
  * lost with its rollback), so each fast method defers to the Kysely path whenever a
  * transaction is open. Only start-up code opens one on SQLite.
  */
-type StatementName = 'getTask' | 'findKey' | 'insertTask' | 'claimNext' | 'claimById' | 'heartbeat' | 'setProgress' | 'complete' | 'fail';
+type StatementName =
+  | 'getTask'
+  | 'findKey'
+  | 'insertTask'
+  | 'claimTakeovers'
+  | 'claimQueued'
+  | 'claimById'
+  | 'heartbeat'
+  | 'setProgress'
+  | 'complete'
+  | 'fail';
 
 export class SqliteTaskStore extends KyselyTaskStore {
   private prepared: Record<StatementName, Statement> | undefined;
   private insertBatch: ((tasks: readonly NewTask[]) => void) | undefined;
+  /** Settles of one event-loop turn in one transaction: a busy pool settles many tasks a turn. */
+  private readonly settles = new GroupCommit<Settle, boolean>((batch) => this.writeSettles(batch));
+  private settleBatch: ((batch: readonly Settle[]) => boolean[]) | undefined;
+  private claimBatch: ((owner: string, now: number, leaseUntil: number, limit: number) => ClaimedRow[]) | undefined;
 
   constructor(
     private readonly database: BetterSqlite3Database,
@@ -57,13 +77,16 @@ export class SqliteTaskStore extends KyselyTaskStore {
       insertTask: prepare(
         `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params) VALUES (?, ?, ?, ?, 'queued', ?, '[]', ?)`,
       ),
-      // SQLite runs one writer at a time, so picking the row and updating it is one atomic step.
-      claimNext: prepare(
+      // SQLite runs one writer at a time, so picking the rows and updating them is one atomic step.
+      claimTakeovers: prepare(
         `UPDATE tasks SET ${CLAIM_SET}
-          WHERE id = COALESCE(
-                  (SELECT id FROM tasks WHERE status = 'processing' AND lease_expires_at < @now ORDER BY lease_expires_at LIMIT 1),
-                  (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at, id LIMIT 1))
-            AND ${RUNNABLE}
+          WHERE id IN (SELECT id FROM tasks WHERE status = 'processing' AND lease_expires_at < @now ORDER BY lease_expires_at LIMIT @limit)
+            AND status = 'processing' AND lease_expires_at < @now
+        RETURNING *`,
+      ),
+      claimQueued: prepare(
+        `UPDATE tasks SET ${CLAIM_SET}
+          WHERE id IN (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at, id LIMIT @limit) AND status = 'queued'
         RETURNING *`,
       ),
       claimById: prepare(`UPDATE tasks SET ${CLAIM_SET} WHERE id = @id AND ${RUNNABLE} RETURNING *`),
@@ -106,10 +129,16 @@ export class SqliteTaskStore extends KyselyTaskStore {
     return row ? { id: row.id, revoked: row.revoked_at !== null } : undefined;
   }
 
-  override async claimTask(workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined> {
-    if (!this.free) return super.claimTask(workerId, now, leaseUntil);
-    const row = this.statements.claimNext.get({ owner: workerId, now, leaseUntil }) as ClaimedRow | undefined;
-    return row ? toClaimedTask(row) : undefined;
+  override async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedTask[]> {
+    if (!this.free) return super.claimTasks(workerId, now, leaseUntil, limit);
+    this.claimBatch ??= this.database.transaction((owner: string, at: number, until: number, most: number) => {
+      const takeovers = this.statements.claimTakeovers.all({ owner, now: at, leaseUntil: until, limit: most }) as ClaimedRow[];
+      if (takeovers.length >= most) return takeovers;
+      const queued = this.statements.claimQueued.all({ owner, now: at, leaseUntil: until, limit: most - takeovers.length }) as ClaimedRow[];
+      return [...takeovers, ...queued];
+    });
+    // One transaction for the batch: a commit (a WAL append) per task was the worker's main write cost.
+    return inClaimOrder(this.claimBatch(workerId, now, leaseUntil, limit));
   }
 
   override async claimTaskById(id: string, workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined> {
@@ -129,12 +158,28 @@ export class SqliteTaskStore extends KyselyTaskStore {
   }
 
   override async complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
-    if (!this.free) return super.complete(id, attempt, outputs, now);
-    return this.statements.complete.run({ id, attempt, now, outputs: JSON.stringify(outputs) }).changes === 1;
+    return this.settles.add({ to: 'completed', id, attempt, now, outputs: JSON.stringify(outputs) });
   }
 
   override async fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
-    if (!this.free) return super.fail(id, attempt, error, now);
-    return this.statements.fail.run({ id, attempt, now, error: JSON.stringify(error) }).changes === 1;
+    return this.settles.add({ to: 'failed', id, attempt, now, error: JSON.stringify(error) });
+  }
+
+  private async writeSettles(batch: readonly Settle[]): Promise<boolean[]> {
+    if (!this.free) {
+      const results: boolean[] = [];
+      for (const settle of batch) {
+        results.push(
+          settle.to === 'completed'
+            ? await super.complete(settle.id, settle.attempt, JSON.parse(settle.outputs) as TaskOutput[], settle.now)
+            : await super.fail(settle.id, settle.attempt, JSON.parse(settle.error) as TaskError, settle.now),
+        );
+      }
+      return results;
+    }
+    this.settleBatch ??= this.database.transaction((settles: readonly Settle[]) =>
+      settles.map((settle) => (settle.to === 'completed' ? this.statements.complete : this.statements.fail).run(settle).changes === 1),
+    );
+    return this.settleBatch(batch);
   }
 }

@@ -14,10 +14,11 @@ export interface TaskStore {
   /** A task as its owner sees it; undefined for unknown ids and for other owners' tasks. */
   getTask(id: string, owner: string): Promise<Task | undefined>;
   /**
-   * queued -> processing (or an expired lease taken over): the oldest runnable task, with its
-   * attempt incremented and a lease for `workerId` until `leaseUntil`.
+   * queued -> processing (or expired leases taken over): up to `limit` runnable tasks, expired
+   * leases first, then the oldest queued, each with its attempt incremented and a lease for
+   * `workerId` until `leaseUntil`; in the order they are due.
    */
-  claimTask(workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined>;
+  claimTasks(workerId: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedTask[]>;
   /**
    * The same transition for one named task (a queue job names it): claims it only if it is
    * queued, or processing with an expired lease. A duplicate or late job gets undefined.
