@@ -13,11 +13,13 @@ import type { Request } from 'autocannon';
 import pg from 'pg';
 import sharp from 'sharp';
 import { load, type LoadResult } from './lib/load.js';
-import { rssMiB, serve, stopChild, type Served } from './lib/proc.js';
+import { cpuMicros, rssMiB, serve, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks } from './lib/seed.js';
 
 const quick = process.argv.includes('--quick');
+/** `--profile`: every mediagate process writes a V8 CPU profile (flame graph) at exit. */
+const PROFILE_DIR = process.argv.includes('--profile') ? 'bench/results/profiles' : undefined;
 const CONNECTIONS = 50;
 const DURATION_S = quick ? 3 : 10;
 const KEY = 'mg_bench_key_0123456789abcdef';
@@ -32,6 +34,11 @@ interface HttpRow extends LoadResult {
   readonly ratio: number;
   readonly rssBeforeMiB: number;
   readonly rssAfterMiB: number;
+  /**
+   * Server CPU (all threads) per request, in µs: what the request costs the server, read off
+   * /proc, so less sensitive than req/s to what else the machine is doing.
+   */
+  readonly cpuUsPerRequest: number;
 }
 
 const rows: HttpRow[] = [];
@@ -39,7 +46,8 @@ const notes: string[] = [];
 let ceiling = 0;
 
 function mediagate(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<Served> {
-  return serve(process.execPath, ['dist/cli/main.js', ...args], {
+  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  return serve(process.execPath, [...profile, 'dist/cli/main.js', ...args], {
     MEDIAGATE_DATA_DIR: dataDir,
     MEDIAGATE_API_KEYS: KEY,
     MEDIAGATE_ENGINE: 'instant',
@@ -53,16 +61,21 @@ function mediagate(dataDir: string, args: string[], env: Record<string, string> 
 
 async function measure(name: string, server: Served, path: string, options: { requests?: Request[]; headers?: Record<string, string> } = {}): Promise<HttpRow> {
   const rssBeforeMiB = await rssMiB(server.child.pid);
+  const cpuBefore = await cpuMicros(server.child.pid);
   const result = await load({ url: `${server.url}${path}`, connections: CONNECTIONS, durationS: DURATION_S, ...options });
+  const cpuUsed = (await cpuMicros(server.child.pid)) - cpuBefore;
   const row: HttpRow = {
     name,
     ...result,
     ratio: ceiling === 0 ? 1 : Math.round((result.rps / ceiling) * 100) / 100,
     rssBeforeMiB,
     rssAfterMiB: await rssMiB(server.child.pid),
+    cpuUsPerRequest: result.requests === 0 ? 0 : Math.round((cpuUsed / result.requests) * 10) / 10,
   };
   rows.push(row);
-  process.stderr.write(`  ${name}: ${row.rps} req/s (${Math.round(row.ratio * 100)}% of ceiling), p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}\n`);
+  process.stderr.write(
+    `  ${name}: ${row.rps} req/s (${Math.round(row.ratio * 100)}% of ceiling), p50 ${row.p50} ms, p99 ${row.p99} ms, server CPU ${row.cpuUsPerRequest} µs/req, non-2xx ${row.non2xx}\n`,
+  );
   return row;
 }
 
@@ -250,9 +263,12 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[]): string 
   const lines = [
     `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION_S} s per phase${quick ? ' (--quick)' : ''}.`,
     '',
-    '| phase | req/s | vs ceiling | p50 ms | p99 ms | non-2xx | RSS before → after (MiB) |',
-    '|---|---:|---:|---:|---:|---:|---|',
-    ...rows.map((r) => `| ${r.name} | ${r.rps} | ${Math.round(r.ratio * 100)}% | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.rssBeforeMiB} → ${r.rssAfterMiB} |`),
+    '| phase | req/s | vs ceiling | p50 ms | p99 ms | server CPU µs/req | non-2xx | RSS before → after (MiB) |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.rps} | ${Math.round(r.ratio * 100)}% | ${r.p50} | ${r.p99} | ${r.cpuUsPerRequest} | ${r.non2xx} | ${r.rssBeforeMiB} → ${r.rssAfterMiB} |`,
+    ),
     '',
     '| pipeline (create → completed, instant engine) | tasks | seconds | tasks/s |',
     '|---|---:|---:|---:|',

@@ -132,7 +132,7 @@ describe('video create', () => {
     const run = await cli(['video', 'create', ...T2V, '-p', 'a fox', '--aspect-ratio', '9:16']);
     expect(run.code, run.stderr).toBe(0);
     const id = run.stdout.trim();
-    expect(id).toMatch(/^vid_[\w-]{22}$/);
+    expect(id).toMatch(/^vid_[\w-]{30}$/);
     expect(run.stderr).toContain(`mediagate task wait ${id}`);
 
     const waited = await cli(['task', 'wait', id, '--json', '--poll-interval', '100']);
@@ -189,7 +189,7 @@ describe('image create and task commands', () => {
     const run = await cli(['image', 'create', '-m', 'vendora/famz-image-spicy', '-p', 'dunes', '--width', '256', '--height', '256', '-d', out, '-q']);
     expect(run.code, run.stderr).toBe(0);
     const path = run.stdout.trim();
-    expect(path).toMatch(/img_[\w-]{22}\.png$/);
+    expect(path).toMatch(/img_[\w-]{30}\.png$/);
     const meta = await sharp(await readFile(path)).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['png', 256, 256]);
   });

@@ -53,7 +53,16 @@ describe.each(STORE_BACKENDS)('task store on $name', (backend) => {
     it('gives unguessable URL-safe ids', async () => {
       const ids = await Promise.all(Array.from({ length: 50 }, () => service.create('o', row, {}).then((t) => t.id)));
       expect(new Set(ids).size).toBe(50);
-      for (const id of ids) expect(id).toMatch(/^vid_[A-Za-z0-9_-]{22}$/);
+      for (const id of ids) expect(id).toMatch(/^vid_[A-Za-z0-9_-]{30}$/);
+    });
+
+    it('gives ids that sort by creation time (new rows go to the end of the id index)', async () => {
+      const ids: string[] = [];
+      for (const step of [1, 63, 64, 4095, 4096, 86_400_000]) {
+        clock += step;
+        ids.push((await service.create('o', row, {})).id);
+      }
+      expect([...ids].sort()).toEqual(ids);
     });
   });
 

@@ -48,6 +48,18 @@ export async function rssMiB(pid: number | undefined): Promise<number> {
   }
 }
 
+/** CPU time a process has used so far (user + system, all its threads), in microseconds (Linux /proc). */
+export async function cpuMicros(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  try {
+    // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 Hz).
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return 0;
+  }
+}
+
 /** SIGTERM, up to 15 s to drain, then SIGKILL. */
 export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;

@@ -11,6 +11,7 @@ import { renderDocsPage } from './docs-page.js';
 import { errorBody, familyOf } from './envelopes.js';
 import { buildOpenApi } from './openapi.js';
 import { createFastPoll } from './fast-poll.js';
+import { LazyChildLogger } from './lazy-logger.js';
 import { createOutputUrls } from './output-urls.js';
 import { createRequestIds } from './request-ids.js';
 import { createRequestRecorder } from './request-metrics.js';
@@ -77,6 +78,7 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
     // into every log line of the request, so nothing else from a client is trusted there.
     requestIdHeader: false,
     genReqId: requestId,
+    childLoggerFactory: (parent, bindings, options) => new LazyChildLogger(parent, bindings, options),
     // Our onResponse hook logs one line per request instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // A URL that cannot be decoded is a route nobody has: 404 in the family's envelope.

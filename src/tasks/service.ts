@@ -32,14 +32,15 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
 
   /** (none) -> queued. The task is durable when this resolves. */
   async create(owner: string, row: ModelRow, params: ResolvedParams): Promise<Task> {
+    const createdAt = this.now();
     const task: Task = {
-      id: newTaskId(row.kind),
+      id: newTaskId(row.kind, createdAt),
       kind: row.kind,
       model: row.id,
       owner,
       status: 'queued',
       progress: null,
-      createdAt: this.now(),
+      createdAt,
       startedAt: null,
       completedAt: null,
       error: null,

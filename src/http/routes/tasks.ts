@@ -65,6 +65,17 @@ function requireJsonBody(request: FastifyRequest): unknown {
 
 /** The four operations of the seed: create and get, for each family. */
 export function taskRoutes(app: FastifyInstance, ctx: HttpContext, onRequest: AuthHook, urlFor: UrlFor): void {
+  // One labelled counter per model, resolved once: prom-client hashes a label object per call.
+  const createdCounters = new Map<string, { inc(): void }>();
+  const countCreated = (kind: ModelKind, model: string): void => {
+    let counter = createdCounters.get(model);
+    if (counter === undefined) {
+      counter = ctx.metrics.tasksCreated.labels(kind, model);
+      createdCounters.set(model, counter);
+    }
+    counter.inc();
+  };
+
   async function create(kind: ModelKind, request: FastifyRequest) {
     const body = requireJsonBody(request);
     const result = ctx.validator.validate(kind, { body, bodyBytes: request.bodyBytes });
@@ -73,7 +84,7 @@ export function taskRoutes(app: FastifyInstance, ctx: HttpContext, onRequest: Au
     await ctx.keyLimits?.admitTask(request.owner);
     const task = await ctx.service.create(request.owner, result.row, result.params);
     ctx.keyLimits?.taskCreated(request.owner);
-    ctx.metrics.tasksCreated.inc({ kind, model: task.model });
+    countCreated(kind, task.model);
     return task;
   }
 
