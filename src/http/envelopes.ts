@@ -65,7 +65,22 @@ export function imageCreated(task: Task): unknown {
   return { code: 'success', message: '', data: { task_id: task.id } };
 }
 
-export function imageTask(task: Task, urlFor: UrlFor): unknown {
+export interface ImageStatusBody {
+  code: 'success';
+  message: '';
+  data: {
+    task_id: string;
+    status: string;
+    progress: string;
+    outputs: string[];
+    submit_time: number;
+    start_time: number;
+    finish_time: number;
+    fail_reason: string;
+  };
+}
+
+export function imageTask(task: Task, urlFor: UrlFor): ImageStatusBody {
   return {
     code: 'success',
     message: '',

@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import compileStringifier from 'fast-json-stringify';
 import type { KeyRegistry } from '../auth/api-keys.js';
 import type { Task } from '../tasks/types.js';
 import { bearerToken } from './auth.js';
 import { imageTask, videoTask, type Family, type UrlFor } from './envelopes.js';
 import type { KeyLimits } from './rate-limit.js';
 import type { RecordRequest } from './request-metrics.js';
+import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from './response-schemas.js';
 
 export interface FastPollOptions {
   readonly keys: KeyRegistry;
@@ -44,8 +46,9 @@ const ROUTES: Readonly<Record<Family, string>> = {
  */
 export function createFastPoll(options: FastPollOptions): FastPoll {
   const { keys, limits, getTask, urlFor, requestId, record, answered, enabled } = options;
+  const stringify = { video: compileStringifier(VIDEO_TASK_RESPONSE), image: compileStringifier(IMAGE_STATUS_RESPONSE) };
   const answer = (req: IncomingMessage, res: ServerResponse, family: Family, task: Task, started: number): void => {
-    const body = JSON.stringify(family === 'video' ? videoTask(task, urlFor) : imageTask(task, urlFor));
+    const body = family === 'video' ? stringify.video(videoTask(task, urlFor)) : stringify.image(imageTask(task, urlFor));
     res.writeHead(200, {
       'x-request-id': requestId(req),
       'x-content-type-options': 'nosniff',

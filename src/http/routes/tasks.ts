@@ -4,6 +4,7 @@ import type { ModelKind } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import type { HttpContext } from '../context.js';
 import { imageCreated, imageTask, videoTask, type UrlFor } from '../envelopes.js';
+import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from '../response-schemas.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -11,47 +12,6 @@ declare module 'fastify' {
     bodyBytes: number;
   }
 }
-
-// Response schemas let Fastify serialise with a compiled stringifier instead of JSON.stringify.
-const ERROR_OBJECT = {
-  type: ['object', 'null'],
-  properties: { type: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string' } },
-} as const;
-const VIDEO_TASK_RESPONSE = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    object: { type: 'string' },
-    model: { type: 'string' },
-    status: { type: 'string' },
-    outputs: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' }, url: { type: 'string' } } } },
-    created_at: { type: 'integer' },
-    started_at: { type: ['integer', 'null'] },
-    completed_at: { type: ['integer', 'null'] },
-    progress: { type: ['integer', 'null'] },
-    error: ERROR_OBJECT,
-  },
-} as const;
-const IMAGE_STATUS_RESPONSE = {
-  type: 'object',
-  properties: {
-    code: { type: 'string' },
-    message: { type: 'string' },
-    data: {
-      type: 'object',
-      properties: {
-        task_id: { type: 'string' },
-        status: { type: 'string' },
-        progress: { type: 'string' },
-        outputs: { type: 'array', items: { type: 'string' } },
-        submit_time: { type: 'integer' },
-        start_time: { type: 'integer' },
-        finish_time: { type: 'integer' },
-        fail_reason: { type: 'string' },
-      },
-    },
-  },
-} as const;
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
