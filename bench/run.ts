@@ -22,6 +22,8 @@ const quick = process.argv.includes('--quick');
 const PROFILE_DIR = process.argv.includes('--profile') ? 'bench/results/profiles' : undefined;
 const CONNECTIONS = 50;
 const DURATION_S = quick ? 3 : 10;
+/** Load before each measured phase, not counted: the server's JIT warms up on the same requests. */
+const WARMUP_S = quick ? 1 : 2;
 const KEY = 'mg_bench_key_0123456789abcdef';
 const AUTH = { authorization: `Bearer ${KEY}` };
 const JSON_HEADERS = { ...AUTH, 'content-type': 'application/json' };
@@ -60,6 +62,7 @@ function mediagate(dataDir: string, args: string[], env: Record<string, string> 
 }
 
 async function measure(name: string, server: Served, path: string, options: { requests?: Request[]; headers?: Record<string, string> } = {}): Promise<HttpRow> {
+  await load({ url: `${server.url}${path}`, connections: CONNECTIONS, durationS: WARMUP_S, ...options });
   const rssBeforeMiB = await rssMiB(server.child.pid);
   const cpuBefore = await cpuMicros(server.child.pid);
   const result = await load({ url: `${server.url}${path}`, connections: CONNECTIONS, durationS: DURATION_S, ...options });
@@ -261,7 +264,7 @@ async function spawnWorker(dataDir: string, env: Record<string, string>): Promis
 
 function markdown(pipelines: PipelineFigure[], renders: RenderFigure[]): string {
   const lines = [
-    `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION_S} s per phase${quick ? ' (--quick)' : ''}.`,
+    `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION_S} s per phase after ${WARMUP_S} s of warm-up${quick ? ' (--quick)' : ''}.`,
     '',
     '| phase | req/s | vs ceiling | p50 ms | p99 ms | server CPU µs/req | non-2xx | RSS before → after (MiB) |',
     '|---|---:|---:|---:|---:|---:|---:|---|',

@@ -77,6 +77,7 @@ export function openBackendFor(config: Config, logger: Logger): TaskBackend {
     pgPoolSize: config.pgPoolSize,
     sqlitePath: join(config.dataDir, 'mediagate.db'),
     sqliteSynchronous: config.sqliteSynchronous,
+    sqliteCacheMb: config.sqliteCacheMb,
     log: logger.child({ component: 'store' }),
   });
 }

@@ -38,6 +38,8 @@ export interface Config {
   readonly sweepIntervalS: number;
   /** MEDIAGATE_SYNCHRONOUS: SQLite `synchronous` pragma, NORMAL (survives process crashes) or FULL (also power loss). */
   readonly sqliteSynchronous: 'NORMAL' | 'FULL';
+  /** MEDIAGATE_SQLITE_CACHE_MB: SQLite page cache of this process, in MiB. Default 64. */
+  readonly sqliteCacheMb: number;
   /** LOG_LEVEL: pino level. Default info. */
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** MEDIAGATE_SANDBOX_FPS: frame rate of sandbox videos, 6-60. Default 12. */
@@ -186,6 +188,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     renderTimeoutS: integer(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),
     sweepIntervalS: integer(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
     sqliteSynchronous: oneOf(env, 'MEDIAGATE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
+    sqliteCacheMb: integer(env, 'MEDIAGATE_SQLITE_CACHE_MB', 64, 2, 65_536),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     sandboxFps: integer(env, 'MEDIAGATE_SANDBOX_FPS', 12, 6, 60),
     engine: oneOf(env, 'MEDIAGATE_ENGINE', ['sandbox', 'instant'] as const, 'sandbox'),

@@ -43,12 +43,14 @@ export interface BackendOptions {
   readonly pgPoolSize: number;
   readonly sqlitePath: string;
   readonly sqliteSynchronous: 'NORMAL' | 'FULL';
+  /** SQLite page cache in MiB (default 64). */
+  readonly sqliteCacheMb?: number;
   readonly log: TaskLog;
 }
 
 export function openBackend(options: BackendOptions): TaskBackend {
   if (options.databaseUrl === undefined) {
-    const store = openSqliteStore({ path: options.sqlitePath, synchronous: options.sqliteSynchronous });
+    const store = openSqliteStore({ path: options.sqlitePath, synchronous: options.sqliteSynchronous, cacheMb: options.sqliteCacheMb });
     return {
       kind: 'sqlite',
       store,
