@@ -126,6 +126,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
           concurrency: config.concurrency,
           leaseMs: config.leaseS * 1000,
           maxAttempts: config.maxAttempts,
+          localQueueSize: config.pgLocalQueue,
           log: workerLog,
         }),
         log: workerLog,

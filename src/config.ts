@@ -54,6 +54,8 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /** MEDIAGATE_PG_POOL_SIZE: PostgreSQL connections per process at most. Default 10. */
   readonly pgPoolSize: number;
+  /** MEDIAGATE_PG_LOCAL_QUEUE: queue jobs a worker process fetches and locks at once. Default MEDIAGATE_CONCURRENCY; 1 = one per free slot. */
+  readonly pgLocalQueue: number;
   /** MEDIAGATE_INSTANT_DELAY_MS: how long each render of the `instant` engine takes (benchmarks, tests). Default 0. */
   readonly instantDelayMs: number;
   /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10. */
@@ -172,6 +174,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       throw new ConfigError('MEDIAGATE_API_KEYS: each key must be 8-256 printable ASCII characters without spaces.');
     }
   }
+  const concurrency = integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256);
   const config: Config = {
     port,
     host,
@@ -179,7 +182,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     apiKeys,
     publicUrl: publicUrl(env, host, port),
     publicUrlExplicit: Boolean(env['MEDIAGATE_PUBLIC_URL']?.trim()),
-    concurrency: integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256),
+    concurrency,
     outputTtlS: integer(env, 'MEDIAGATE_OUTPUT_TTL_S', 86_400, 1, 10 * 365 * 86_400),
     ffmpegPath: env['MEDIAGATE_FFMPEG_PATH']?.trim() || undefined,
     bodyLimitBytes: integer(env, 'MEDIAGATE_BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
@@ -196,6 +199,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     printGeneratedKey: bool(env, 'MEDIAGATE_PRINT_KEY', true),
     databaseUrl: databaseUrl(env),
     pgPoolSize: integer(env, 'MEDIAGATE_PG_POOL_SIZE', 10, 4, 1000),
+    pgLocalQueue: integer(env, 'MEDIAGATE_PG_LOCAL_QUEUE', concurrency, 1, 10_000),
     instantDelayMs: integer(env, 'MEDIAGATE_INSTANT_DELAY_MS', 0, 0, 600_000),
     drainS: integer(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),

@@ -16,6 +16,7 @@ import { RENDER_JOB } from '../src/tasks/queue/graphile.js';
 import { TaskService } from '../src/tasks/service.js';
 import { WorkerPool } from '../src/tasks/worker-pool.js';
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
+import { startWorkerProcess, type ServiceProcess } from './helpers/process.js';
 
 const row = findModel('vendora/famw-2.7-t2v');
 if (!row) throw new Error('catalog row missing');
@@ -90,6 +91,15 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
 
   const jobsOf = async (id: string) => (await sql.query<{ key: string }>('SELECT key FROM graphile_worker.jobs WHERE key = $1', [id])).rows;
   const state = async (id: string) => (await service.get('o', id)) ?? { status: 'missing', attempt: -1 };
+  const processing = async () => (await sql.query(`SELECT 1 FROM tasks WHERE status = 'processing'`)).rowCount ?? 0;
+  /** Queued tasks whose job a worker has locked: jobs waiting in a worker's local queue. */
+  const waitingLocally = async () =>
+    (
+      await sql.query<{ id: string }>(
+        `SELECT t.id FROM tasks t JOIN graphile_worker.jobs j ON j.key = t.id WHERE t.status = 'queued' AND j.locked_at IS NOT NULL ORDER BY t.id`,
+      )
+    ).rows.map((r) => r.id);
+  const allCompleted = async (ids: readonly string[]) => (await Promise.all(ids.map(state))).every((task) => task.status === 'completed');
 
   it('adds one job per task, with the task, under the task id as its key', async () => {
     const task = await service.create('o', row, {});
@@ -171,4 +181,64 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     await until(async () => (await state(task.id)).status === 'failed');
     expect((await service.get('o', task.id))?.error?.code).toBe('generation_failed');
   });
+
+  it('returns the jobs waiting in its local queue as soon as it stops, while its renders drain', async () => {
+    const held = countingEngine(true);
+    // Concurrency 2: two jobs render and up to two more wait, locked, in the local queue. A long
+    // lease, so that neither the reaper nor the local queue's time limit (a third of it, at most
+    // 5 s) can be what unlocks them.
+    const first = pool(held.engine, { leaseMs: 60_000 });
+    await first.start();
+    const tasks = await Promise.all(Array.from({ length: 4 }, () => service.create('o', row, {})));
+    await until(async () => (await processing()) === 2 && (await waitingLocally()).length === 2);
+    const waiting = await waitingLocally();
+    let closed = false;
+    const closing = first.close(5000).then(() => {
+      closed = true;
+    });
+    await until(async () => (await sql.query('SELECT 1 FROM graphile_worker.jobs WHERE key = ANY($1) AND locked_at IS NULL', [waiting])).rowCount === 2, 2000);
+    expect(closed).toBe(false);
+    // Another worker runs them at once, as their first attempt: the stopping one never claimed them.
+    const counting = countingEngine();
+    await pool(counting.engine, { leaseMs: 60_000 }).start();
+    await until(() => allCompleted(waiting));
+    for (const id of waiting) expect(await state(id)).toMatchObject({ attempt: 1 });
+    await closing;
+    // The two renders that could not finish were handed back, and ran again there.
+    await until(() => allCompleted(tasks.map((task) => task.id)));
+    for (const task of tasks) expect(counting.renders.get(task.id)).toBe(1);
+  });
+
+  it('takes over the jobs waiting in the local queue of a worker process killed with SIGKILL', async () => {
+    let worker: ServiceProcess | undefined;
+    try {
+      worker = await startWorkerProcess({
+        DATABASE_URL: database.url,
+        MEDIAGATE_DATA_DIR: dir,
+        MEDIAGATE_API_KEYS: 'mg_pg_queue_key_0123456789',
+        MEDIAGATE_ENGINE: 'instant',
+        MEDIAGATE_INSTANT_DELAY_MS: '600000',
+        MEDIAGATE_CONCURRENCY: '2',
+        MEDIAGATE_LEASE_S: '2',
+      });
+      const tasks = await Promise.all(Array.from({ length: 4 }, () => service.create('o', row, {})));
+      await until(async () => (await processing()) === 2 && (await waitingLocally()).length === 2, 20_000);
+      const waiting = await waitingLocally();
+      worker.child.kill('SIGKILL');
+      expect(await worker.exited).toBe('SIGKILL');
+      const killedAt = Date.now();
+      // Its jobs stay locked (for 4 hours, to graphile-worker). The reaper of this worker treats
+      // a job locked for longer than a lease by a worker that never claimed its task as stranded.
+      const counting = countingEngine();
+      await pool(counting.engine, { leaseMs: 2000, reapMs: 100 }).start();
+      await until(() => allCompleted(tasks.map((task) => task.id)), 20_000);
+      // A lease after the jobs were locked (before the kill), a reaper pass and a pickup; the
+      // rest is slack for a loaded machine.
+      expect(Date.now() - killedAt).toBeLessThan(2000 + 5000);
+      for (const id of waiting) expect(await state(id)).toMatchObject({ attempt: 1 });
+      for (const task of tasks) expect(counting.renders.get(task.id)).toBe(1);
+    } finally {
+      worker?.child.kill('SIGKILL');
+    }
+  }, 60_000);
 });

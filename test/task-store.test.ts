@@ -150,6 +150,16 @@ describe.each(STORE_BACKENDS)('task store on $name', (backend) => {
       expect(results.filter(Boolean)).toHaveLength(1);
     });
 
+    it('claims several named tasks at once, each for its own caller', async () => {
+      const tasks = await Promise.all([1, 2, 3].map((n) => service.create('o', row, { n })));
+      // Made in one turn of the event loop: on PostgreSQL, one UPDATE. Task 1 is named twice.
+      const results = await Promise.all([...tasks, tasks[0]].map((task, i) => (task ? service.claimById(task.id, `w${i}`, 10_000, 3) : undefined)));
+      const got = results.map((claimed) => claimed && { id: claimed.id, owner: claimed.leaseOwner, n: claimed.params['n'] });
+      expect(got.slice(1, 3)).toEqual(tasks.slice(1).map((task, i) => ({ id: task.id, owner: `w${i + 1}`, n: i + 2 })));
+      expect([got[0], got[3]].filter(Boolean)).toHaveLength(1);
+      expect(got[0] ?? got[3]).toMatchObject({ id: tasks[0]?.id, n: 1 });
+    });
+
     it('takes over by id only once the lease has expired', async () => {
       const task = await service.create('o', row, {});
       await service.claimById(task.id, 'w1', 1000, 3);
@@ -215,6 +225,20 @@ describe.each(STORE_BACKENDS)('task store on $name', (backend) => {
       expect(await service.complete(claimed, [])).toBe(true);
       expect(await service.fail(claimed, failure)).toBe(false);
       expect(await service.complete(claimed, [])).toBe(false);
+    });
+
+    it('settles completions made at once each on its own attempt', async () => {
+      const [a, b] = await Promise.all([service.create('o', row, {}), service.create('o', row, {})]);
+      if (!a || !b) throw new Error('not created');
+      const onlyA = await service.claimById(a.id, 'w1', 1000, 3);
+      const stale = await service.claimById(b.id, 'w1', 1000, 3);
+      clock += 1001;
+      const current = await service.claimById(b.id, 'w2', 1000, 3);
+      if (!onlyA || !stale || !current) throw new Error('not claimed');
+      // Made in one turn of the event loop: on PostgreSQL, one UPDATE carries them all.
+      const won = await Promise.all([service.complete(stale, []), service.complete(onlyA, []), service.complete(current, []), service.complete(current, [])]);
+      expect(won).toEqual([false, true, true, false]);
+      expect(await service.get('o', b.id)).toMatchObject({ status: 'completed', attempt: 2 });
     });
 
     it('refuses every write of a stale attempt after a takeover', async () => {

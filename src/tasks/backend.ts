@@ -34,6 +34,8 @@ export interface TaskSourceOptions {
   readonly pollMs?: number;
   /** PostgreSQL: how often to look for tasks of stopped workers. Default a third of the lease, at most 5 s. */
   readonly reapMs?: number;
+  /** PostgreSQL: jobs a worker process fetches and locks at once (see GraphileTaskSource). Default `concurrency`. */
+  readonly localQueueSize?: number;
 }
 
 export interface BackendOptions {
@@ -77,8 +79,17 @@ export function openBackend(options: BackendOptions): TaskBackend {
       await migrateQueue(pool, log);
       return { store: await store.migrate() };
     },
-    taskSource: ({ service, concurrency, leaseMs, maxAttempts, log, reapMs }) =>
-      new GraphileTaskSource({ pool, service, concurrency, leaseMs, maxAttempts, log, ...(reapMs === undefined ? {} : { reapMs }) }),
+    taskSource: ({ service, concurrency, leaseMs, maxAttempts, log, reapMs, localQueueSize }) =>
+      new GraphileTaskSource({
+        pool,
+        service,
+        concurrency,
+        leaseMs,
+        maxAttempts,
+        log,
+        ...(reapMs === undefined ? {} : { reapMs }),
+        ...(localQueueSize === undefined ? {} : { localQueueSize }),
+      }),
     close: () => store.close(),
   };
 }

@@ -1,5 +1,5 @@
 import { Logger, run, runMigrations, type LogLevel, type Runner } from 'graphile-worker';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import type { TaskService } from '../service.js';
 import type { JobQueueSql } from '../store/store.js';
@@ -24,20 +24,27 @@ export const RENDER_JOB = 'mediagate_render';
 /** Takes the queue's migrations one process at a time (a session advisory lock). */
 const QUEUE_MIGRATION_LOCK = 727013;
 
+/**
+ * add_jobs(specs, job_key_preserve_run_at) over `rows` (id, created_at): one job per task, keyed by
+ * the task id. Its run_at is the task's creation time, so jobs run in task order as on SQLite,
+ * and a task that comes back (a stopped worker's, a handed-back one) runs before tasks created
+ * after it. The job has no queue name on purpose: a named queue is locked with its running job,
+ * for 4 hours when the worker dies, and would hold every other job of that queue back.
+ */
+function addJobs(rows: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`graphile_worker.add_jobs(
+    ARRAY(SELECT ROW(${RENDER_JOB}, json_build_object('id', r.id), NULL, to_timestamp(r.created_at / 1000.0), NULL, r.id, NULL, NULL)::graphile_worker.job_spec
+            FROM ${rows} r),
+    true)`;
+}
+
 export const graphileJobs: JobQueueSql = {
   async enqueue(db, ids) {
     if (ids.length === 0) return;
-    // add_jobs(specs, job_key_preserve_run_at): one job per id, keyed by the id. Its run_at is
-    // the task's creation time, so jobs run in task order as on SQLite, and a task that comes
-    // back (a stopped worker's, a handed-back one) runs before tasks created after it. The job
-    // has no queue name on purpose: a named queue is locked with its running job, for 4 hours
-    // when the worker dies, and would hold every other job of that queue back.
-    await sql`
-      SELECT count(*) FROM graphile_worker.add_jobs(
-        ARRAY(SELECT ROW(${RENDER_JOB}, json_build_object('id', t.id), NULL, to_timestamp(t.created_at / 1000.0), NULL, t.id, NULL, NULL)::graphile_worker.job_spec
-                FROM tasks t WHERE t.id = ANY(${[...ids]}::text[])),
-        true)`.execute(db);
+    await sql`SELECT count(*) FROM ${addJobs(sql`(SELECT id, created_at FROM tasks WHERE id = ANY(${[...ids]}::text[]))`)}`.execute(db);
   },
+
+  enqueueRows: addJobs,
 
   async stranded(db, now, staleMs, limit) {
     // A job delivers its task if it is waiting (unlocked, retries left) or was locked less than
@@ -64,11 +71,49 @@ export async function migrateQueue(pool: pg.Pool, log: TaskLog): Promise<void> {
     await client.query('SELECT pg_advisory_lock($1)', [QUEUE_MIGRATION_LOCK]);
     try {
       await runMigrations({ pgPool: pool, logger: graphileLogger(log) });
+      await seedJobStatistics(client, log);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [QUEUE_MIGRATION_LOCK]);
     }
   } finally {
     client.release();
+  }
+}
+
+/** The key of the job that seedJobStatistics adds and removes within one transaction. */
+const STATISTICS_SEED_KEY = 'mediagate:statistics-seed';
+
+/**
+ * Gives graphile-worker's jobs table its first planner statistics. Without any (a new database,
+ * until autovacuum analyzes the table, a minute or more after the first jobs), the planner
+ * guesses graphile-worker's job fetch matches almost nothing, and reads and sorts every waiting
+ * job instead of taking the first few from the queue's index: per fetch, a cost that grows
+ * with the backlog (EXPLAIN ANALYZE during the PostgreSQL pipeline of `npm run bench`: 2 ms a
+ * fetch with 6k jobs waiting, 27 ms with 14k, against 0.1-0.3 ms with statistics; before this,
+ * the pipeline's database spent most of its time there). Analyzing the empty table does not
+ * help (it records no column statistics), so the statistics come from one job that this
+ * transaction adds, analyzes and removes: nobody else ever sees it. Once any statistics exist,
+ * even from a table of running jobs only, the fetch takes the index (checked with EXPLAIN),
+ * and autovacuum keeps them. A role that does not own the table gets a warning from ANALYZE
+ * and nothing else.
+ */
+async function seedJobStatistics(client: pg.ClientBase, log: TaskLog): Promise<void> {
+  const { rows } = await client.query<{ missing: boolean }>(
+    `SELECT NOT EXISTS (SELECT 1 FROM pg_stats WHERE schemaname = 'graphile_worker' AND tablename = '_private_jobs' AND attname = 'task_id') AS missing`,
+  );
+  if (rows[0]?.missing !== true) return;
+  try {
+    await client.query('BEGIN');
+    await client.query(
+      `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY[ROW($1, '{}'::json, NULL, NULL, NULL, $2, NULL, NULL)::graphile_worker.job_spec])`,
+      [RENDER_JOB, STATISTICS_SEED_KEY],
+    );
+    await client.query('ANALYZE graphile_worker._private_jobs');
+    await client.query('SELECT count(*) FROM graphile_worker.remove_job($1)', [STATISTICS_SEED_KEY]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    log.warn({ err: error }, 'could not give the job table its first statistics; fetching jobs may be slow until autovacuum analyzes it');
   }
 }
 
@@ -81,6 +126,11 @@ export interface GraphileSourceOptions {
   readonly maxAttempts: number;
   /** How often to look for stranded tasks. Default a third of the lease, at most 5 s. */
   readonly reapMs?: number;
+  /**
+   * Jobs a worker process fetches (and locks) in one statement, to hand to its free slots
+   * without a round trip each. Default `concurrency`; 1 fetches one job per free slot.
+   */
+  readonly localQueueSize?: number;
   readonly log: TaskLog;
 }
 
@@ -102,6 +152,36 @@ export class GraphileTaskSource implements TaskSource {
     return this.options.reapMs ?? Math.max(200, Math.min(5000, Math.floor(this.options.leaseMs / 3)));
   }
 
+  /**
+   * graphile-worker's default fetch, one job per free slot, costs a statement and a commit per
+   * task; a worker process fetches a batch instead (graphile-worker's local queue: in the
+   * PostgreSQL pipeline of `npm run bench`, 1 fetch per 16 tasks instead of 1 per task). Its
+   * jobs are locked while they wait for a slot of this process, which our design accounts for:
+   * - nothing is claimed until a slot takes the job: waiting tasks stay `queued`, hold no lease,
+   *   and lose no attempt;
+   * - a graceful stop returns the waiting jobs at once (graphile-worker unlocks them when its
+   *   runner stops, before the running renders drain), and so does `localQueueTtlMs` on a busy
+   *   process, so that an idle process elsewhere gets them;
+   * - a process that dies with jobs waiting leaves them locked, and the reaper sees them as it
+   *   sees a job whose worker died before claiming (locked longer than a lease): new jobs, so
+   *   the takeover bound is unchanged.
+   * Default `concurrency`, graphile-worker's recommended minimum (measured at 16 and 32 per
+   * process in the pipeline bench: no difference beyond noise).
+   */
+  get localQueueSize(): number {
+    return Math.max(1, Math.floor(this.options.localQueueSize ?? this.options.concurrency));
+  }
+
+  /**
+   * How long fetched jobs may wait in the local queue before they go back to the database:
+   * well under the lease, so that the reaper (which calls a job locked for a lease stranded)
+   * never takes the waiting jobs of a live process, and short enough that a busy process does
+   * not sit on jobs for long while another has free slots.
+   */
+  get localQueueTtlMs(): number {
+    return Math.max(100, Math.min(5000, Math.floor(this.options.leaseMs / 3)));
+  }
+
   async start(runner: TaskRunner): Promise<void> {
     const { pool, concurrency, log } = this.options;
     this.graphile = await run({
@@ -114,6 +194,18 @@ export class GraphileTaskSource implements TaskSource {
       taskList: { [RENDER_JOB]: (payload) => this.handle(payload, runner) },
       // No cron (graphile-worker would otherwise read a `crontab` file in the working directory).
       parsedCronItems: [],
+      preset: {
+        worker: {
+          // Fetch and lock up to `localQueueSize` jobs in one statement, hand them to free
+          // slots from memory, and return the unclaimed ones after `localQueueTtlMs` (and at
+          // stop): see localQueueSize.
+          ...(this.localQueueSize > 1 ? { localQueue: { size: this.localQueueSize, ttl: this.localQueueTtlMs } } : {}),
+          // Finished jobs are deleted in batches (those of one timer tick) instead of one
+          // statement and commit each. A job whose task is settled delivers nothing, so one left
+          // behind by a crash between the settle and the deletion is a no-op when it runs again.
+          completeJobBatchDelay: 0,
+        },
+      },
     });
     this.reap();
     this.timer = setInterval(() => this.reap(), this.reapMs);

@@ -5,6 +5,10 @@
  * the commit (a WAL append of every page touched), not the row, is what costs.
  *
  * If the batch fails, each write is tried alone, so one bad write fails only its own caller.
+ *
+ * For a synchronous writer (better-sqlite3): a batch is what one turn brings. PostgreSQL, where
+ * a write is a round trip, uses PipelinedGroupCommit (postgres-store.ts) instead: one batch in
+ * flight, and the next gathers while it runs.
  */
 export class GroupCommit<T, R> {
   private pending: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import type { NewTask, ClaimedTask, Task, TaskError, TaskOutput } from '../types.js';
 import type { Database } from './schema.js';
 
@@ -85,6 +85,12 @@ export interface TaskStore {
 export interface JobQueueSql {
   /** Adds one job per task id (a task has at most one pending job; adding again is harmless). */
   enqueue(db: Kysely<Database>, ids: readonly string[]): Promise<void>;
+  /**
+   * The same as a set-returning SQL expression over `rows` (a relation with `id` and
+   * `created_at`, such as a CTE of tasks just inserted), so that a statement can write tasks and
+   * add their jobs at once.
+   */
+  enqueueRows(rows: RawBuilder<unknown>): RawBuilder<unknown>;
   /** Runnable tasks that no live job will deliver (see TaskStore.requeueStranded), oldest first. */
   stranded(db: Kysely<Database>, now: number, staleMs: number, limit: number): Promise<string[]>;
 }
