@@ -40,8 +40,13 @@ function fromFrameworkError(error: FastifyError, bodyLimit: number, contentType:
   }
 }
 
-/** Fastify's own defaults, set on the server we create for it (see serverFactory). */
+/**
+ * Fastify sets these on a server it creates, and not on one from a serverFactory: the server
+ * we create for it gets its defaults, so nothing changes for clients (keep-alive 72 s, no
+ * overall request timeout, as before the fast path).
+ */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+const REQUEST_TIMEOUT_MS = 0;
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -69,9 +74,9 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
         if (!fastPoll(req, res, () => handler(req, res))) handler(req, res);
       });
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      server.requestTimeout = REQUEST_TIMEOUT_MS;
       return server;
     },
-    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: ctx.bodyLimitBytes,
     // The client's own x-request-id is echoed only when it is a short, plain token: it goes

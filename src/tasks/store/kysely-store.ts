@@ -1,7 +1,8 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput } from '../types.js';
+import { GroupCommit } from './group-commit.js';
 import { migrate, type Dialect } from './migrations.js';
-import { TASK_COLUMNS, toClaimedTask, toTask, type TaskRow } from './rows.js';
+import { TASK_COLUMNS, toClaimedTask, toTask, type ClaimedRow, type TaskRow } from './rows.js';
 import type { Database } from './schema.js';
 import type { JobQueueSql, TaskStore } from './store.js';
 
@@ -32,8 +33,6 @@ function claimSet(workerId: string, now: number, leaseUntil: number) {
              progress = COALESCE(progress, 0),
              interruptions = interruptions + ${TAKEOVER}`;
 }
-
-type ClaimedRow = TaskRow & { params: string; lease_owner: string | null };
 
 /** Claimed rows in the order they are due: RETURNING promises no order. */
 export function inClaimOrder(rows: readonly ClaimedRow[]): ClaimedTask[] {
@@ -82,36 +81,22 @@ export class KyselyTaskStore implements TaskStore {
   }
 
   /**
-   * Group commit: creations that arrive in the same turn of the event loop are written in one
-   * transaction, and each caller's promise resolves only after that commit, so a task is
-   * durable before its creation is acknowledged, as with one transaction each. The commit,
-   * not the row, is what costs (measured: ~7k single-row commits/s vs far more rows per
-   * batch on SQLite; one round trip instead of many on PostgreSQL).
+   * Creations are group-committed (group-commit.ts): each caller's promise resolves only after
+   * the commit of its batch, so a task is durable before its creation is acknowledged, as with
+   * one transaction each (measured on SQLite: 30 µs a task alone, 5.4 µs in commits of 40).
    */
   insertTask(task: NewTask): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pendingInserts.push({ task, resolve, reject });
-      if (this.pendingInserts.length === 1) setImmediate(() => void this.flushInserts());
-    });
+    return this.inserts.add(task);
   }
 
-  private pendingInserts: { task: NewTask; resolve: () => void; reject: (error: unknown) => void }[] = [];
-
-  private async flushInserts(): Promise<void> {
-    const batch = this.pendingInserts;
-    this.pendingInserts = [];
-    try {
-      await this.writeTasks(batch.map((entry) => entry.task));
-      for (const entry of batch) entry.resolve();
-    } catch (error) {
-      if (batch.length === 1) {
-        batch[0]?.reject(error);
-        return;
-      }
-      // One bad row must not fail its neighbours: write them one by one to isolate it.
-      for (const entry of batch) await this.writeTasks([entry.task]).then(entry.resolve, entry.reject);
-    }
-  }
+  // One bad row must not fail its neighbours: after any failure, each row is written alone.
+  private readonly inserts = new GroupCommit<NewTask, undefined>(
+    async (tasks) => {
+      await this.writeTasks(tasks);
+      return tasks.map(() => undefined);
+    },
+    () => true,
+  );
 
   protected async writeTasks(tasks: readonly NewTask[]): Promise<void> {
     const jobs = this.jobs;

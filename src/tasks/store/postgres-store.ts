@@ -1,12 +1,11 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { ClaimedTask, NewTask, TaskOutput } from '../types.js';
+import { GroupCommit } from './group-commit.js';
 import { KyselyTaskStore } from './kysely-store.js';
-import { TASK_COLUMNS, toClaimedTask, type TaskRow } from './rows.js';
+import { TASK_COLUMNS, toClaimedTask, type ClaimedRow } from './rows.js';
 import type { Database } from './schema.js';
 import type { JobQueueSql } from './store.js';
-
-type ClaimedRow = TaskRow & { params: string; lease_owner: string | null };
 
 /**
  * What a claim returns, listed: a prepared statement returning `t.*` would fail ("cached plan
@@ -21,7 +20,7 @@ const CLAIMED_COLUMNS = sql.raw([...TASK_COLUMNS, 'params', 'lease_owner'].map((
  * server wake-ups, parse and plan, WAL flush), not the rows, was what the database spent its
  * time on.
  * So, with the statements prepared once per connection (named; the batches' arrays keep their
- * text fixed), and grouped (PipelinedGroupCommit: one statement in flight, carrying the calls
+ * text fixed), and grouped (GroupCommit: one statement in flight, carrying the calls
  * that came while the previous one ran):
  * - creations: the rows and their jobs (`jobs.enqueueRows`) in one INSERT ... RETURNING that
  *   feeds add_jobs, atomic without BEGIN/COMMIT round trips;
@@ -36,17 +35,8 @@ const CLAIMED_COLUMNS = sql.raw([...TASK_COLUMNS, 'params', 'lease_owner'].map((
  * gets nothing (it could not have won anyway).
  */
 export class PostgresTaskStore extends KyselyTaskStore {
-  private readonly claims = new PipelinedGroupCommit<ClaimRequest, ClaimedTask | undefined>((batch) => this.claimBatch(batch), refusedByServer);
-  private readonly completions = new PipelinedGroupCommit<CompleteRequest, boolean>((batch) => this.completeBatch(batch), refusedByServer);
-  // As kysely-store.ts did for creations: after any failure, each alone.
-  private readonly inserts = new PipelinedGroupCommit<NewTask, undefined>(
-    async (batch) => {
-      await this.writeTasks(batch);
-      return batch.map(() => undefined);
-    },
-    () => true,
-  );
-
+  private readonly claims = new GroupCommit<ClaimRequest, ClaimedTask | undefined>((batch) => this.claimBatch(batch), refusedByServer);
+  private readonly completions = new GroupCommit<CompleteRequest, boolean>((batch) => this.completeBatch(batch), refusedByServer);
   constructor(
     private readonly pg: Kysely<Database>,
     /** The pool under `pg`: Kysely cannot name (prepare) a statement. */
@@ -61,15 +51,6 @@ export class PostgresTaskStore extends KyselyTaskStore {
     const compiled = query.compile(this.pg);
     const result = await this.pool.query<R & pg.QueryResultRow>({ name: `mediagate/${name}`, text: compiled.sql, values: [...compiled.parameters] });
     return result.rows;
-  }
-
-  /**
-   * Durable when it resolves, as in kysely-store.ts; grouped as the worker's transitions are, so
-   * that under load one commit (and one NOTIFY, which PostgreSQL serialises across committing
-   * transactions) carries many creations.
-   */
-  override async insertTask(task: NewTask): Promise<void> {
-    await this.inserts.add(task);
   }
 
   protected override async writeTasks(tasks: readonly NewTask[]): Promise<void> {
@@ -180,83 +161,4 @@ function firstOfEach<T extends { readonly id: string }>(batch: readonly T[], key
  */
 function refusedByServer(error: unknown): boolean {
   return error instanceof pg.DatabaseError;
-}
-
-/** Calls one statement carries at most, so that a backlog does not become one huge statement. */
-const MAX_BATCH = 1000;
-
-/**
- * Group commit over a round trip: calls are run in batches, one batch in flight at a time. A
- * call made while none is in flight runs at the end of the current turn of the event loop (no
- * added wait when idle); calls made while one is in flight wait for it and go together in the
- * next. So the batch size follows the load: one commit carries everything that arrived during
- * the previous one, instead of many small commits queueing for the server's WAL flush. (SQLite's
- * group-commit.ts batches one turn of the event loop: there a commit is synchronous, so nothing
- * arrives while one runs.)
- *
- * `run` returns one result per input, in order. If it throws and `isolate(error)` says so, each
- * input of the batch is run again alone, so that one bad row fails only its own call; otherwise
- * every call of the batch fails with the error, as its own statement would have.
- */
-export class PipelinedGroupCommit<In, Out> {
-  private pending: Entry<In, Out>[] = [];
-  private scheduled = false;
-  private inFlight = false;
-
-  constructor(
-    private readonly run: (inputs: readonly In[]) => Promise<Out[]>,
-    private readonly isolate: (error: unknown) => boolean,
-  ) {}
-
-  add(input: In): Promise<Out> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ input, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  private schedule(): void {
-    if (this.scheduled || this.inFlight || this.pending.length === 0) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.pending.splice(0, MAX_BATCH);
-    this.inFlight = true;
-    try {
-      settle(batch, await this.run(batch.map((entry) => entry.input)));
-    } catch (error) {
-      if (batch.length === 1 || !this.isolate(error)) for (const entry of batch) entry.reject(error);
-      else {
-        await Promise.all(
-          batch.map((entry) =>
-            this.run([entry.input]).then(
-              (outs) => settle([entry], outs),
-              (alone: unknown) => entry.reject(alone),
-            ),
-          ),
-        );
-      }
-    } finally {
-      this.inFlight = false;
-      this.schedule();
-    }
-  }
-}
-
-interface Entry<In, Out> {
-  readonly input: In;
-  resolve(out: Out): void;
-  reject(error: unknown): void;
-}
-
-function settle<Out>(entries: readonly Entry<unknown, Out>[], outs: readonly Out[]): void {
-  entries.forEach((entry, i) => {
-    if (i < outs.length) entry.resolve(outs[i] as Out);
-    else entry.reject(new Error('a batch returned fewer results than it was given'));
-  });
 }

@@ -21,6 +21,9 @@ export const TASK_COLUMNS = [
 
 export type TaskRow = Pick<Selectable<TasksTable>, (typeof TASK_COLUMNS)[number]>;
 
+/** A row as a claim returns it: a worker needs the parameters and the lease owner too. */
+export type ClaimedRow = TaskRow & { params: string; lease_owner: string | null };
+
 // PostgreSQL returns BIGINT as a string; SQLite returns numbers. Normalise once, here.
 const num = (value: number | string): number => (typeof value === 'number' ? value : Number(value));
 const numOrNull = (value: number | string | null): number | null => (value === null ? null : num(value));
@@ -42,6 +45,6 @@ export function toTask(row: TaskRow): Task {
   };
 }
 
-export function toClaimedTask(row: TaskRow & { params: string; lease_owner: string | null }): ClaimedTask {
+export function toClaimedTask(row: ClaimedRow): ClaimedTask {
   return { ...toTask(row), params: JSON.parse(row.params) as ResolvedParams, leaseOwner: row.lease_owner ?? '' };
 }

@@ -3,10 +3,8 @@ import type { Kysely } from 'kysely';
 import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput } from '../types.js';
 import { GroupCommit } from './group-commit.js';
 import { KyselyTaskStore, inClaimOrder } from './kysely-store.js';
-import { TASK_COLUMNS, toClaimedTask, toTask, type TaskRow } from './rows.js';
+import { TASK_COLUMNS, toClaimedTask, toTask, type ClaimedRow, type TaskRow } from './rows.js';
 import type { Database } from './schema.js';
-
-type ClaimedRow = TaskRow & { params: string; lease_owner: string | null };
 
 /** A settle (processing -> completed | failed) waiting for its group commit. */
 type Settle =
@@ -27,18 +25,6 @@ const RUNNABLE = `(status = 'queued' OR (status = 'processing' AND lease_expires
 /** Every transition a worker makes is fenced by status and attempt; 0 changed rows = it lost. */
 const FENCE = `WHERE id = @id AND status = 'processing' AND attempt = @attempt`;
 
-/**
- * The embedded store: the same queries as the PostgreSQL one (KyselyTaskStore), with the
- * request path and the worker's transitions run as prepared better-sqlite3 statements. Through
- * Kysely each of them paid for an async connection mutex and several promise turns around a
- * synchronous call: a status read took 7.4 µs in process, 4.3 µs of it SQLite
- * (`npm run bench`, docs/architecture.md#performance).
- *
- * These statements run on Kysely's one connection. Kysely holds that connection across the
- * awaits of a transaction, and a statement run in between would join the transaction (and be
- * lost with its rollback), so each fast method defers to the Kysely path whenever a
- * transaction is open. Only start-up code opens one on SQLite.
- */
 type StatementName =
   | 'getTask'
   | 'findKey'
@@ -51,11 +37,23 @@ type StatementName =
   | 'complete'
   | 'fail';
 
+/**
+ * The embedded store: the same queries as the PostgreSQL one (KyselyTaskStore), with the
+ * request path and the worker's transitions run as prepared better-sqlite3 statements. Through
+ * Kysely each of them paid for an async connection mutex and several promise turns around a
+ * synchronous call: a status read took 7.4 µs in process, 4.3 µs of it SQLite
+ * (`npm run bench`, docs/architecture.md#performance).
+ *
+ * These statements run on Kysely's one connection. Kysely holds that connection across the
+ * awaits of a transaction, and a statement run in between would join the transaction (and be
+ * lost with its rollback), so each fast method defers to the Kysely path whenever a
+ * transaction is open. Only start-up code opens one on SQLite.
+ */
 export class SqliteTaskStore extends KyselyTaskStore {
   private prepared: Record<StatementName, Statement> | undefined;
   private insertBatch: ((tasks: readonly NewTask[]) => void) | undefined;
   /** Settles of one event-loop turn in one transaction: a busy pool settles many tasks a turn. */
-  private readonly settles = new GroupCommit<Settle, boolean>((batch) => this.writeSettles(batch));
+  private readonly settles = new GroupCommit<Settle, boolean>((batch) => this.writeSettles(batch), () => true);
   private settleBatch: ((batch: readonly Settle[]) => boolean[]) | undefined;
   private claimBatch: ((owner: string, now: number, leaseUntil: number, limit: number) => ClaimedRow[]) | undefined;
 
