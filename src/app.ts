@@ -16,7 +16,7 @@ import { LocalStorage } from './storage/local.js';
 import { UrlSigner } from './storage/signing.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
 import { TaskService } from './tasks/service.js';
-import type { TaskStore } from './tasks/store/store.js';
+import type { Store } from './tasks/store/store.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 
 export interface MediagateOptions {
@@ -29,7 +29,7 @@ export interface Mediagate {
   readonly config: Config;
   readonly http: FastifyInstance;
   readonly service: TaskService;
-  readonly store: TaskStore;
+  readonly store: Store;
   readonly keys: KeyRegistry;
   readonly pool: WorkerPool | undefined;
   readonly logger: Logger;

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KeyRegistry } from '../src/auth/api-keys.js';
 import { openSqliteStore } from '../src/tasks/store/sqlite.js';
-import type { TaskStore } from '../src/tasks/store/store.js';
+import type { Store } from '../src/tasks/store/store.js';
 
 describe('API keys', () => {
   let dir: string;
-  let store: TaskStore;
+  let store: Store;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'mediagate-keys-'));
     store = openSqliteStore({ path: join(dir, 'db.sqlite'), synchronous: 'NORMAL' });

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SHAPE, KeyRegistry, generateKey, hasValidChecksum, hashKey } from '../src/auth/api-keys.js';
 import { openSqliteStore } from '../src/tasks/store/sqlite.js';
-import type { TaskStore } from '../src/tasks/store/store.js';
+import type { Store } from '../src/tasks/store/store.js';
 import { startServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -55,7 +55,7 @@ describe('key format', () => {
 
 describe('refusal before any database work', () => {
   let dir: string;
-  let store: TaskStore;
+  let store: Store;
   let lookups = 0;
 
   beforeAll(async () => {

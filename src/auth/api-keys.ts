@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import type { TaskStore } from '../tasks/store/store.js';
+import type { KeyStore } from '../tasks/store/store.js';
 
 /**
  * API keys: accepted from MEDIAGATE_API_KEYS or created by the service (`mediagate keys
@@ -53,7 +53,7 @@ export function hasValidChecksum(key: string): boolean {
 const PLAUSIBLE_KEY = /^[\x21-\x7e]{8,256}$/;
 
 export interface KeyRegistryOptions {
-  readonly store: TaskStore;
+  readonly store: KeyStore;
   /** Keys accepted from the environment; registered (as hashes) at start. */
   readonly configured: readonly string[];
   /** How long a successful lookup is trusted before the store is asked again (revocation delay). */

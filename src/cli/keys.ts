@@ -6,10 +6,10 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { KeyRegistry, generateKey } from '../auth/api-keys.js';
-import type { TaskStore } from '../tasks/store/store.js';
+import type { KeyStore, Store } from '../tasks/store/store.js';
 
 /** Runs `run` on the store the server opens for this configuration (SQLite or DATABASE_URL), migrated. */
-async function withStore<T>(run: (store: TaskStore) => Promise<T>): Promise<T> {
+async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
   const { openBackendFor } = await import('../app.js');
   const { readConfig } = await import('./serve.js');
   const backend = openBackendFor(readConfig(), pino({ level: 'warn' }, pino.destination(2)));
@@ -30,7 +30,7 @@ export interface CreatedKey {
 }
 
 /** Creates a key; the returned `key` is the only copy there will ever be. */
-export async function createKey(store: TaskStore, name: string): Promise<CreatedKey> {
+export async function createKey(store: KeyStore, name: string): Promise<CreatedKey> {
   const key = generateKey();
   const id = await new KeyRegistry({ store, configured: [] }).create(key, name);
   return { id, name, key };

@@ -3,7 +3,7 @@ import type { KeyRegistry } from '../auth/api-keys.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { UrlSigner } from '../storage/signing.js';
 import type { TaskService } from '../tasks/service.js';
-import type { TaskStore } from '../tasks/store/store.js';
+import type { Store } from '../tasks/store/store.js';
 import type { JsonLimits } from './json-limits.js';
 import type { Metrics } from './metrics.js';
 import type { KeyLimits } from './rate-limit.js';
@@ -12,7 +12,7 @@ import type { KeyLimits } from './rate-limit.js';
 export interface HttpContext {
   readonly validator: Validator;
   readonly service: TaskService;
-  readonly store: TaskStore;
+  readonly store: Store;
   readonly keys: KeyRegistry;
   readonly storage: OutputStorage;
   readonly signer: UrlSigner;

@@ -4,7 +4,7 @@ import type { TaskLog, TaskSource } from './queue/source.js';
 import type { TaskService } from './service.js';
 import { openPostgresStore } from './store/postgres.js';
 import { openSqliteStore } from './store/sqlite.js';
-import type { TaskStore } from './store/store.js';
+import type { Store } from './store/store.js';
 
 /**
  * The one place that differs between the embedded mode and the scaled-out one:
@@ -15,7 +15,7 @@ import type { TaskStore } from './store/store.js';
  */
 export interface TaskBackend {
   readonly kind: 'sqlite' | 'postgres';
-  readonly store: TaskStore;
+  readonly store: Store;
   /** Applies pending migrations: the store's versions, and on PostgreSQL the queue's schema. */
   migrate(): Promise<{ store: number[] }>;
   /** Where this process's workers take tasks from. */

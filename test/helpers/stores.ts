@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBackend, type TaskBackend } from '../../src/tasks/backend.js';
-import type { TaskStore } from '../../src/tasks/store/store.js';
+import type { Store } from '../../src/tasks/store/store.js';
 import { createTestDatabase, postgresAvailability, selectedBackends } from './postgres.js';
 
 export interface OpenedStore {
-  readonly store: TaskStore;
+  readonly store: Store;
   /** The backend the store belongs to: its task source is the one the service uses with it. */
   readonly backend: TaskBackend;
   cleanup(): Promise<void>;

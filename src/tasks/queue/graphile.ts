@@ -1,5 +1,4 @@
 import { Logger, run, runMigrations, type LogLevel, type Runner } from 'graphile-worker';
-import { sql, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import type { TaskService } from '../service.js';
 import type { JobQueueSql } from '../store/store.js';
@@ -25,44 +24,33 @@ export const RENDER_JOB = 'mediagate_render';
 const QUEUE_MIGRATION_LOCK = 727013;
 
 /**
- * add_jobs(specs, job_key_preserve_run_at) over `rows` (id, created_at): one job per task, keyed by
- * the task id. Its run_at is the task's creation time, so jobs run in task order as on SQLite,
- * and a task that comes back (a stopped worker's, a handed-back one) runs before tasks created
- * after it. The job has no queue name on purpose: a named queue is locked with its running job,
- * for 4 hours when the worker dies, and would hold every other job of that queue back.
+ * add_jobs(specs, job_key_preserve_run_at) over `relation` (id, created_at): one job per task,
+ * keyed by the task id. Its run_at is the task's creation time, so jobs run in task order as on
+ * SQLite, and a task that comes back (a stopped worker's, a handed-back one) runs before tasks
+ * created after it. The job has no queue name on purpose: a named queue is locked with its
+ * running job, for 4 hours when the worker dies, and would hold every other job of that queue back.
  */
-function addJobs(rows: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`graphile_worker.add_jobs(
-    ARRAY(SELECT ROW(${RENDER_JOB}, json_build_object('id', r.id), NULL, to_timestamp(r.created_at / 1000.0), NULL, r.id, NULL, NULL)::graphile_worker.job_spec
-            FROM ${rows} r),
+function addJobs(relation: string): string {
+  return `graphile_worker.add_jobs(
+    ARRAY(SELECT ROW('${RENDER_JOB}', json_build_object('id', r.id), NULL, to_timestamp(r.created_at / 1000.0), NULL, r.id, NULL, NULL)::graphile_worker.job_spec
+            FROM ${relation} r),
     true)`;
 }
 
-export const graphileJobs: JobQueueSql = {
-  async enqueue(db, ids) {
-    if (ids.length === 0) return;
-    await sql`SELECT count(*) FROM ${addJobs(sql`(SELECT id, created_at FROM tasks WHERE id = ANY(${[...ids]}::text[]))`)}`.execute(db);
-  },
-
-  enqueueRows: addJobs,
-
-  async stranded(db, now, staleMs, limit) {
-    // A job delivers its task if it is waiting (unlocked, retries left) or was locked less than
-    // `staleMs` ago: a live worker claims its task within milliseconds of locking the job, and a
-    // lease that expired means its job was locked more than a lease ago.
-    const { rows } = await sql<{ id: string }>`
-      SELECT t.id FROM tasks t
-       WHERE (t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < ${now}))
-         AND NOT EXISTS (
+/**
+ * A job delivers its task if it is waiting (unlocked, retries left) or was locked less than
+ * `staleMs` ago: a live worker claims its task within milliseconds of locking the job, and a
+ * lease that expired means its job was locked more than a lease ago.
+ */
+function liveJob(task: string): string {
+  return `EXISTS (
                SELECT 1 FROM graphile_worker.jobs j
-                WHERE j.key = t.id
+                WHERE j.key = ${task}.id
                   AND ((j.locked_at IS NULL AND j.attempts < j.max_attempts)
-                       OR j.locked_at > now() - ${staleMs} * interval '1 millisecond'))
-       ORDER BY t.created_at
-       LIMIT ${limit}`.execute(db);
-    return rows.map((row) => row.id);
-  },
-};
+                       OR j.locked_at > now() - @staleMs * interval '1 millisecond'))`;
+}
+
+export const graphileJobs: JobQueueSql = { addJobs, liveJob };
 
 /** Creates or upgrades graphile-worker's schema (`graphile_worker`), one process at a time. */
 export async function migrateQueue(pool: pg.Pool, log: TaskLog): Promise<void> {

@@ -1,13 +1,10 @@
-import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import { bigint, type Dialect } from './dialect.js';
 
 /**
  * Versioned schema migrations, applied in order at start (and by `mediagate migrate`). A
  * migration is never edited once released; a change is a new version. Each step names its SQL
  * per dialect where the two differ (SQLite INTEGER is 64-bit; PostgreSQL needs BIGINT).
  */
-export type Dialect = 'sqlite' | 'postgres';
-
 interface Migration {
   readonly version: number;
   readonly name: string;
@@ -19,7 +16,7 @@ const MIGRATIONS: readonly Migration[] = [
     version: 1,
     name: 'tasks, api keys, meta',
     up: (dialect) => {
-      const bigint = dialect === 'postgres' ? 'BIGINT' : 'INTEGER';
+      const int64 = bigint(dialect);
       return [
         `CREATE TABLE tasks (
           id TEXT PRIMARY KEY,
@@ -28,14 +25,14 @@ const MIGRATIONS: readonly Migration[] = [
           owner TEXT NOT NULL,
           status TEXT NOT NULL,
           progress INTEGER,
-          created_at ${bigint} NOT NULL,
-          started_at ${bigint},
-          completed_at ${bigint},
+          created_at ${int64} NOT NULL,
+          started_at ${int64},
+          completed_at ${int64},
           error TEXT,
           outputs TEXT NOT NULL DEFAULT '[]',
           attempt INTEGER NOT NULL DEFAULT 0,
           lease_owner TEXT,
-          lease_expires_at ${bigint},
+          lease_expires_at ${int64},
           params TEXT NOT NULL
         )`,
         // Claiming reads the oldest queued task; takeover reads expired leases.
@@ -45,8 +42,8 @@ const MIGRATIONS: readonly Migration[] = [
           id TEXT PRIMARY KEY,
           hash TEXT NOT NULL UNIQUE,
           name TEXT NOT NULL,
-          created_at ${bigint} NOT NULL,
-          revoked_at ${bigint}
+          created_at ${int64} NOT NULL,
+          revoked_at ${int64}
         )`,
         `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
       ];
@@ -63,45 +60,19 @@ const MIGRATIONS: readonly Migration[] = [
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
 
-/** Serialises migrations across processes on PostgreSQL (a transaction-scoped advisory lock). */
-const MIGRATION_LOCK = 727011;
+export interface MigrationStep {
+  readonly version: number;
+  /** DDL texts, run in order in the migration's transaction. */
+  readonly statements: readonly string[];
+}
 
 /**
- * Applies pending migrations; safe to call from several processes at once. PostgreSQL: one
- * transaction holding an advisory lock from its first statement (even `CREATE TABLE IF NOT
- * EXISTS` races between two starters), so the loser waits and then finds everything applied.
- * SQLite: one transaction per migration.
+ * Every migration in order, for one dialect. A store applies each pending one atomically with
+ * its record in `mediagate_migrations` (sql/migrations.ts), one process at a time: PostgreSQL
+ * runs the whole pass in one transaction holding an advisory lock from its first statement
+ * (even `CREATE TABLE IF NOT EXISTS` races between two starters), so the loser waits and then
+ * finds everything applied; SQLite runs one transaction per migration (one writer at a time).
  */
-export async function migrate(db: Kysely<Database>, dialect: Dialect): Promise<number[]> {
-  if (dialect === 'postgres') {
-    return db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(trx);
-      await createVersionTable(trx, dialect);
-      const applied: number[] = [];
-      for (const migration of MIGRATIONS) {
-        if (await apply(trx, dialect, migration)) applied.push(migration.version);
-      }
-      return applied;
-    });
-  }
-  await createVersionTable(db, dialect);
-  const applied: number[] = [];
-  for (const migration of MIGRATIONS) {
-    if (await db.transaction().execute((trx) => apply(trx, dialect, migration))) applied.push(migration.version);
-  }
-  return applied;
-}
-
-async function createVersionTable(db: Kysely<Database>, dialect: Dialect): Promise<void> {
-  await sql`CREATE TABLE IF NOT EXISTS mediagate_migrations (version INTEGER PRIMARY KEY, applied_at ${sql.raw(
-    dialect === 'postgres' ? 'BIGINT' : 'INTEGER',
-  )} NOT NULL)`.execute(db);
-}
-
-async function apply(trx: Kysely<Database>, dialect: Dialect, migration: Migration): Promise<boolean> {
-  const row = await trx.selectFrom('mediagate_migrations').select('version').where('version', '=', migration.version).executeTakeFirst();
-  if (row) return false;
-  for (const statement of migration.up(dialect)) await sql.raw(statement).execute(trx);
-  await trx.insertInto('mediagate_migrations').values({ version: migration.version, applied_at: Date.now() }).execute();
-  return true;
+export function migrationSteps(dialect: Dialect): readonly MigrationStep[] {
+  return MIGRATIONS.map((migration) => ({ version: migration.version, statements: migration.up(dialect) }));
 }

@@ -1,105 +1,160 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
 import pg from 'pg';
-import type { ClaimedTask, NewTask, TaskOutput } from '../types.js';
+import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput } from '../types.js';
+import type { Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
-import { KyselyTaskStore } from './kysely-store.js';
-import { TASK_COLUMNS, toClaimedTask, type ClaimedRow } from './rows.js';
-import type { Database } from './schema.js';
-import type { JobQueueSql } from './store.js';
+import { migrationSteps } from './migrations.js';
+import { inClaimOrder, num, numOrNull, toClaimedTask, toTask } from './rows.js';
+import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
+import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
+import { getMeta, initMeta } from './sql/meta.js';
+import { createVersionTable, isApplied, lockMigrations, recordApplied } from './sql/migrations.js';
+import { expireLeases, failAbandoned, requeueStranded } from './sql/recovery.js';
+import { completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './sql/settle.js';
+import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
+import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
+import type { ApiKeyRecord, JobQueueSql, Store } from './store.js';
+
+/** Tasks a reaper pass re-announces at most; the next pass takes the rest. */
+const STRANDED_BATCH = 500;
+
+/** Runs the store's statements on a pool or on one client (a transaction). */
+class Executor {
+  constructor(private readonly client: pg.Pool | pg.ClientBase) {}
+
+  /**
+   * Every statement is prepared once per connection (named): parse and plan were a large part
+   * of what the database spent its time on in the PostgreSQL pipeline of `npm run bench`.
+   */
+  async all<P extends object, R>(op: Operation<P, R>, params: P): Promise<R[]> {
+    const sql = op.on('postgres');
+    const result = await this.client.query<R & pg.QueryResultRow>({ name: `mediagate/${sql.name}`, text: sql.text, values: sql.values(params) });
+    return result.rows;
+  }
+
+  async run<P extends object>(op: Operation<P, unknown>, params: P): Promise<number> {
+    const sql = op.on('postgres');
+    const result = await this.client.query({ name: `mediagate/${sql.name}`, text: sql.text, values: sql.values(params) });
+    return result.rowCount ?? 0;
+  }
+
+  /** DDL: not prepared. */
+  async execute(text: string): Promise<void> {
+    await this.client.query(text);
+  }
+}
 
 /**
- * What a claim returns, listed: a prepared statement returning `t.*` would fail ("cached plan
- * must not change result type") once another process's migration adds a column.
- */
-const CLAIMED_COLUMNS = sql.raw([...TASK_COLUMNS, 'params', 'lease_owner'].map((column) => `t.${column}`).join(', '));
-
-/**
- * The store on PostgreSQL: the shared queries (KyselyTaskStore), except on the pipeline's hot
- * path. There each statement costs a round trip and a commit, and in the PostgreSQL pipeline of
- * `npm run bench` (2 cores shared with the server) that per-statement cost (client writes,
- * server wake-ups, parse and plan, WAL flush), not the rows, was what the database spent its
- * time on.
- * So, with the statements prepared once per connection (named; the batches' arrays keep their
- * text fixed), and grouped (GroupCommit: one statement in flight, carrying the calls
- * that came while the previous one ran):
- * - creations: the rows and their jobs (`jobs.enqueueRows`) in one INSERT ... RETURNING that
- *   feeds add_jobs, atomic without BEGIN/COMMIT round trips;
- * - claims by id, and completions: one UPDATE each, over `unnest` of the callers' arguments.
+ * The store on PostgreSQL, over a `pg` pool. On the pipeline's hot path each statement costs a
+ * round trip and a commit, and in the PostgreSQL pipeline of `npm run bench` (2 cores shared
+ * with the server) that per-statement cost (client writes, server wake-ups, WAL flush), not the
+ * rows, was what the database spent its time on. So creations, claims by id and completions are
+ * group-committed (group-commit.ts: one statement in flight, carrying the calls that came while
+ * the previous one ran) as one statement over `unnest` of the callers' arguments (the batch
+ * forms in sql/), and the job of a task made runnable is added in the same statement
+ * (JobQueueSql), atomic without BEGIN/COMMIT round trips.
  *
- * Each row keeps the guard of its single-row form (claim: queued, or processing with an expired
- * lease; complete: `status = 'processing' AND attempt = ?`), and each caller learns from the rows
+ * Each row keeps the guard of its single-row form, and each caller learns from the rows
  * RETURNING gives back whether its own transition took effect, so batching changes what a round
  * trip carries, not what any task may do. Ids are sorted, so that batches that overlap (workers
  * racing on a taken-over task) lock their rows in one order rather than into a deadlock (should
  * PostgreSQL still report one, the rows are tried again alone), and a duplicate within a batch
  * gets nothing (it could not have won anyway).
  */
-export class PostgresTaskStore extends KyselyTaskStore {
+export class PostgresStore implements Store {
+  readonly dialect = 'postgres';
+  private readonly db: Executor;
+  private readonly inserts = new GroupCommit<NewTask, undefined>((batch) => this.insertBatch(batch), refusedByServer);
   private readonly claims = new GroupCommit<ClaimRequest, ClaimedTask | undefined>((batch) => this.claimBatch(batch), refusedByServer);
   private readonly completions = new GroupCommit<CompleteRequest, boolean>((batch) => this.completeBatch(batch), refusedByServer);
+  private readonly withJobs:
+    | {
+        readonly insert: Operation<InsertTasksParams, { n: string }>;
+        readonly release: Operation<{ id: string; attempt: number }, { n: string }>;
+        readonly stranded: Operation<{ now: number; staleMs: number; limit: number }, { id: string }>;
+      }
+    | undefined;
+
   constructor(
-    private readonly pg: Kysely<Database>,
-    /** The pool under `pg`: Kysely cannot name (prepare) a statement. */
     private readonly pool: pg.Pool,
-    private readonly queue?: JobQueueSql,
+    jobs?: JobQueueSql,
   ) {
-    super(pg, 'postgres', undefined, queue);
+    this.db = new Executor(pool);
+    this.withJobs = jobs && { insert: insertTasksWithJobs(jobs), release: releaseWithJob(jobs), stranded: requeueStranded(jobs) };
   }
 
-  /** Runs `query` as a prepared statement named `name` (one text per name, always). */
-  private async prepared<R extends object>(name: string, query: RawBuilder<R>): Promise<R[]> {
-    const compiled = query.compile(this.pg);
-    const result = await this.pool.query<R & pg.QueryResultRow>({ name: `mediagate/${name}`, text: compiled.sql, values: [...compiled.parameters] });
-    return result.rows;
-  }
-
-  protected override async writeTasks(tasks: readonly NewTask[]): Promise<void> {
-    const inserted = sql<{ id: string; created_at: string }>`
-      INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params)
-      SELECT n.id, n.kind, n.model, n.owner, 'queued', n.created_at, '[]', n.params
-        FROM unnest(${tasks.map((t) => t.id)}::text[], ${tasks.map((t) => t.kind)}::text[], ${tasks.map((t) => t.model)}::text[],
-                    ${tasks.map((t) => t.owner)}::text[], ${tasks.map((t) => t.createdAt)}::bigint[],
-                    ${tasks.map((t) => JSON.stringify(t.params))}::text[])
-             AS n(id, kind, model, owner, created_at, params)
-      RETURNING id, created_at`;
-    if (!this.queue) {
-      await this.prepared('insert-tasks', inserted);
-      return;
+  private async transaction<T>(run: (db: Executor) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await run(new Executor(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
     }
-    // One statement: the jobs read the rows the INSERT returns, and both commit or neither does.
-    await this.prepared('insert-tasks-with-jobs', sql<{ count: string }>`WITH inserted AS (${inserted}) SELECT count(*) FROM ${this.queue.enqueueRows(sql`inserted`)}`);
   }
 
-  override claimTaskById(id: string, workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined> {
+  migrate(): Promise<number[]> {
+    return this.transaction(async (db) => {
+      await db.run(lockMigrations, {});
+      await db.execute(createVersionTable.on('postgres').text);
+      const applied: number[] = [];
+      for (const step of migrationSteps('postgres')) {
+        if ((await db.all(isApplied, { version: step.version })).length > 0) continue;
+        for (const ddl of step.statements) await db.execute(ddl);
+        await db.run(recordApplied, { version: step.version, appliedAt: Date.now() });
+        applied.push(step.version);
+      }
+      return applied;
+    });
+  }
+
+  insertTask(task: NewTask): Promise<void> {
+    return this.inserts.add(task);
+  }
+
+  private async insertBatch(tasks: readonly NewTask[]): Promise<undefined[]> {
+    const params: InsertTasksParams = {
+      ids: tasks.map((t) => t.id),
+      kinds: tasks.map((t) => t.kind),
+      models: tasks.map((t) => t.model),
+      owners: tasks.map((t) => t.owner),
+      createdAts: tasks.map((t) => t.createdAt),
+      params: tasks.map((t) => JSON.stringify(t.params)),
+    };
+    if (this.withJobs) await this.db.all(this.withJobs.insert, params);
+    else await this.db.all(insertTasks, params);
+    return tasks.map(() => undefined);
+  }
+
+  async getTask(id: string, owner: string): Promise<Task | undefined> {
+    const [row] = await this.db.all(getTask, { id, owner });
+    return row ? toTask(row) : undefined;
+  }
+
+  async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedTask[]> {
+    const takeovers = await this.db.all(claimTakeovers, { owner: workerId, now, leaseUntil, limit });
+    const rest = limit - takeovers.length;
+    const queued = rest <= 0 ? [] : await this.db.all(claimQueued, { owner: workerId, now, leaseUntil, limit: rest });
+    return inClaimOrder([...takeovers, ...queued]);
+  }
+
+  claimTaskById(id: string, workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined> {
     return this.claims.add({ id, workerId, now, leaseUntil });
-  }
-
-  override complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
-    return this.completions.add({ id, attempt, outputs: JSON.stringify(outputs), now });
   }
 
   private async claimBatch(batch: readonly ClaimRequest[]): Promise<(ClaimedTask | undefined)[]> {
     const unique = new Set(firstOfEach(batch, (request) => request.id));
     const ordered = [...unique];
-    // The SET reads the row as it was (`t.status` is the old status): as claimSet in kysely-store.ts.
-    const rows = await this.prepared(
-      'claim-by-id',
-      sql<ClaimedRow>`
-      UPDATE tasks t
-         SET status = 'processing',
-             attempt = t.attempt + 1,
-             lease_owner = c.owner,
-             lease_expires_at = c.lease_until,
-             started_at = COALESCE(t.started_at, c.now),
-             progress = COALESCE(t.progress, 0),
-             interruptions = t.interruptions + CASE WHEN t.status = 'processing' THEN 1 ELSE 0 END
-        FROM unnest(${ordered.map((r) => r.id)}::text[], ${ordered.map((r) => r.workerId)}::text[],
-                    ${ordered.map((r) => r.now)}::bigint[], ${ordered.map((r) => r.leaseUntil)}::bigint[])
-             AS c(id, owner, now, lease_until)
-       WHERE t.id = c.id
-         AND (t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < c.now))
-   RETURNING ${CLAIMED_COLUMNS}`,
-    );
+    const rows = await this.db.all(claimByIds, {
+      ids: ordered.map((r) => r.id),
+      owners: ordered.map((r) => r.workerId),
+      nows: ordered.map((r) => r.now),
+      leaseUntils: ordered.map((r) => r.leaseUntil),
+    });
     const won = new Map(rows.map((row) => [row.id, row]));
     return batch.map((request) => {
       const row = unique.has(request) ? won.get(request.id) : undefined;
@@ -107,23 +162,116 @@ export class PostgresTaskStore extends KyselyTaskStore {
     });
   }
 
+  async heartbeat(id: string, attempt: number, leaseUntil: number): Promise<boolean> {
+    return (await this.db.run(heartbeat, { id, attempt, leaseUntil })) === 1;
+  }
+
+  async setProgress(id: string, attempt: number, progress: number): Promise<boolean> {
+    return (await this.db.run(setProgress, { id, attempt, progress })) === 1;
+  }
+
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
+    return this.completions.add({ id, attempt, outputs: JSON.stringify(outputs), now });
+  }
+
   private async completeBatch(batch: readonly CompleteRequest[]): Promise<boolean[]> {
     // By attempt as well: a stale attempt's completion and the current one's may share a batch.
     const unique = new Set(firstOfEach(batch, (request) => `${request.attempt}:${request.id}`));
     const ordered = [...unique];
-    const rows = await this.prepared(
-      'complete',
-      sql<{ id: string; attempt: number }>`
-      UPDATE tasks t
-         SET status = 'completed', progress = 100, completed_at = c.now, outputs = c.outputs, lease_expires_at = NULL
-        FROM unnest(${ordered.map((r) => r.id)}::text[], ${ordered.map((r) => r.attempt)}::int[],
-                    ${ordered.map((r) => r.outputs)}::text[], ${ordered.map((r) => r.now)}::bigint[])
-             AS c(id, attempt, outputs, now)
-       WHERE t.id = c.id AND t.status = 'processing' AND t.attempt = c.attempt
-   RETURNING t.id, t.attempt`,
-    );
+    const rows = await this.db.all(completeMany, {
+      ids: ordered.map((r) => r.id),
+      attempts: ordered.map((r) => r.attempt),
+      outputs: ordered.map((r) => r.outputs),
+      nows: ordered.map((r) => r.now),
+    });
     const won = new Set(rows.map((row) => `${row.attempt}:${row.id}`));
     return batch.map((request) => unique.has(request) && won.has(`${request.attempt}:${request.id}`));
+  }
+
+  async fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
+    return (await this.db.run(fail, { id, attempt, now, error: JSON.stringify(error) })) === 1;
+  }
+
+  async release(id: string, attempt: number): Promise<boolean> {
+    if (!this.withJobs) return (await this.db.run(release, { id, attempt })) === 1;
+    const [row] = await this.db.all(this.withJobs.release, { id, attempt });
+    return num(row?.n ?? 0) === 1;
+  }
+
+  async failAbandoned(now: number, maxAttempts: number, error: TaskError): Promise<string[]> {
+    return (await this.db.all(failAbandoned, { now, maxAttempts, error: JSON.stringify(error) })).map((row) => row.id);
+  }
+
+  async leaseOwners(): Promise<string[]> {
+    return (await this.db.all(leaseOwners, {})).flatMap((row) => (row.lease_owner === null ? [] : [row.lease_owner]));
+  }
+
+  expireLeases(owner: string, now: number): Promise<number> {
+    return this.db.run(expireLeases, { owner, expiredAt: now - 1 });
+  }
+
+  async requeueStranded(now: number, staleMs: number): Promise<string[]> {
+    if (!this.withJobs) return [];
+    return (await this.db.all(this.withJobs.stranded, { now, staleMs, limit: STRANDED_BATCH })).map((row) => row.id);
+  }
+
+  async countByStatus(): Promise<Record<string, number>> {
+    return Object.fromEntries((await this.db.all(countByStatus, {})).map((row) => [row.status, num(row.n)]));
+  }
+
+  async countActiveTasks(owner: string): Promise<number> {
+    const [row] = await this.db.all(countActiveTasks, { owner });
+    return num(row?.n ?? 0);
+  }
+
+  async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {
+    const [row] = await this.db.all(findKeyByHash, { hash });
+    return row ? { id: row.id, revoked: row.revoked_at !== null } : undefined;
+  }
+
+  async insertKey(key: { id: string; hash: string; name: string; createdAt: number }): Promise<boolean> {
+    return (await this.db.run(insertKey, key)) > 0;
+  }
+
+  async countKeys(): Promise<number> {
+    const [row] = await this.db.all(countKeys, {});
+    return num(row?.n ?? 0);
+  }
+
+  async listKeys(): Promise<ApiKeyRecord[]> {
+    return (await this.db.all(listKeys, {})).map((row) => ({
+      id: row.id,
+      name: row.name,
+      createdAt: num(row.created_at),
+      revokedAt: numOrNull(row.revoked_at),
+    }));
+  }
+
+  async revokeKey(id: string, now: number): Promise<boolean> {
+    return (await this.db.run(revokeKey, { id, now })) === 1;
+  }
+
+  async syncEnvKeys(hashes: readonly string[], now: number): Promise<void> {
+    await this.transaction(async (db) => {
+      await db.run(revokeEnvKeys, { now });
+      for (const hash of hashes) await db.run(activateEnvKey, { hash });
+    });
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    const [row] = await this.db.all(getMeta, { key });
+    return row?.value;
+  }
+
+  async initMeta(key: string, value: string): Promise<string> {
+    await this.db.run(initMeta, { key, value });
+    const stored = await this.getMeta(key);
+    if (stored === undefined) throw new Error(`meta ${key} vanished after insert`);
+    return stored;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
   }
 }
 

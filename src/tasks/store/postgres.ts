@@ -1,8 +1,6 @@
-import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { PostgresTaskStore } from './postgres-store.js';
-import type { Database } from './schema.js';
-import type { JobQueueSql, TaskStore } from './store.js';
+import { PostgresStore } from './postgres-store.js';
+import type { JobQueueSql, Store } from './store.js';
 
 export interface PostgresOptions {
   /** `postgres://user:password@host:port/database` (DATABASE_URL). */
@@ -15,17 +13,17 @@ export interface PostgresOptions {
   readonly onError: (error: Error) => void;
 }
 
-export interface PostgresStore {
-  readonly store: TaskStore;
+export interface OpenedPostgres {
+  readonly store: Store;
   /** The connection pool, shared with the job queue's worker; the store's close() ends it. */
   readonly pool: pg.Pool;
 }
 
 /**
- * The TaskStore on PostgreSQL: the same queries as SQLite (kysely-store.ts) over a `pg` pool.
- * BIGINT columns arrive as strings and are normalised in rows.ts.
+ * The store on PostgreSQL over a `pg` pool: the statements of sql/ in their PostgreSQL form
+ * (dialect.ts).
  */
-export function openPostgresStore(options: PostgresOptions): PostgresStore {
+export function openPostgresStore(options: PostgresOptions): OpenedPostgres {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.poolSize,
@@ -43,7 +41,5 @@ export function openPostgresStore(options: PostgresOptions): PostgresStore {
   // Without these, an idle connection that drops emits an unhandled 'error' and ends the process.
   pool.on('error', options.onError);
   pool.on('connect', (client) => client.on('error', options.onError));
-  // Kysely's destroy() ends the pool.
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { store: new PostgresTaskStore(db, pool, options.jobs), pool };
+  return { store: new PostgresStore(pool, options.jobs), pool };
 }

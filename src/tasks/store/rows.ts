@@ -1,32 +1,43 @@
-import type { Selectable } from 'kysely';
 import type { ModelKind, ResolvedParams } from '../../catalog/index.js';
 import type { ClaimedTask, Task, TaskError, TaskOutput, TaskStatus } from '../types.js';
-import type { TasksTable } from './schema.js';
 
 /** Columns a status read needs: everything but `params`, which may be megabytes of media. */
-export const TASK_COLUMNS = [
-  'id',
-  'kind',
-  'model',
-  'owner',
-  'status',
-  'progress',
-  'created_at',
-  'started_at',
-  'completed_at',
-  'error',
-  'outputs',
-  'attempt',
-] as const;
+export const TASK_COLUMNS = ['id', 'kind', 'model', 'owner', 'status', 'progress', 'created_at', 'started_at', 'completed_at', 'error', 'outputs', 'attempt'] as const;
 
-export type TaskRow = Pick<Selectable<TasksTable>, (typeof TASK_COLUMNS)[number]>;
+/** What a claim returns: a worker needs the parameters and the lease owner too. */
+export const CLAIMED_COLUMNS = [...TASK_COLUMNS, 'params', 'lease_owner'] as const;
 
-/** A row as a claim returns it: a worker needs the parameters and the lease owner too. */
+/** `t.a, t.b, ...`: a column list for SQL text. */
+export function columns(list: readonly string[], table?: string): string {
+  return list.map((column) => (table ? `${table}.${column}` : column)).join(', ');
+}
+
+/** BIGINT columns and counts: numbers on SQLite, strings on PostgreSQL (dialect.ts). */
+type Int = number | string;
+
+export interface TaskRow {
+  id: string;
+  kind: string;
+  model: string;
+  owner: string;
+  status: string;
+  progress: number | null;
+  created_at: Int;
+  started_at: Int | null;
+  completed_at: Int | null;
+  /** JSON of TaskError. */
+  error: string | null;
+  /** JSON array of TaskOutput. */
+  outputs: string;
+  attempt: Int;
+}
+
+/** A row as a claim returns it. */
 export type ClaimedRow = TaskRow & { params: string; lease_owner: string | null };
 
 // PostgreSQL returns BIGINT as a string; SQLite returns numbers. Normalise once, here.
-const num = (value: number | string): number => (typeof value === 'number' ? value : Number(value));
-const numOrNull = (value: number | string | null): number | null => (value === null ? null : num(value));
+export const num = (value: Int): number => (typeof value === 'number' ? value : Number(value));
+export const numOrNull = (value: Int | null): number | null => (value === null ? null : num(value));
 
 export function toTask(row: TaskRow): Task {
   return {
@@ -47,4 +58,20 @@ export function toTask(row: TaskRow): Task {
 
 export function toClaimedTask(row: ClaimedRow): ClaimedTask {
   return { ...toTask(row), params: JSON.parse(row.params) as ResolvedParams, leaseOwner: row.lease_owner ?? '' };
+}
+
+/** Claimed rows in the order they are due: RETURNING promises no order. */
+export function inClaimOrder(rows: readonly ClaimedRow[]): ClaimedTask[] {
+  return rows.map(toClaimedTask).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+export interface KeyRow {
+  id: string;
+  name: string;
+  created_at: Int;
+  revoked_at: Int | null;
+}
+
+export interface CountRow {
+  n: Int;
 }

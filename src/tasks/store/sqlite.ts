@@ -1,11 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
-import { SqliteTaskStore } from './sqlite-store.js';
-import { withStatementCache } from './statement-cache.js';
-import type { Database } from './schema.js';
-import type { TaskStore } from './store.js';
+import { SqliteStore } from './sqlite-store.js';
+import type { Store } from './store.js';
 
 export interface SqliteOptions {
   readonly path: string;
@@ -19,7 +16,7 @@ export interface SqliteOptions {
   readonly cacheMb?: number;
 }
 
-export function openSqliteStore(options: SqliteOptions): TaskStore {
+export function openSqliteStore(options: SqliteOptions): Store {
   mkdirSync(dirname(options.path), { recursive: true });
   const database = new BetterSqlite3(options.path);
   database.pragma('journal_mode = WAL');
@@ -28,6 +25,5 @@ export function openSqliteStore(options: SqliteOptions): TaskStore {
   database.pragma('busy_timeout = 5000');
   // A negative cache_size is in KiB.
   database.pragma(`cache_size = ${-1024 * Math.max(2, Math.floor(options.cacheMb ?? 64))}`);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  return new SqliteTaskStore(database, db);
+  return new SqliteStore(database);
 }

@@ -1,15 +1,14 @@
-import type { Kysely, RawBuilder } from 'kysely';
 import type { NewTask, ClaimedTask, Task, TaskError, TaskOutput } from '../types.js';
-import type { Database } from './schema.js';
 
 /**
- * Persistence of tasks, keys and settings. The store persists; it does not decide: every
- * state change is requested by TaskService as a named transition, and every transition is a
- * guarded UPDATE (`WHERE status = ... AND attempt = ...`) whose affected-row count tells the
- * caller whether it won. Two workers racing on one task: exactly one settle changes a row.
+ * Persistence of tasks, split by what its callers need: the task service and the task sources
+ * use a TaskStore, authentication a KeyStore, start-up a MetaStore. The store persists; it does
+ * not decide: every state change is requested by TaskService as a named transition, and every
+ * transition is a guarded UPDATE (`WHERE status = ... AND attempt = ...`) whose affected-row
+ * count tells the caller whether it won. Two workers racing on one task: exactly one settle
+ * changes a row. The SQL of every operation is in `sql/`, written once (dialect.ts).
  */
 export interface TaskStore {
-  readonly dialect: 'sqlite' | 'postgres';
   insertTask(task: NewTask): Promise<void>;
   /** A task as its owner sees it; undefined for unknown ids and for other owners' tasks. */
   getTask(id: string, owner: string): Promise<Task | undefined>;
@@ -34,7 +33,7 @@ export interface TaskStore {
   fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
   /**
    * processing -> queued: a worker hands back a task it cannot finish (graceful shutdown). With
-   * a job queue, the task's new job is added in the same transaction.
+   * a job queue, the task's new job is added in the same statement.
    */
   release(id: string, attempt: number): Promise<boolean>;
   /**
@@ -57,40 +56,57 @@ export interface TaskStore {
   countByStatus(): Promise<Record<string, number>>;
   /** An owner's queued and processing tasks (the per-key tasks-in-flight limit reads it, cached). */
   countActiveTasks(owner: string): Promise<number>;
+}
 
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+}
+
+/** API keys, by hash (auth/ depends on this alone). */
+export interface KeyStore {
   findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined>;
   insertKey(key: { id: string; hash: string; name: string; createdAt: number }): Promise<boolean>;
   countKeys(): Promise<number>;
-  listKeys(): Promise<{ id: string; name: string; createdAt: number; revokedAt: number | null }[]>;
+  listKeys(): Promise<ApiKeyRecord[]>;
   revokeKey(id: string, now: number): Promise<boolean>;
   /**
    * Keys named `env` mirror MEDIAGATE_API_KEYS: those in `hashes` are (re)activated, the others
    * revoked, so removing a key from the environment stops it working at the next start.
    */
   syncEnvKeys(hashes: readonly string[], now: number): Promise<void>;
+}
 
+/** Settings the service keeps across restarts (the URL signing secret). */
+export interface MetaStore {
   getMeta(key: string): Promise<string | undefined>;
   /** Sets a value only if none is set; returns the value that is stored afterwards. */
   initMeta(key: string, value: string): Promise<string>;
+}
 
+/** The whole store, as a backend opens it: its three parts on one database. */
+export interface Store extends TaskStore, KeyStore, MetaStore {
+  readonly dialect: 'sqlite' | 'postgres';
   migrate(): Promise<number[]>;
   close(): Promise<void>;
 }
 
 /**
- * A job queue that shares the store's PostgreSQL database, as the store sees it. Jobs only
- * carry task ids; task state stays in `tasks`. Each method runs on the executor it is given,
- * so a job is added in the same transaction as the task change it announces.
+ * A job queue that shares the store's PostgreSQL database, as the store's SQL sees it: SQL text
+ * fragments that the store's statements embed, so that a job is added in the same statement as
+ * the task change it announces. Jobs only carry task ids; task state stays in `tasks`.
  */
 export interface JobQueueSql {
-  /** Adds one job per task id (a task has at most one pending job; adding again is harmless). */
-  enqueue(db: Kysely<Database>, ids: readonly string[]): Promise<void>;
   /**
-   * The same as a set-returning SQL expression over `rows` (a relation with `id` and
-   * `created_at`, such as a CTE of tasks just inserted), so that a statement can write tasks and
-   * add their jobs at once.
+   * A set-returning SQL expression that adds one job per row of `relation` (the name of a CTE
+   * with `id` and `created_at`, such as the tasks an INSERT returned).
    */
-  enqueueRows(rows: RawBuilder<unknown>): RawBuilder<unknown>;
-  /** Runnable tasks that no live job will deliver (see TaskStore.requeueStranded), oldest first. */
-  stranded(db: Kysely<Database>, now: number, staleMs: number, limit: number): Promise<string[]>;
+  addJobs(relation: string): string;
+  /**
+   * A condition on the task aliased `task`: a live job will deliver it (see
+   * TaskStore.requeueStranded); it may use the parameter `@staleMs`.
+   */
+  liveJob(task: string): string;
 }

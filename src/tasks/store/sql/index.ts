@@ -1,0 +1,54 @@
+import type { OperationText } from '../dialect.js';
+import type { JobQueueSql } from '../store.js';
+import { claimById, claimByIds, claimQueued, claimTakeovers } from './claim.js';
+import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './keys.js';
+import { getMeta, initMeta } from './meta.js';
+import { createVersionTable, isApplied, lockMigrations, recordApplied } from './migrations.js';
+import { expireLeases, failAbandoned, requeueStranded } from './recovery.js';
+import { complete, completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './settle.js';
+import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
+import { countActiveTasks, countByStatus, getTask, leaseOwners } from './tasks-read.js';
+
+/**
+ * Every statement the store runs, by operation: test/store-sql.test.ts snapshots each one's
+ * text per dialect, so a change to any of them shows in review. A new operation is a file (or
+ * a line in one) in this folder and a line here.
+ */
+export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
+  return [
+    insertTask,
+    insertTasks,
+    insertTasksWithJobs(jobs),
+    getTask,
+    claimTakeovers,
+    claimQueued,
+    claimById,
+    claimByIds,
+    heartbeat,
+    setProgress,
+    complete,
+    completeMany,
+    fail,
+    release,
+    releaseWithJob(jobs),
+    failAbandoned,
+    leaseOwners,
+    expireLeases,
+    requeueStranded(jobs),
+    countByStatus,
+    countActiveTasks,
+    findKeyByHash,
+    insertKey,
+    countKeys,
+    listKeys,
+    revokeKey,
+    revokeEnvKeys,
+    activateEnvKey,
+    getMeta,
+    initMeta,
+    createVersionTable,
+    isApplied,
+    recordApplied,
+    lockMigrations,
+  ];
+}

@@ -1,0 +1,71 @@
+import { operation } from '../dialect.js';
+import type { JobQueueSql } from '../store.js';
+
+/**
+ * The attempt fence, written once: every transition a worker makes names the attempt it owns,
+ * and 0 changed rows means it lost (its lease was taken over, or the task settled).
+ */
+function fence(id: string, attempt: string): string {
+  return `t.id = ${id} AND t.status = 'processing' AND t.attempt = ${attempt}`;
+}
+
+/** processing -> completed. A settled task keeps `lease_owner`: the worker that settled it. */
+function completeSet(now: string, outputs: string): string {
+  return `status = 'completed', progress = 100, completed_at = ${now}, outputs = ${outputs}, lease_expires_at = NULL`;
+}
+
+interface Fenced {
+  id: string;
+  attempt: number;
+}
+
+export const heartbeat = operation<Fenced & { leaseUntil: number }>(
+  'heartbeat',
+  () => `UPDATE tasks AS t SET lease_expires_at = @leaseUntil WHERE ${fence('@id', '@attempt')}`,
+);
+
+/** Progress only rises. */
+export const setProgress = operation<Fenced & { progress: number }>(
+  'set-progress',
+  () => `UPDATE tasks AS t SET progress = @progress WHERE ${fence('@id', '@attempt')} AND (t.progress IS NULL OR t.progress < @progress)`,
+);
+
+export const complete = operation<Fenced & { now: number; outputs: string }>(
+  'complete',
+  () => `UPDATE tasks AS t SET ${completeSet('@now', '@outputs')} WHERE ${fence('@id', '@attempt')}`,
+  ['sqlite'],
+);
+
+/** The batch form of complete (PostgreSQL's group commit); the rows it returns are the winners. */
+export const completeMany = operation<{ ids: string[]; attempts: number[]; outputs: string[]; nows: number[] }, { id: string; attempt: number }>(
+  'complete-many',
+  () => `UPDATE tasks AS t SET ${completeSet('c.now', 'c.outputs')}
+        FROM unnest(@ids::text[], @attempts::int[], @outputs::text[], @nows::bigint[]) AS c(id, attempt, outputs, now)
+       WHERE ${fence('c.id', 'c.attempt')}
+   RETURNING t.id, t.attempt`,
+  ['postgres'],
+);
+
+/** processing -> failed. */
+export const fail = operation<Fenced & { now: number; error: string }>(
+  'fail',
+  () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, lease_expires_at = NULL WHERE ${fence('@id', '@attempt')}`,
+);
+
+/** processing -> queued: a worker hands back a task it cannot finish (graceful shutdown). */
+const releaseSource = `UPDATE tasks AS t SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL WHERE ${fence('@id', '@attempt')}`;
+
+export const release = operation<Fenced>('release', () => releaseSource);
+
+/**
+ * The same with the task's new job, in one statement (so atomic). The jobs CTE is read, so
+ * PostgreSQL runs it; it adds nothing when the release lost.
+ */
+export const releaseWithJob = (jobs: JobQueueSql) =>
+  operation<Fenced, { n: string }>(
+    'release-with-job',
+    () => `WITH released AS (${releaseSource} RETURNING t.id, t.created_at),
+           jobs AS (SELECT 1 FROM ${jobs.addJobs('released')})
+      SELECT (SELECT count(*) FROM released) AS n, (SELECT count(*) FROM jobs) AS added`,
+    ['postgres'],
+  );
