@@ -1,0 +1,1 @@
+UPDATE api_keys SET revoked_at = NULL WHERE name = 'env' AND hash = $1

@@ -1,0 +1,1 @@
+CREATE TABLE IF NOT EXISTS mediagate_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)

@@ -1,0 +1,1 @@
+SELECT id, revoked_at FROM api_keys WHERE hash = $1

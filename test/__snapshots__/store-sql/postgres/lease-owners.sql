@@ -1,0 +1,1 @@
+SELECT DISTINCT lease_owner FROM tasks WHERE status = 'processing'

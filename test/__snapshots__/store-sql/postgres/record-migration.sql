@@ -1,0 +1,1 @@
+INSERT INTO mediagate_migrations (version, applied_at) VALUES ($1, $2)

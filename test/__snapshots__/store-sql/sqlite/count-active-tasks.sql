@@ -1,0 +1,2 @@
+SELECT (SELECT count(*) FROM tasks WHERE status = 'queued' AND owner = ?)
+              + (SELECT count(*) FROM tasks WHERE status = 'processing' AND owner = ?) AS n

@@ -1,0 +1,1 @@
+SELECT status, count(*) AS n FROM tasks GROUP BY status

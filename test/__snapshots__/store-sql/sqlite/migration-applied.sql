@@ -1,0 +1,1 @@
+SELECT version FROM mediagate_migrations WHERE version = ?
