@@ -12,7 +12,7 @@ import { findModel } from '../src/catalog/index.js';
 import type { Engine } from '../src/engines/types.js';
 import { LocalStorage } from '../src/storage/local.js';
 import { openBackend, type TaskBackend } from '../src/tasks/backend.js';
-import { RENDER_JOB } from '../src/tasks/queue/graphile.js';
+import { RENDER_JOB } from '../src/tasks/sources/graphile.js';
 import { TaskService } from '../src/tasks/service.js';
 import { WorkerPool } from '../src/tasks/worker-pool.js';
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { graphileJobs } from '../src/tasks/queue/graphile.js';
+import { graphileJobs } from '../src/tasks/sources/graphile.js';
 import { DIALECTS } from '../src/tasks/store/dialect.js';
 import { allOperations } from '../src/tasks/store/sql/index.js';
 

@@ -1,6 +1,6 @@
-import { GraphileTaskSource, graphileJobs, migrateQueue } from './queue/graphile.js';
-import { PollingTaskSource } from './queue/polling.js';
-import type { TaskLog, TaskSource } from './queue/source.js';
+import { GraphileTaskSource, graphileJobs, migrateQueue } from './sources/graphile.js';
+import { PollingTaskSource } from './sources/polling.js';
+import type { TaskLog, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
 import { openPostgresStore } from './store/postgres.js';
 import { openSqliteStore } from './store/sqlite.js';

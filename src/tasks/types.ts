@@ -11,7 +11,6 @@ import type { ModelKind, ResolvedParams } from '../catalog/index.js';
  */
 
 export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
-export const FINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 
 export interface TaskError {
   readonly type: string;

@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findModel, listedAspectRatios } from '../catalog/index.js';
 import { EngineError, type Engine, type RenderModelInfo } from '../engines/types.js';
 import type { OutputStorage } from '../storage/storage.js';
-import { PollingTaskSource } from './queue/polling.js';
-import type { TaskRunner, TaskSource } from './queue/source.js';
+import type { TaskRunner, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
 import type { ClaimedTask, TaskError, TaskOutput } from './types.js';
 
@@ -22,20 +20,13 @@ export interface WorkerPoolOptions {
   readonly renderTimeoutMs: number;
   /** Where attempts get their scratch directories. */
   readonly workRoot: string;
-  /** Where claimed tasks come from; default a PollingTaskSource over `service` (the embedded mode). */
-  readonly source?: TaskSource;
-  /** The default source's poll interval: work no local event announced (expired leases). */
-  readonly pollMs?: number;
+  /** Where claimed tasks come from: the backend's (tasks/backend.ts, the one place the modes differ). */
+  readonly source: TaskSource;
   readonly log: {
     info(obj: object, msg: string): void;
     warn(obj: object, msg: string): void;
     error(obj: object, msg: string): void;
   };
-}
-
-export interface WorkerPoolEvents {
-  /** A render ended; `won` is false when another worker had taken the task over. */
-  rendered: [info: { id: string; attempt: number; outcome: 'completed' | 'failed' | 'released'; won: boolean }];
 }
 
 type Stop = 'shutdown' | 'lost-lease' | 'timeout';
@@ -46,7 +37,7 @@ type Stop = 'shutdown' | 'lost-lease' | 'timeout';
  * if the heartbeat finds the lease gone (another worker took over), the render is aborted and
  * its files are dropped.
  */
-export class WorkerPool extends EventEmitter<WorkerPoolEvents> implements TaskRunner {
+export class WorkerPool implements TaskRunner {
   /** `host:pid:random`: lets a restarted process on the same host spot leases of dead processes. */
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly running = new Map<string, { controller: AbortController; task: ClaimedTask; done: Promise<void> }>();
@@ -55,16 +46,7 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> implements TaskRu
   private readonly source: TaskSource;
 
   constructor(private readonly options: WorkerPoolOptions) {
-    super();
-    this.source =
-      options.source ??
-      new PollingTaskSource({
-        service: options.service,
-        leaseMs: options.leaseMs,
-        maxAttempts: options.maxAttempts,
-        log: options.log,
-        ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
-      });
+    this.source = options.source;
   }
 
   get workerId(): string {
@@ -204,8 +186,8 @@ export class WorkerPool extends EventEmitter<WorkerPoolEvents> implements TaskRu
       clearTimeout(timeout);
       await removeScratch();
     }
+    // `won` is false when another worker had taken the task over (scale-out spec reads this line).
     log.info({ task: task.id, attempt: task.attempt, outcome, won }, 'task rendered');
-    this.emit('rendered', { id: task.id, attempt: task.attempt, outcome, won });
   }
 
   /**
