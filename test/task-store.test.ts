@@ -2,11 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import { TaskService } from '../src/tasks/service.js';
 import type { TaskStore } from '../src/tasks/store/store.js';
+import type { TaskError } from '../src/tasks/types.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
 
 const row = findModel('vendora/famw-2.7-t2v');
 if (!row) throw new Error('catalog row missing');
-const failure = { type: 'generation_error', code: 'generation_failed', message: 'boom', param: '' };
+const failure: TaskError = { type: 'generation_error', code: 'generation_failed', message: 'boom', param: '' };
 
 describe.each(STORE_BACKENDS)('task store on $name', (backend) => {
   let store: TaskStore;

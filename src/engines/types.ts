@@ -1,3 +1,4 @@
+import type { TaskFailureCode } from '../failure-codes.js';
 /**
  * The contract between the worker (tasks/) and whatever turns resolved parameters into files.
  * An engine knows nothing of HTTP, the store or the queue: it gets a job, reports progress,
@@ -55,7 +56,7 @@ export interface Engine {
 export class EngineError extends Error {
   override readonly name = 'EngineError';
   constructor(
-    readonly code: string,
+    readonly code: TaskFailureCode,
     readonly param: string,
     message: string,
     options?: { cause?: unknown },

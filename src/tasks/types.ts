@@ -1,3 +1,4 @@
+import type { TaskFailureCode } from '../failure-codes.js';
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 
 /**
@@ -13,8 +14,8 @@ import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
 export interface TaskError {
-  readonly type: string;
-  readonly code: string;
+  readonly type: 'generation_error';
+  readonly code: TaskFailureCode;
   readonly message: string;
   readonly param: string;
 }
