@@ -9,8 +9,8 @@ import type { Store } from './store/store.js';
 /**
  * The one place that differs between the embedded mode and the scaled-out one:
  * - SQLite (default): the store in `<data dir>/mediagate.db`; workers poll the table.
- * - PostgreSQL (`DATABASE_URL`): the same store queries on PostgreSQL; graphile-worker jobs,
- *   added in the transaction of each task change, deliver the tasks to any number of worker
+ * - PostgreSQL (`DATABASE_URL`): the same store statements (store/sql/) on PostgreSQL; graphile-worker jobs,
+ *   added in the statement of each task change, deliver the tasks to any number of worker
  *   processes, and a reaper gives a new job to the tasks of workers that stopped.
  */
 export interface TaskBackend {
