@@ -8,9 +8,6 @@ import { MODELS, createValidator } from './catalog/index.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
-import { createMetrics } from './http/metrics.js';
-import { KeyLimits } from './http/rate-limit.js';
-import { buildHttpServer } from './http/server.js';
 import { createLogger } from './logging.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner } from './storage/signing.js';
@@ -176,6 +173,12 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
   const { process: core, storage, secret, startWork } = await createCore(config, options);
   const { store, keys, service } = core;
+  // Loaded here: a worker-only process never loads the HTTP stack.
+  const [{ createMetrics }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
+    import('./http/metrics.js'),
+    import('./http/rate-limit.js'),
+    import('./http/server.js'),
+  ]);
   const metrics = createMetrics();
   service.on('settled', ({ status }) => metrics.tasksSettled.inc({ status }));
 
