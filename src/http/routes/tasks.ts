@@ -24,18 +24,19 @@ function requireJsonBody(request: FastifyRequest): unknown {
 }
 
 /**
- * This owner's task of this family, or undefined: another key's task, or a task of the other
- * family, is as unknown as a missing one. Every `.../{task_id}` route reads its task here.
+ * This owner's task of this family: what the owner-scoped read (`service.get(owner, id)`, so
+ * another key's task is never seen) found, if it is of `family`; a task of the other family is
+ * as unknown as a missing one. Every `.../{task_id}` route, and the status fast path, applies
+ * it to its read.
  */
-export async function ownedTask(service: TaskService, owner: string, id: string, family: Family): Promise<Task | undefined> {
-  const task = await service.get(owner, id);
+export function ofFamily(task: Task | undefined, family: Family): Task | undefined {
   return task !== undefined && task.kind === family ? task : undefined;
 }
 
 /** The same, or the family's 404 (`task_not_found`, param `task_id`). */
 async function requireOwnedTask(service: TaskService, request: FastifyRequest, family: Family): Promise<Task> {
   const id = pathParam(request, 'task_id');
-  const task = await ownedTask(service, request.owner, id, family);
+  const task = ofFamily(await service.get(request.owner, id), family);
   if (task === undefined) throw errors.taskNotFound(id);
   return task;
 }
@@ -84,9 +85,11 @@ export function getTask(family: Family): (deps: RouteDeps) => Handler {
 export function getTaskFast(family: Family): (deps: RouteDeps) => FastAnswer {
   return (deps) => {
     const body = taskBody(deps, family);
-    return async (owner, params) => {
-      const task = await ownedTask(deps.ctx.service, owner, params['task_id'] ?? '', family);
-      return task === undefined ? undefined : body(task);
-    };
+    // One `then`, not an async function: on the fast path each promise turn shows in the bench.
+    return (owner, params) =>
+      deps.ctx.service.get(owner, params['task_id'] ?? '').then((read) => {
+        const task = ofFamily(read, family);
+        return task === undefined ? undefined : body(task);
+      });
   };
 }
