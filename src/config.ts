@@ -5,7 +5,8 @@ import ipaddr from 'ipaddr.js';
 /**
  * The one place that reads the environment. Every option is documented here (default, unit,
  * variable) and in the README; the result is a frozen object passed down explicitly. Nothing
- * below this file reads `process.env`.
+ * below this file reads `process.env`. Durations are set in seconds and held in milliseconds
+ * (`...Ms`): converted here, once.
  */
 export interface Config {
   /** PORT: TCP port of the HTTP server. Default 8080; 0 picks a free port. */
@@ -22,20 +23,20 @@ export interface Config {
   readonly publicUrlExplicit: boolean;
   /** MEDIAGATE_CONCURRENCY: tasks rendered at once by this process. Default the CPU count. */
   readonly concurrency: number;
-  /** MEDIAGATE_OUTPUT_TTL_S: seconds outputs are kept and their URLs are valid. Default 86400. */
-  readonly outputTtlS: number;
+  /** MEDIAGATE_OUTPUT_TTL_S: seconds outputs are kept and their URLs are valid. Default 86400; held in ms. */
+  readonly outputTtlMs: number;
   /** MEDIAGATE_FFMPEG_PATH: ffmpeg binary; default the one shipped by @ffmpeg-installer/ffmpeg. */
   readonly ffmpegPath: string | undefined;
   /** MEDIAGATE_BODY_LIMIT_BYTES: largest request body; larger ones get 413. Default 32 MiB. */
   readonly bodyLimitBytes: number;
-  /** MEDIAGATE_LEASE_S: seconds a worker owns a task without a heartbeat. Default 15. */
-  readonly leaseS: number;
+  /** MEDIAGATE_LEASE_S: seconds a worker owns a task without a heartbeat. Default 15; held in ms. */
+  readonly leaseMs: number;
   /** MEDIAGATE_MAX_ATTEMPTS: times a task is started before a lost worker fails it. Default 3. */
   readonly maxAttempts: number;
-  /** MEDIAGATE_RENDER_TIMEOUT_S: longest a single render may take. Default 600. */
-  readonly renderTimeoutS: number;
-  /** MEDIAGATE_SWEEP_INTERVAL_S: how often expired outputs are deleted. Default 60. */
-  readonly sweepIntervalS: number;
+  /** MEDIAGATE_RENDER_TIMEOUT_S: longest a single render may take, in seconds. Default 600; held in ms. */
+  readonly renderTimeoutMs: number;
+  /** MEDIAGATE_SWEEP_INTERVAL_S: how often expired outputs are deleted, in seconds. Default 60; held in ms. */
+  readonly sweepIntervalMs: number;
   /** MEDIAGATE_SYNCHRONOUS: SQLite `synchronous` pragma, NORMAL (survives process crashes) or FULL (also power loss). */
   readonly sqliteSynchronous: 'NORMAL' | 'FULL';
   /** MEDIAGATE_SQLITE_CACHE_MB: SQLite page cache of this process, in MiB. Default 64. */
@@ -48,8 +49,6 @@ export interface Config {
   readonly engine: 'sandbox' | 'instant';
   /** MEDIAGATE_WORKERS: run the worker pool in this process (false for an API-only process). */
   readonly workers: boolean;
-  /** MEDIAGATE_PRINT_KEY: print a generated API key at start (the CLI sets it; tests turn it off). */
-  readonly printGeneratedKey: boolean;
   /** DATABASE_URL: `postgres://...` puts the task store and the job queue on PostgreSQL (scale-out). Default unset: embedded SQLite. */
   readonly databaseUrl: string | undefined;
   /** MEDIAGATE_PG_POOL_SIZE: PostgreSQL connections per process at most. Default 10. */
@@ -58,8 +57,8 @@ export interface Config {
   readonly pgLocalQueue: number;
   /** MEDIAGATE_INSTANT_DELAY_MS: how long each render of the `instant` engine takes (benchmarks, tests). Default 0. */
   readonly instantDelayMs: number;
-  /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10. */
-  readonly drainS: number;
+  /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10; held in ms. */
+  readonly drainMs: number;
   /** MEDIAGATE_FETCH_ALLOW_HOSTS: host names fetched even when they resolve to non-public addresses. Default none. */
   readonly fetchAllowHosts: readonly string[];
   /** MEDIAGATE_FETCH_ALLOW_PRIVATE: `true` (every address) or CIDR ranges media fetches may reach. Default false. */
@@ -89,6 +88,11 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}.`);
   return value;
+}
+
+/** A duration given in whole seconds (bounds in seconds), in milliseconds: the unit of every duration below config. */
+function seconds(env: Env, name: string, fallback: number, min: number, max: number): number {
+  return integer(env, name, fallback, min, max) * 1000;
 }
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
@@ -183,25 +187,24 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrl: publicUrl(env, host, port),
     publicUrlExplicit: Boolean(env['MEDIAGATE_PUBLIC_URL']?.trim()),
     concurrency,
-    outputTtlS: integer(env, 'MEDIAGATE_OUTPUT_TTL_S', 86_400, 1, 10 * 365 * 86_400),
+    outputTtlMs: seconds(env, 'MEDIAGATE_OUTPUT_TTL_S', 86_400, 1, 10 * 365 * 86_400),
     ffmpegPath: env['MEDIAGATE_FFMPEG_PATH']?.trim() || undefined,
     bodyLimitBytes: integer(env, 'MEDIAGATE_BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    leaseS: integer(env, 'MEDIAGATE_LEASE_S', 15, 2, 3600),
+    leaseMs: seconds(env, 'MEDIAGATE_LEASE_S', 15, 2, 3600),
     maxAttempts: integer(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 100),
-    renderTimeoutS: integer(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),
-    sweepIntervalS: integer(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
+    renderTimeoutMs: seconds(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),
+    sweepIntervalMs: seconds(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
     sqliteSynchronous: oneOf(env, 'MEDIAGATE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
     sqliteCacheMb: integer(env, 'MEDIAGATE_SQLITE_CACHE_MB', 64, 2, 65_536),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     sandboxFps: integer(env, 'MEDIAGATE_SANDBOX_FPS', 12, 6, 60),
     engine: oneOf(env, 'MEDIAGATE_ENGINE', ['sandbox', 'instant'] as const, 'sandbox'),
     workers: bool(env, 'MEDIAGATE_WORKERS', true),
-    printGeneratedKey: bool(env, 'MEDIAGATE_PRINT_KEY', true),
     databaseUrl: databaseUrl(env),
     pgPoolSize: integer(env, 'MEDIAGATE_PG_POOL_SIZE', 10, 4, 1000),
     pgLocalQueue: integer(env, 'MEDIAGATE_PG_LOCAL_QUEUE', concurrency, 1, 10_000),
     instantDelayMs: integer(env, 'MEDIAGATE_INSTANT_DELAY_MS', 0, 0, 600_000),
-    drainS: integer(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
+    drainMs: seconds(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     fetchAllowPrivate: allowPrivate(env),
     rateLimitPerMin: integer(env, 'MEDIAGATE_RATE_LIMIT_PER_MIN', 60_000, 0, 100_000_000),

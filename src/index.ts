@@ -7,5 +7,5 @@
  * const { url } = await app.start();
  * ```
  */
-export { createMediagate, type Mediagate, type MediagateOptions } from './app.js';
+export { createMediagate, createMediagateWorker, type Mediagate, type MediagateOptions, type MediagateWorker } from './service-factory.js';
 export { loadConfig, ConfigError, type Config } from './config.js';

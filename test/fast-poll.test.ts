@@ -3,8 +3,10 @@
  * metrics as the Fastify route, and every request it cannot answer left to the router.
  * `inject()` never passes through the server, so it always shows the router's answer.
  */
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from './helpers/server.js';
+import { createLogger } from '../src/logging.js';
+import { TEST_KEYS, startServer, type TestServer } from './helpers/server.js';
 
 interface Seen {
   status: number;
@@ -178,5 +180,60 @@ describe('the request quota with polls answered on both paths', () => {
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toMatch(/^\d+$/);
     expect((JSON.parse(refused.body) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
+  });
+});
+
+describe('at debug level', () => {
+  let server: TestServer;
+  const lines: Record<string, unknown>[] = [];
+  let written: () => void = () => {};
+
+  /** The request line of `reqId`, when it is written (the router's comes after the response). */
+  function requestLineOf(reqId: string | undefined): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no request line for ${reqId}`)), 5000);
+      const look = (): void => {
+        const line = lines.find((entry) => entry['reqId'] === reqId && entry['msg'] === 'request');
+        if (line === undefined) return;
+        clearTimeout(timer);
+        written = () => {};
+        resolve(line);
+      };
+      written = look;
+      look();
+    });
+  }
+
+  beforeAll(async () => {
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        for (const line of chunk.toString().split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+        written();
+        callback();
+      },
+    });
+    server = await startServer({ MEDIAGATE_ENGINE: 'instant', LOG_LEVEL: 'debug' }, { logger: createLogger({ level: 'debug', secrets: TEST_KEYS, destination }) });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('still answers polls, and logs the line the router logs', async () => {
+    const id = await create(server, '/v1/video/generations', { model: 'vendora/famw-2.7-t2v', prompt: 'a fox' });
+    const path = `/v1/video/generations/${id}`;
+    const requestLine = async (headers: Record<string, string>, url = path): Promise<Record<string, unknown>> => {
+      const res = await overSocket(server, url, headers);
+      expect(res.status).toBe(200);
+      return requestLineOf(res.headers['x-request-id']);
+    };
+    const before = await fastPolls(server);
+    const fast = await requestLine({ 'x-request-id': 'fast-1' });
+    expect(await fastPolls(server)).toBe(before + 1);
+    // A query sends the same poll through the router.
+    const routed = await requestLine({ 'x-request-id': 'routed-1' }, `${path}?x=1`);
+    expect(await fastPolls(server)).toBe(before + 1);
+    const shape = ({ time: _time, ms, reqId: _reqId, ...rest }: Record<string, unknown>): Record<string, unknown> => ({ ...rest, ms: typeof ms });
+    expect(shape(fast)).toEqual(shape(routed));
+    expect(fast).toMatchObject({ reqId: 'fast-1', status: 200, method: 'GET', url: path, level: 20 });
   });
 });

@@ -10,7 +10,7 @@ import type { KeyStore, Store } from '../tasks/store/store.js';
 
 /** Runs `run` on the store the server opens for this configuration (SQLite or DATABASE_URL), migrated. */
 async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
-  const { openBackendFor } = await import('../app.js');
+  const { openBackendFor } = await import('../service-factory.js');
   const { readConfig } = await import('./serve.js');
   const backend = openBackendFor(readConfig(), pino({ level: 'warn' }, pino.destination(2)));
   try {

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { openBackendFor } from '../app.js';
+import { openBackendFor } from '../service-factory.js';
 import { readConfig } from './serve.js';
 
 /**

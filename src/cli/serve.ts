@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { createMediagate } from '../app.js';
+import { createMediagate } from '../service-factory.js';
 import { closeOnSignals } from './signals.js';
 
 export interface ServeOptions {
@@ -38,5 +38,5 @@ export async function serve(options: ServeOptions): Promise<void> {
     { url, workers: config.workers ? config.concurrency : 0, dataDir: config.dataDir, engine: config.engine, store: config.databaseUrl ? 'postgres' : 'sqlite' },
     'mediagate listening',
   );
-  closeOnSignals(app, config.drainS * 1000);
+  closeOnSignals(app, config.drainMs);
 }

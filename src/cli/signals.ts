@@ -1,10 +1,10 @@
-import type { Mediagate } from '../app.js';
+import type { MediagateProcess } from '../service-factory.js';
 
 /**
  * SIGTERM/SIGINT: stop taking requests and tasks, give running renders `drainMs` to finish,
  * hand the rest back to the queue, then exit 0. A second signal exits at once.
  */
-export function closeOnSignals(app: Mediagate, drainMs: number): void {
+export function closeOnSignals(app: MediagateProcess, drainMs: number): void {
   let closing = false;
   const stop = (signal: string): void => {
     if (closing) {

@@ -1,4 +1,4 @@
-import { createMediagate } from '../app.js';
+import { createMediagateWorker } from '../service-factory.js';
 import { readConfig } from './serve.js';
 import { closeOnSignals } from './signals.js';
 
@@ -16,15 +16,15 @@ export async function worker(): Promise<void> {
         'separate worker processes are meant for PostgreSQL (see README, "Scaling out on PostgreSQL").\n',
     );
   }
-  const app = await createMediagate(config);
+  const app = await createMediagateWorker(config);
   if (app.generatedKey) {
     // Only when no key was configured and the database has none: the first process creates one.
     process.stdout.write(`\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n`);
   }
-  await app.start({ http: false });
+  await app.start();
   app.logger.info(
     { workers: config.concurrency, dataDir: config.dataDir, engine: config.engine, store: config.databaseUrl ? 'postgres' : 'sqlite' },
     'mediagate worker started',
   );
-  closeOnSignals(app, config.drainS * 1000);
+  closeOnSignals(app, config.drainMs);
 }

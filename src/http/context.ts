@@ -19,9 +19,8 @@ export interface HttpContext {
   readonly metrics: Metrics;
   /** Base of output URLs; a function because a port-0 server learns its address only at listen. */
   readonly publicUrl: () => string;
-  readonly outputTtlS: number;
+  readonly outputTtlMs: number;
   readonly bodyLimitBytes: number;
-  readonly logLevel: string;
   /** Requests per minute and tasks in flight per key; absent = no limits (tests of other rooms). */
   readonly keyLimits?: KeyLimits;
   /** Depth, item and string bounds checked on raw JSON bodies before parsing. */

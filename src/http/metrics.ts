@@ -5,7 +5,7 @@ export interface Metrics {
   readonly registry: Registry;
   readonly requests: Counter<'route' | 'method' | 'status'>;
   readonly duration: Histogram<'route'>;
-  /** Status polls answered before routing (http/fast-poll.ts); also counted in `requests`. */
+  /** Status polls answered before routing (http/dispatch.ts); also counted in `requests`. */
   readonly fastPolls: Counter;
   readonly tasksCreated: Counter<'kind' | 'model'>;
   readonly tasksSettled: Counter<'status'>;

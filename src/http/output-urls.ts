@@ -5,7 +5,7 @@ export interface OutputUrlOptions {
   readonly signer: UrlSigner;
   /** Base of the URLs; a function because a port-0 server learns its address only at listen. */
   readonly publicUrl: () => string;
-  readonly outputTtlS: number;
+  readonly outputTtlMs: number;
 }
 
 /**
@@ -18,7 +18,8 @@ export function createOutputUrls(options: OutputUrlOptions): UrlFor {
   return (key, completedAt) => {
     let url = signed.get(key);
     if (url === undefined) {
-      const exp = Math.floor(completedAt / 1000) + options.outputTtlS;
+      // Whole seconds since the epoch: the unit of the URL's `exp`.
+      const exp = Math.floor((completedAt + options.outputTtlMs) / 1000);
       url = `${options.publicUrl()}/files/${key}?exp=${exp}&sig=${options.signer.sign(key, exp)}`;
       if (signed.size >= 10_000) signed.clear();
       signed.set(key, url);

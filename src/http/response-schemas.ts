@@ -1,6 +1,6 @@
 /**
  * JSON Schemas of the 200 bodies of the status operations. Fastify compiles them into the
- * routes' stringifiers, and the status fast path (fast-poll.ts) compiles the same schemas
+ * routes' stringifiers, and the status fast path (dispatch.ts) compiles the same schemas
  * with the same library, so both write the same bytes, faster than JSON.stringify
  * (a video task: ~1.0 µs against ~1.9 µs).
  */

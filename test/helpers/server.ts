@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createMediagate, type Mediagate, type MediagateOptions } from '../../src/app.js';
+import { createMediagate, type Mediagate, type MediagateOptions } from '../../src/service-factory.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
 import { startRoundRobinProxy, startScaledOut, type ScaledOut } from './scaled-out.js';

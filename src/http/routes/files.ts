@@ -1,47 +1,50 @@
-import type { FastifyInstance } from 'fastify';
 import { errors } from '../../errors.js';
-import type { HttpContext } from '../context.js';
+import { pathParam, type Handler, type RouteDeps } from '../route.js';
 
 const RANGE = /^bytes=(\d*)-(\d*)$/;
 
+/** A query parameter as a string ('' when absent or repeated). */
+function queryParam(query: unknown, name: string): string {
+  const value = typeof query === 'object' && query !== null ? (query as Record<string, unknown>)[name] : undefined;
+  return typeof value === 'string' ? value : '';
+}
+
 /**
- * Output files at signed, expiring URLs; no API key, so a browser or a plain `curl` can fetch
- * them. Single byte ranges are served so video players can seek.
+ * `GET /files/{task}/{name}`: output files at signed, expiring URLs; no API key, so a browser or
+ * a plain `curl` can fetch them. Single byte ranges are served so video players can seek.
  */
-export function fileRoutes(app: FastifyInstance, ctx: HttpContext): void {
-  app.get<{ Params: { task: string; name: string }; Querystring: { exp?: string; sig?: string } }>(
-    '/files/:task/:name',
-    async (request, reply) => {
-      const key = `${request.params.task}/${request.params.name}`;
-      const { exp = '', sig = '' } = request.query;
-      if (!ctx.signer.verify(key, exp, sig, Math.floor(Date.now() / 1000))) throw errors.invalidSignature();
-      const file = await ctx.storage.open(key);
-      if (!file) throw errors.fileGone();
-      reply
-        .header('content-type', file.contentType)
-        .header('accept-ranges', 'bytes')
-        .header('cache-control', 'private, max-age=3600')
-        .header('x-content-type-options', 'nosniff')
-        // A file is media, never a page: no scripts, no framing of anything, sandboxed if opened.
-        .header('content-security-policy', "default-src 'none'; sandbox")
-        .header('referrer-policy', 'no-referrer')
-        // Players on other origins may embed outputs (the URL itself is the credential).
-        .header('cross-origin-resource-policy', 'cross-origin')
-        .header('content-disposition', `inline; filename="${request.params.name}"`);
-      const range = RANGE.exec(request.headers.range ?? '');
-      if (range && (range[1] !== '' || range[2] !== '')) {
-        let start = range[1] === '' ? Math.max(0, file.size - Number(range[2])) : Number(range[1]);
-        let end = range[1] === '' || range[2] === '' ? file.size - 1 : Math.min(Number(range[2]), file.size - 1);
-        if (start > end || start >= file.size) {
-          return reply.code(416).header('content-range', `bytes */${file.size}`).send();
-        }
-        start = Math.max(0, start);
-        end = Math.max(start, end);
-        reply.code(206).header('content-range', `bytes ${start}-${end}/${file.size}`).header('content-length', end - start + 1);
-        return reply.send(file.stream({ start, end }));
+export function getFile({ ctx }: RouteDeps): Handler {
+  return async (request, reply) => {
+    const name = pathParam(request, 'name');
+    const key = `${pathParam(request, 'task')}/${name}`;
+    if (!ctx.signer.verify(key, queryParam(request.query, 'exp'), queryParam(request.query, 'sig'), Math.floor(Date.now() / 1000))) {
+      throw errors.invalidSignature();
+    }
+    const file = await ctx.storage.open(key);
+    if (!file) throw errors.fileGone();
+    reply
+      .header('content-type', file.contentType)
+      .header('accept-ranges', 'bytes')
+      .header('cache-control', 'private, max-age=3600')
+      // A file is media, never a page: no scripts, no framing of anything, sandboxed if opened.
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .header('referrer-policy', 'no-referrer')
+      // Players on other origins may embed outputs (the URL itself is the credential).
+      .header('cross-origin-resource-policy', 'cross-origin')
+      .header('content-disposition', `inline; filename="${name}"`);
+    const range = RANGE.exec(request.headers.range ?? '');
+    if (range && (range[1] !== '' || range[2] !== '')) {
+      let start = range[1] === '' ? Math.max(0, file.size - Number(range[2])) : Number(range[1]);
+      let end = range[1] === '' || range[2] === '' ? file.size - 1 : Math.min(Number(range[2]), file.size - 1);
+      if (start > end || start >= file.size) {
+        return reply.code(416).header('content-range', `bytes */${file.size}`).send();
       }
-      reply.header('content-length', file.size);
-      return reply.send(file.stream());
-    },
-  );
+      start = Math.max(0, start);
+      end = Math.max(start, end);
+      reply.code(206).header('content-range', `bytes ${start}-${end}/${file.size}`).header('content-length', end - start + 1);
+      return reply.send(file.stream({ start, end }));
+    }
+    reply.header('content-length', file.size);
+    return reply.send(file.stream());
+  };
 }

@@ -1,8 +1,7 @@
-import type { FastifyInstance } from 'fastify';
-import type { AuthHook } from '../auth.js';
 import { MODELS, findModel, type ModelRow } from '../../catalog/index.js';
 import { ApiError } from '../../errors.js';
 import { requestSchema } from '../openapi.js';
+import { pathParam, type Handler } from '../route.js';
 
 function describe(row: ModelRow) {
   return {
@@ -15,14 +14,18 @@ function describe(row: ModelRow) {
   };
 }
 
-/** `GET /v1/models` and `GET /v1/models/{id}` (ids contain slashes, so the id is the rest of the path). */
-export function modelRoutes(app: FastifyInstance, onRequest: AuthHook): void {
+/** `GET /v1/models`. */
+export function listModels(): Handler {
   const list = { object: 'list', data: MODELS.map(describe) };
-  app.get('/v1/models', { onRequest }, async () => list);
-  app.get<{ Params: { '*': string } }>('/v1/models/*', { onRequest }, async (request) => {
-    const id = decodeURIComponent(request.params['*']);
+  return async () => list;
+}
+
+/** `GET /v1/models/{id}`: ids contain slashes, so the id is the rest of the path. */
+export function getModel(): Handler {
+  return async (request) => {
+    const id = decodeURIComponent(pathParam(request, '*'));
     const row = findModel(id);
     if (!row) throw new ApiError(404, 'not_found', 'model', `Unknown model '${id.slice(0, 200)}'.`);
     return describe(row);
-  });
+  };
 }

@@ -7,18 +7,23 @@ import { authHook } from './auth.js';
 import { checkJsonLimits } from './json-limits.js';
 import { withoutPrompts } from '../logging.js';
 import type { HttpContext } from './context.js';
-import { renderDocsPage } from './docs-page.js';
+import { defaultHeaders } from './default-headers.js';
+import { createDispatch } from './dispatch.js';
 import { errorBody, familyOf } from './envelopes.js';
-import { buildOpenApi } from './openapi.js';
-import { createFastPoll } from './fast-poll.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { createOutputUrls } from './output-urls.js';
 import { createRequestIds } from './request-ids.js';
+import { logResponse } from './request-log.js';
 import { createRequestRecorder } from './request-metrics.js';
-import { allowedMethods } from './routes-table.js';
-import { fileRoutes } from './routes/files.js';
-import { modelRoutes } from './routes/models.js';
-import { taskRoutes } from './routes/tasks.js';
+import { allowedMethodsFor } from './route-patterns.js';
+import type { Route, RouteDeps } from './route.js';
+import { ROUTES } from './routes.js';
+
+/** A route registered other than from the route table (routes.ts). */
+export class UndeclaredRouteError extends Error {
+  override readonly name = 'UndeclaredRouteError';
+  readonly code = 'undeclared_route';
+}
 
 /** Framework errors a client can cause, mapped to our codes; anything else is a 500. */
 function fromFrameworkError(error: FastifyError, bodyLimit: number, contentType: string | undefined): ApiError | undefined {
@@ -50,34 +55,38 @@ const REQUEST_TIMEOUT_MS = 0;
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance {
+/**
+ * The Fastify server of the HTTP API, with every route of the route table (routes.ts) behind a
+ * request listener that answers status polls before routing (dispatch.ts).
+ */
+export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readonly Route[] = ROUTES): FastifyInstance {
+  const log = logger as FastifyBaseLogger;
   const debugEnabled = logger.isLevelEnabled('debug');
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
-  const urlFor = createOutputUrls(ctx);
+  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx) };
+  const allowedMethods = allowedMethodsFor(routes);
   let closing = false;
-  const fastPoll = createFastPoll({
+  const dispatch = createDispatch({
+    routes,
+    deps,
     keys: ctx.keys,
     limits: ctx.keyLimits,
-    getTask: (owner, id) => ctx.service.get(owner, id),
-    urlFor,
     requestId,
     record,
     answered: ctx.metrics.fastPolls,
-    // At debug level every request gets its log line from the app's hook.
-    enabled: () => !closing && !debugEnabled,
+    logger,
+    open: () => !closing,
   });
   const app = Fastify({
-    // Our server, so that a status poll can be answered before routing (http/fast-poll.ts).
+    // Our server, so that a status poll can be answered before routing (dispatch.ts).
     serverFactory: (handler) => {
-      const server = createServer((req, res) => {
-        if (!fastPoll(req, res, () => handler(req, res))) handler(req, res);
-      });
+      const server = createServer((req, res) => dispatch(req, res, () => handler(req, res)));
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       server.requestTimeout = REQUEST_TIMEOUT_MS;
       return server;
     },
-    loggerInstance: logger as FastifyBaseLogger,
+    loggerInstance: log,
     bodyLimit: ctx.bodyLimitBytes,
     // The client's own x-request-id is echoed only when it is a short, plain token: it goes
     // into every log line of the request, so nothing else from a client is trusted there.
@@ -138,21 +147,18 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
 
   // Callback-style hooks: on every request, an async hook would cost a promise and a tick.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    reply.header('x-content-type-options', 'nosniff');
+    reply.headers(defaultHeaders(request.id));
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    record(request.routeOptions.url ?? 'unknown', request.method, reply.statusCode, reply.elapsedTime / 1000);
-    if (reply.statusCode >= 500) request.log.error({ status: reply.statusCode, url: request.url.split('?')[0] }, 'request failed');
-    else if (debugEnabled) {
-      request.log.debug({ status: reply.statusCode, method: request.method, url: request.url.split('?')[0], ms: reply.elapsedTime }, 'request');
-    }
+    const route = request.routeOptions.config.route;
+    record(route === undefined ? 'unknown' : (route.metricsLabel ?? route.path), request.method, reply.statusCode, reply.elapsedTime / 1000);
+    logResponse(request.log, debugEnabled, request.method, request.url, reply.statusCode, reply.elapsedTime);
     done();
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    const family = familyOf(request.url);
+    const family = request.routeOptions.config.route?.family ?? familyOf(request.url);
     const apiError =
       error instanceof ApiError ? error : (fromFrameworkError(error, ctx.bodyLimitBytes, request.headers['content-type']) ?? errors.internal(error));
     if (apiError.status >= 500) request.log.error({ err: withoutPrompts(error, request.body) }, 'unexpected error');
@@ -173,37 +179,23 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
     done();
   });
 
+  // Every route comes from the table; one registered any other way is a mistake caught here.
+  const declared = new Set(routes.flatMap((route) => route.methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).map((method) => `${method} ${route.path}`)));
+  app.addHook('onRoute', (options) => {
+    for (const method of [options.method].flat()) {
+      if (!declared.has(`${method} ${options.url ?? ''}`)) throw new UndeclaredRouteError(`${method} ${options.url ?? ''} is not in the route table (http/routes.ts)`);
+    }
+  });
   const auth = authHook(ctx.keys, ctx.keyLimits);
-  taskRoutes(app, ctx, auth, urlFor);
-  modelRoutes(app, auth);
-  fileRoutes(app, ctx);
-
-  let openapi: string | undefined;
-  app.get('/openapi.json', async (_request, reply) => {
-    openapi ??= JSON.stringify(buildOpenApi(ctx.publicUrl()));
-    return reply.type('application/json').send(openapi);
-  });
-  const docs = renderDocsPage();
-  app.get('/docs', async (_request, reply) =>
-    reply
-      .type('text/html; charset=utf-8')
-      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-      .header('x-content-type-options', 'nosniff')
-      .header('x-frame-options', 'DENY')
-      .header('referrer-policy', 'no-referrer')
-      .header('cross-origin-opener-policy', 'same-origin')
-      .header('cross-origin-resource-policy', 'same-origin')
-      .header('permissions-policy', 'camera=(), microphone=(), geolocation=()')
-      .send(docs),
-  );
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async () => {
-    await ctx.store.countKeys();
-    return { status: 'ready' };
-  });
-  app.get('/metrics', async (_request, reply) => {
-    for (const [status, n] of Object.entries(await ctx.store.countByStatus())) ctx.metrics.tasksByStatus.set({ status }, n);
-    return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
-  });
+  for (const route of routes) {
+    app.route({
+      method: [...route.methods],
+      url: route.path,
+      config: { route },
+      ...(route.auth ? { onRequest: auth } : {}),
+      ...(route.response ? { schema: { response: { 200: route.response } } } : {}),
+      handler: route.handler(deps),
+    });
+  }
   return app;
 }

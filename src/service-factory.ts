@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -8,12 +8,10 @@ import { MODELS, createValidator } from './catalog/index.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
-import { buildHttpApp } from './http/app.js';
-import { createMetrics } from './http/metrics.js';
-import { KeyLimits } from './http/rate-limit.js';
 import { createLogger } from './logging.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner } from './storage/signing.js';
+import { startSweeper, type Sweeper } from './storage/sweeper.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
@@ -25,9 +23,9 @@ export interface MediagateOptions {
   readonly logger?: Logger;
 }
 
-export interface Mediagate {
+/** What a serving process and a worker-only process both hold. */
+export interface MediagateProcess {
   readonly config: Config;
-  readonly http: FastifyInstance;
   readonly service: TaskService;
   readonly store: Store;
   readonly keys: KeyRegistry;
@@ -35,12 +33,20 @@ export interface Mediagate {
   readonly logger: Logger;
   /** The key created at first start when none was configured; print it once. */
   readonly generatedKey: string | undefined;
-  /** Starts listening (and the workers); resolves with the bound address. */
-  start(): Promise<{ url: string }>;
-  /** `{ http: false }`: starts the workers only, nothing listens (`mediagate worker`). */
-  start(options: { http: false }): Promise<{ url: undefined }>;
   /** Graceful stop: no new requests or tasks, running renders finish or are handed back. */
   close(drainMs?: number): Promise<void>;
+}
+
+/** The whole service: the HTTP API, and the workers unless `config.workers` is false. */
+export interface Mediagate extends MediagateProcess {
+  readonly http: FastifyInstance;
+  /** Starts listening (and the workers); resolves with the bound address. */
+  start(): Promise<{ url: string }>;
+}
+
+/** A worker-only process (`mediagate worker`): renders tasks, builds no HTTP server. */
+export interface MediagateWorker extends MediagateProcess {
+  start(): Promise<void>;
 }
 
 async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
@@ -50,21 +56,12 @@ async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
   const { defaultFfmpegPath } = await import('./engines/sandbox/ffmpeg-path.js');
   return createSandboxEngine({
     ffmpegPath: config.ffmpegPath ?? defaultFfmpegPath(),
-    renderTimeoutMs: config.renderTimeoutS * 1000,
+    renderTimeoutMs: config.renderTimeoutMs,
     fps: config.sandboxFps,
     cacheDir: join(config.dataDir, 'render-cache'),
     fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     log: (msg: string, extra?: object) => logger.debug(extra ?? {}, msg),
   });
-}
-
-/** Removes scratch directories of attempts that died with their process. */
-async function sweepWorkDirs(root: string, olderThanMs: number): Promise<void> {
-  for (const entry of await readdir(root).catch(() => [] as string[])) {
-    const path = join(root, entry);
-    const info = await stat(path).catch(() => undefined);
-    if (info && info.mtimeMs < olderThanMs) await rm(path, { recursive: true, force: true }).catch(() => {});
-  }
 }
 
 /**
@@ -82,14 +79,17 @@ export function openBackendFor(config: Config, logger: Logger): TaskBackend {
   });
 }
 
-/**
- * Builds the whole service from a config: store (migrated), keys, validator, task service,
- * storage, engine, worker pool and HTTP app. Nothing listens until start().
- */
-export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
-  const logger =
-    options.logger ??
-    createLogger({ level: config.logLevel, secrets: config.apiKeys });
+interface Core {
+  readonly process: MediagateProcess;
+  readonly storage: LocalStorage;
+  readonly secret: string;
+  /** Starts the workers, if any, and the sweeper. */
+  startWork(): Promise<void>;
+}
+
+/** Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet. */
+async function createCore(config: Config, options: MediagateOptions): Promise<Core> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel, secrets: config.apiKeys });
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');
@@ -102,11 +102,8 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   const secret = await store.initMeta('url_signing_secret', randomBytes(32).toString('base64url'));
   const keys = new KeyRegistry({ store, configured: config.apiKeys });
   const generatedKey = await keys.init();
-
   const service = new TaskService({ store });
   const storage = new LocalStorage(outputRoot);
-  const metrics = createMetrics();
-  service.on('settled', ({ status }) => metrics.tasksSettled.inc({ status }));
 
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
@@ -117,14 +114,14 @@ export async function createMediagate(config: Config, options: MediagateOptions 
         engine,
         storage,
         concurrency: config.concurrency,
-        leaseMs: config.leaseS * 1000,
+        leaseMs: config.leaseMs,
         maxAttempts: config.maxAttempts,
-        renderTimeoutMs: config.renderTimeoutS * 1000,
+        renderTimeoutMs: config.renderTimeoutMs,
         workRoot,
         source: backend.taskSource({
           service,
           concurrency: config.concurrency,
-          leaseMs: config.leaseS * 1000,
+          leaseMs: config.leaseMs,
           maxAttempts: config.maxAttempts,
           localQueueSize: config.pgLocalQueue,
           log: workerLog,
@@ -134,9 +131,60 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     : undefined;
   if (pool) service.on('created', () => pool.notify());
 
+  let sweeper: Sweeper | undefined;
+  return {
+    process: {
+      config,
+      service,
+      store,
+      keys,
+      pool,
+      logger,
+      generatedKey,
+      async close(drainMs = 10_000) {
+        sweeper?.stop();
+        await pool?.close(drainMs);
+        await engine?.close();
+        await backend.close();
+      },
+    },
+    storage,
+    secret,
+    async startWork() {
+      await pool?.start();
+      sweeper = startSweeper({
+        storage,
+        outputTtlMs: config.outputTtlMs,
+        workRoot,
+        // A scratch directory outlives its attempt by at most a render and a lost lease.
+        workDirMaxAgeMs: config.renderTimeoutMs + config.leaseMs * 2,
+        renderCacheRoot: join(config.dataDir, 'render-cache'),
+        intervalMs: config.sweepIntervalMs,
+        log: logger,
+      });
+    },
+  };
+}
+
+/**
+ * Builds the whole service from a config: store (migrated), keys, validator, task service,
+ * storage, engine, worker pool and HTTP server. Nothing listens until start().
+ */
+export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
+  const { process: core, storage, secret, startWork } = await createCore(config, options);
+  const { store, keys, service } = core;
+  // Loaded here: a worker-only process never loads the HTTP stack.
+  const [{ createMetrics }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
+    import('./http/metrics.js'),
+    import('./http/rate-limit.js'),
+    import('./http/server.js'),
+  ]);
+  const metrics = createMetrics();
+  service.on('settled', ({ status }) => metrics.tasksSettled.inc({ status }));
+
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
-  const http = buildHttpApp(
+  const http = buildHttpServer(
     {
       validator: createValidator(MODELS),
       service,
@@ -146,9 +194,8 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       signer: new UrlSigner(Buffer.from(secret)),
       metrics,
       publicUrl: () => publicUrl,
-      outputTtlS: config.outputTtlS,
+      outputTtlMs: config.outputTtlMs,
       bodyLimitBytes: config.bodyLimitBytes,
-      logLevel: config.logLevel,
       keyLimits: new KeyLimits({
         requestsPerMinute: config.rateLimitPerMin,
         tasksInFlight: config.maxTasksInFlight,
@@ -156,52 +203,27 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       }),
       jsonLimits: { maxDepth: config.jsonMaxDepth, maxItems: config.jsonMaxItems, maxStringBytes: config.jsonMaxStringBytes },
     },
-    logger,
+    core.logger,
   );
 
-  let sweepTimer: NodeJS.Timeout | undefined;
-  const sweep = async (): Promise<void> => {
-    const now = Date.now();
-    const removed = await storage.sweep(now - config.outputTtlS * 1000);
-    if (removed > 0) logger.info({ removed }, 'expired outputs deleted');
-    await sweepWorkDirs(workRoot, now - (config.renderTimeoutS + config.leaseS * 2) * 1000);
-    // Render cache entries live as long as the outputs they were made for.
-    await sweepWorkDirs(join(config.dataDir, 'render-cache'), now - config.outputTtlS * 1000);
-  };
-
-  function start(): Promise<{ url: string }>;
-  function start(options: { http: false }): Promise<{ url: undefined }>;
-  async function start(options?: { http: false }): Promise<{ url: string | undefined }> {
-    let address: string | undefined;
-    if (options?.http !== false) {
-      address = await http.listen({ port: config.port, host: config.host });
-      if (config.port === 0 && !config.publicUrlExplicit) publicUrl = address;
-    }
-    await pool?.start();
-    void sweep().catch((error: unknown) => logger.warn({ err: error }, 'sweep failed'));
-    sweepTimer = setInterval(() => {
-      sweep().catch((error: unknown) => logger.warn({ err: error }, 'sweep failed'));
-    }, config.sweepIntervalS * 1000);
-    sweepTimer.unref();
-    return { url: address };
-  }
-
   return {
-    config,
+    ...core,
     http,
-    service,
-    store,
-    keys,
-    pool,
-    logger,
-    generatedKey,
-    start,
-    async close(drainMs = 10_000) {
-      if (sweepTimer) clearInterval(sweepTimer);
+    async start() {
+      const url = await http.listen({ port: config.port, host: config.host });
+      if (config.port === 0 && !config.publicUrlExplicit) publicUrl = url;
+      await startWork();
+      return { url };
+    },
+    async close(drainMs) {
       await http.close();
-      await pool?.close(drainMs);
-      await engine?.close();
-      await backend.close();
+      await core.close(drainMs);
     },
   };
+}
+
+/** A worker-only process: the same store, workers and sweeper, and no HTTP server. */
+export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
+  const { process: core, startWork } = await createCore(config, options);
+  return { ...core, start: startWork };
 }

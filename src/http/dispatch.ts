@@ -1,0 +1,115 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import compileStringifier from 'fast-json-stringify';
+import type { Logger } from 'pino';
+import type { KeyRegistry } from '../auth/api-keys.js';
+import { bearerToken } from './auth.js';
+import { defaultHeaders } from './default-headers.js';
+import type { KeyLimits } from './rate-limit.js';
+import { REQUEST_ID_LOG_LABEL, logResponse } from './request-log.js';
+import type { RecordRequest } from './request-metrics.js';
+import { compilePattern } from './route-patterns.js';
+import type { FastAnswer, Route, RouteDeps } from './route.js';
+
+export interface DispatchOptions {
+  readonly routes: readonly Route[];
+  readonly deps: RouteDeps;
+  readonly keys: KeyRegistry;
+  readonly limits: KeyLimits | undefined;
+  readonly requestId: (req: IncomingMessage) => string;
+  readonly record: RecordRequest;
+  /** Counts the requests the fast path answers. */
+  readonly answered: { inc(): void };
+  readonly logger: Logger;
+  /** False while the server closes: the router answers 503 then. */
+  readonly open: () => boolean;
+}
+
+/** The server's request listener: a fast answer, or `router` (Fastify's handler). */
+export type Dispatch = (req: IncomingMessage, res: ServerResponse, router: () => void) => void;
+
+/** A plain id: a trailing slash, a query, escapes or anything odd go to the router. */
+const ID_SEGMENT = '[A-Za-z0-9_-]{1,64}';
+
+interface FastRoute {
+  readonly regex: RegExp;
+  readonly params: readonly string[];
+  readonly label: string;
+  readonly answer: FastAnswer;
+  readonly stringify: (body: object) => string;
+}
+
+/**
+ * Why a fast path: clients poll, again and again, and a poll is the gateway's most frequent
+ * request. Through Fastify a poll cost ~3x the bare node:http ceiling in server CPU (routing,
+ * request/reply objects, a child logger, hook chains, promise turns), which capped polls at
+ * ~30% of the ceiling (`npm run bench`). As Hono does, the fast path sits inside dispatch and
+ * matches the route table's own rows (those with `fast`): a GET with a key looked up in the
+ * last few seconds, whose row's fast answer has a body, within the key's quota, is answered
+ * here with the same body (the row's response schema, compiled by the same library), default
+ * headers, request id, metrics label and log line as the router. Everything that can differ
+ * between requests (a missing or uncached key, a quota, an unknown task, a framework feature,
+ * every error) stays with the router, the one place that makes error envelopes.
+ * test/fast-poll.test.ts holds the two answers side by side.
+ */
+export function createDispatch(options: DispatchOptions): Dispatch {
+  const { keys, limits, requestId, record, answered, logger, open } = options;
+  const debug = logger.isLevelEnabled('debug');
+  const fast: FastRoute[] = [];
+  for (const route of options.routes) {
+    if (route.fast === undefined) continue;
+    if (!route.auth || route.response === undefined || !route.methods.includes('GET') || route.path.includes('*')) {
+      throw new Error(`route ${route.path}: a fast answer needs a GET with auth, a response schema and no wildcard`);
+    }
+    const { regex, params } = compilePattern(route.path, ID_SEGMENT);
+    const stringify: (body: object) => string = compileStringifier(route.response);
+    fast.push({ regex, params, label: route.metricsLabel ?? route.path, answer: route.fast(options.deps), stringify });
+  }
+
+  const answer = (req: IncomingMessage, res: ServerResponse, route: FastRoute, body: object, started: number): void => {
+    const text = route.stringify(body);
+    const id = requestId(req);
+    const headers = defaultHeaders(id);
+    headers['content-type'] = 'application/json; charset=utf-8';
+    headers['content-length'] = Buffer.byteLength(text);
+    res.writeHead(200, headers);
+    res.end(text);
+    const ms = performance.now() - started;
+    record(route.label, 'GET', 200, ms / 1000);
+    answered.inc();
+    if (debug) logResponse(logger.child({ [REQUEST_ID_LOG_LABEL]: id }), debug, 'GET', req.url ?? '', 200, ms);
+  };
+
+  const tryFast = (req: IncomingMessage, res: ServerResponse, router: () => void): boolean => {
+    const url = req.url;
+    if (url === undefined || !open()) return false;
+    for (const route of fast) {
+      const match = route.regex.exec(url);
+      if (match === null) continue;
+      const key = bearerToken(req.headers.authorization);
+      if (typeof key !== 'string') return false;
+      const owner = keys.resolveCached(key);
+      if (owner === undefined) return false;
+      const params: Record<string, string> = {};
+      for (let i = 0; i < route.params.length; i += 1) params[route.params[i] ?? ''] = match[i + 1] ?? '';
+      const started = performance.now();
+      route
+        .answer(owner, params)
+        .then((body) => {
+          // The quota is taken only for a request this path answers: the router takes its own.
+          if (body === undefined || (limits !== undefined && !limits.tryTakeRequest(owner))) router();
+          else answer(req, res, route, body, started);
+        })
+        // A fault: the router reads again and reports it in the family's envelope.
+        .catch(() => {
+          if (!res.headersSent) router();
+        });
+      return true;
+    }
+    return false;
+  };
+
+  return (req, res, router) => {
+    if (req.method === 'GET' && fast.length > 0 && tryFast(req, res, router)) return;
+    router();
+  };
+}

@@ -1,0 +1,53 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpContext } from './context.js';
+import type { Family, UrlFor } from './envelopes.js';
+
+/** Methods a route may declare; HEAD is answered wherever GET is (Fastify's `exposeHeadRoutes`). */
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What a route's handler is built from, once per server. */
+export interface RouteDeps {
+  readonly ctx: HttpContext;
+  readonly urlFor: UrlFor;
+}
+
+export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/**
+ * A GET answered beneath the framework (http/dispatch.ts): the 200 body for `owner`, or
+ * undefined to leave the request to the router, which then gives whatever other answer is due.
+ * Only for a key already resolved, and the body goes through the route's `response` schema.
+ */
+export type FastAnswer = (owner: string, params: Readonly<Record<string, string>>) => Promise<object | undefined>;
+
+/** One row of the route table (http/routes.ts). */
+export interface Route {
+  /** Fastify pattern: `:name` is one path segment, a final `*` the rest of the path. */
+  readonly path: string;
+  readonly methods: readonly Method[];
+  /** The error envelope of the route (envelopes.ts); agrees with `familyOf(path)` (a spec checks). */
+  readonly family: Family;
+  /** The `route` label of the request metrics; default `path`. */
+  readonly metricsLabel?: string;
+  /** Whether the route takes an API key (the auth hook, then the key's request quota). */
+  readonly auth: boolean;
+  /** JSON Schema of the 200 body: Fastify's serializer for it, and the fast answer's. */
+  readonly response?: object;
+  readonly handler: (deps: RouteDeps) => Handler;
+  /** GET only; needs `auth` and `response`, and a path without `*`. */
+  readonly fast?: (deps: RouteDeps) => FastAnswer;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The table row a route was registered from (server.ts), for metrics and envelopes. */
+    route?: Route;
+  }
+}
+
+/** A path parameter of a matched route, as a string (Fastify types `params` as unknown). */
+export function pathParam(request: FastifyRequest, name: string): string {
+  const params = request.params;
+  const value = typeof params === 'object' && params !== null ? (params as Record<string, unknown>)[name] : undefined;
+  return typeof value === 'string' ? value : '';
+}

@@ -1,0 +1,44 @@
+import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from './response-schemas.js';
+import type { Route } from './route.js';
+import { getFile } from './routes/files.js';
+import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
+import { getModel, listModels } from './routes/models.js';
+import { createTask, getTask, getTaskFast } from './routes/tasks.js';
+
+/**
+ * Every route of the service, declared once. From this table come the Fastify registration
+ * (server.ts; a route registered any other way stops the build), the 405 answers and their
+ * `Allow` (route-patterns.ts), the status fast path's match (dispatch.ts) and the metrics
+ * labels. A new route is a row here and its handler in `routes/`; test/route-table.test.ts
+ * walks the table over HTTP.
+ */
+export const ROUTES: readonly Route[] = [
+  { path: '/v1/video/generations', methods: ['POST'], family: 'video', auth: true, response: VIDEO_TASK_RESPONSE, handler: createTask('video') },
+  {
+    path: '/v1/video/generations/:task_id',
+    methods: ['GET'],
+    family: 'video',
+    auth: true,
+    response: VIDEO_TASK_RESPONSE,
+    handler: getTask('video'),
+    fast: getTaskFast('video'),
+  },
+  { path: '/v1/images/generations/async', methods: ['POST'], family: 'image', auth: true, handler: createTask('image') },
+  {
+    path: '/v1/images/generations/async/:task_id',
+    methods: ['GET'],
+    family: 'image',
+    auth: true,
+    response: IMAGE_STATUS_RESPONSE,
+    handler: getTask('image'),
+    fast: getTaskFast('image'),
+  },
+  { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels },
+  { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel },
+  { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile },
+  { path: '/openapi.json', methods: ['GET'], family: 'video', auth: false, handler: getOpenApi },
+  { path: '/docs', methods: ['GET'], family: 'video', auth: false, handler: getDocs },
+  { path: '/healthz', methods: ['GET'], family: 'video', auth: false, handler: getHealth },
+  { path: '/readyz', methods: ['GET'], family: 'video', auth: false, handler: getReadiness },
+  { path: '/metrics', methods: ['GET'], family: 'video', auth: false, handler: getMetrics },
+];

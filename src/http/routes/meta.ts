@@ -1,0 +1,48 @@
+import { renderDocsPage } from '../docs-page.js';
+import { buildOpenApi } from '../openapi.js';
+import type { Handler, RouteDeps } from '../route.js';
+
+/** `GET /openapi.json`, built on first request (the public URL may be known only at listen). */
+export function getOpenApi({ ctx }: RouteDeps): Handler {
+  let openapi: string | undefined;
+  return async (_request, reply) => {
+    openapi ??= JSON.stringify(buildOpenApi(ctx.publicUrl()));
+    return reply.type('application/json').send(openapi);
+  };
+}
+
+/** `GET /docs`: a static page, locked down (no scripts, no framing). */
+export function getDocs(): Handler {
+  const docs = renderDocsPage();
+  return async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .header('x-frame-options', 'DENY')
+      .header('referrer-policy', 'no-referrer')
+      .header('cross-origin-opener-policy', 'same-origin')
+      .header('cross-origin-resource-policy', 'same-origin')
+      .header('permissions-policy', 'camera=(), microphone=(), geolocation=()')
+      .send(docs);
+}
+
+/** `GET /healthz`: the process answers. */
+export function getHealth(): Handler {
+  return async () => ({ status: 'ok' });
+}
+
+/** `GET /readyz`: the store answers too. */
+export function getReadiness({ ctx }: RouteDeps): Handler {
+  return async () => {
+    await ctx.store.countKeys();
+    return { status: 'ready' };
+  };
+}
+
+/** `GET /metrics`: Prometheus text, with the store's task counts read now. */
+export function getMetrics({ ctx }: RouteDeps): Handler {
+  return async (_request, reply) => {
+    for (const [status, n] of Object.entries(await ctx.store.countByStatus())) ctx.metrics.tasksByStatus.set({ status }, n);
+    return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
+  };
+}

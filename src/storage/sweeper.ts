@@ -1,0 +1,50 @@
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { OutputStorage } from './storage.js';
+
+export interface SweeperOptions {
+  readonly storage: OutputStorage;
+  /** How long outputs, and the render-cache entries they were made from, are kept. */
+  readonly outputTtlMs: number;
+  /** Scratch directories of render attempts, and how old one must be to be dead. */
+  readonly workRoot: string;
+  readonly workDirMaxAgeMs: number;
+  readonly renderCacheRoot: string;
+  readonly intervalMs: number;
+  readonly log: { info(fields: object, msg: string): void; warn(fields: object, msg: string): void };
+}
+
+export interface Sweeper {
+  stop(): void;
+}
+
+/** Removes the entries of `root` last modified before `olderThanMs`. */
+async function sweepDirs(root: string, olderThanMs: number): Promise<void> {
+  for (const entry of await readdir(root).catch(() => [] as string[])) {
+    const path = join(root, entry);
+    const info = await stat(path).catch(() => undefined);
+    if (info && info.mtimeMs < olderThanMs) await rm(path, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/**
+ * Deletes, now and then every `intervalMs`, expired outputs, render-cache entries as old, and
+ * scratch directories of attempts that died with their process.
+ */
+export function startSweeper(options: SweeperOptions): Sweeper {
+  const sweep = async (): Promise<void> => {
+    const now = Date.now();
+    const removed = await options.storage.sweep(now - options.outputTtlMs);
+    if (removed > 0) options.log.info({ removed }, 'expired outputs deleted');
+    await sweepDirs(options.workRoot, now - options.workDirMaxAgeMs);
+    // Render cache entries live as long as the outputs they were made for.
+    await sweepDirs(options.renderCacheRoot, now - options.outputTtlMs);
+  };
+  const run = (): void => {
+    sweep().catch((error: unknown) => options.log.warn({ err: error }, 'sweep failed'));
+  };
+  run();
+  const timer = setInterval(run, options.intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
