@@ -42,7 +42,7 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
   signal.throwIfAborted();
   progress.report(2);
 
-  // §6: the aspect follows the input image; an end image alone stands in for it.
+  // decisions §6: the aspect follows the input image; an end image alone stands in for it.
   const aspect = resolveAspect(request.aspectRatio, job.model.aspectRatios, images.image ?? images.endImage);
   const { width, height } = videoSize(request.resolution, aspect);
   if (width > MAX_FRAME_SIDE || height > MAX_FRAME_SIDE || width * height > MAX_FRAME_PIXELS) {
