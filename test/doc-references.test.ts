@@ -67,7 +67,9 @@ describe('references from the code to docs/', () => {
 
   it('each names a section of docs/ that exists', () => {
     const broken = found.filter((reference) => reference.anchor === undefined || !known.has(reference.anchor));
-    expect(broken.map((reference) => `${reference.where}: "${reference.text}" -> ${reference.anchor ? `#${reference.anchor}` : 'say "decisions §N"'}`)).toEqual([]);
+    expect(broken.map((reference) => `${reference.where}: "${reference.text}" -> ${reference.anchor ? `#${reference.anchor}` : 'say "decisions §N"'}`)).toEqual(
+      [],
+    );
   });
 
   it('reads the forms it checks, and flags a section it cannot resolve', () => {
@@ -81,7 +83,10 @@ describe('links inside docs/', () => {
   it('every #anchor link lands on a heading of its page', () => {
     const broken = docs.flatMap((doc) => {
       const own = anchors(doc.text);
-      return [...doc.text.matchAll(/\]\(#([^)]+)\)/g)].map((match) => match[1] ?? '').filter((anchor) => !own.has(anchor)).map((anchor) => `${relative(root, doc.path)}#${anchor}`);
+      return [...doc.text.matchAll(/\]\(#([^)]+)\)/g)]
+        .map((match) => match[1] ?? '')
+        .filter((anchor) => !own.has(anchor))
+        .map((anchor) => `${relative(root, doc.path)}#${anchor}`);
     });
     expect(broken).toEqual([]);
   });

@@ -110,9 +110,7 @@ describe('logs', () => {
 
     // A fault whose error message quotes everything it should not.
     const original = server.app.service.create.bind(server.app.service);
-    server.app.service.create = async () => {
-      throw new Error(`boom for ${PROMPT} ${image} Bearer ${TEST_KEYS[0]} ${FORGED_KEY}`);
-    };
+    server.app.service.create = () => Promise.reject(new Error(`boom for ${PROMPT} ${image} Bearer ${TEST_KEYS[0]} ${FORGED_KEY}`));
     const fault = await post('/v1/video/generations', { model: 'vendora/famw-2.7-i2v', prompt: PROMPT, image, duration: 2 });
     server.app.service.create = original;
     expect(fault.status).toBe(500);

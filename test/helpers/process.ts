@@ -39,7 +39,7 @@ export async function startProcess(args: readonly string[], env: Record<string, 
 
 /** Runs `mediagate worker` (no HTTP; `url` is empty) and resolves once it takes work. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  return spawnService(['worker'], env, '', async (output) => output.includes('"mediagate worker started"'));
+  return spawnService(['worker'], env, '', (output) => Promise.resolve(output.includes('"mediagate worker started"')));
 }
 
 async function spawnService(
