@@ -55,7 +55,7 @@ async function graphile(url: string): Promise<void> {
     pollInterval: 2000,
     logger: silentLogger(),
     taskList: {
-      noop: async () => {
+      noop: () => {
         seen += 1;
         onSeen?.();
       },
@@ -73,7 +73,9 @@ async function graphile(url: string): Promise<void> {
   const before = seen;
   start = Date.now();
   const drained = new Promise<void>((resolve) => (onSeen = () => seen >= before + DRAIN && resolve()));
-  await pool.query(`SELECT graphile_worker.add_jobs(array_agg(('noop', '{}'::json, null, null, null, null, null, null)::graphile_worker.job_spec)) FROM generate_series(1, ${DRAIN})`);
+  await pool.query(
+    `SELECT graphile_worker.add_jobs(array_agg(('noop', '{}'::json, null, null, null, null, null, null)::graphile_worker.job_spec)) FROM generate_series(1, ${DRAIN})`,
+  );
   await drained;
   const drainMs = Date.now() - start;
   await runner.stop();
@@ -94,9 +96,10 @@ async function pgBoss(url: string, batchSize: number): Promise<void> {
   let seen = 0;
   let onSeen: (() => void) | undefined;
   for (let i = 0; i < HANDLERS; i += 1) {
-    await boss.work('noop', { batchSize, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+    await boss.work('noop', { batchSize, pollingIntervalSeconds: 0.5 }, (jobs) => {
       seen += jobs.length;
       onSeen?.();
+      return Promise.resolve();
     });
   }
   const latencies: number[] = [];

@@ -49,16 +49,21 @@ let ceiling = 0;
 
 function mediagate(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<Served> {
   const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-  return serve(process.execPath, [...profile, 'dist/cli/main.js', ...args], {
-    MEDIAGATE_DATA_DIR: dataDir,
-    MEDIAGATE_API_KEYS: KEY,
-    MEDIAGATE_ENGINE: 'instant',
-    LOG_LEVEL: 'warn',
-    // The load comes from one key: per-key limits would measure the limiter, not the gateway.
-    MEDIAGATE_RATE_LIMIT_PER_MIN: '0',
-    MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
-    ...env,
-  }, '/healthz');
+  return serve(
+    process.execPath,
+    [...profile, 'dist/cli/main.js', ...args],
+    {
+      MEDIAGATE_DATA_DIR: dataDir,
+      MEDIAGATE_API_KEYS: KEY,
+      MEDIAGATE_ENGINE: 'instant',
+      LOG_LEVEL: 'warn',
+      // The load comes from one key: per-key limits would measure the limiter, not the gateway.
+      MEDIAGATE_RATE_LIMIT_PER_MIN: '0',
+      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+      ...env,
+    },
+    '/healthz',
+  );
 }
 
 async function measure(name: string, server: Served, path: string, options: { requests?: Request[]; headers?: Record<string, string> } = {}): Promise<HttpRow> {
@@ -85,7 +90,9 @@ async function measure(name: string, server: Served, path: string, options: { re
 async function pngDataUrl(width: number, height: number, noise: boolean): Promise<string> {
   const raw = Buffer.alloc(width * height * 3);
   for (let i = 0; i < raw.length; i += 1) raw[i] = noise ? (i * 7919) % 251 : 128;
-  const png = await sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+  const png = await sharp(raw, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 1 })
+    .toBuffer();
   return `data:image/png;base64,${png.toString('base64')}`;
 }
 
@@ -221,8 +228,8 @@ async function phasePipelineSqlite(): Promise<PipelineFigure> {
   const completed = db.prepare(COMPLETED_SQL);
   try {
     return await drive('sqlite, one process', server.url, {
-      active: async () => (active.get() as { n: number }).n,
-      completed: async () => (completed.get() as { n: number }).n,
+      active: () => Promise.resolve((active.get() as { n: number }).n),
+      completed: () => Promise.resolve((completed.get() as { n: number }).n),
     });
   } finally {
     db.close();
@@ -304,7 +311,10 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[]): string 
 }
 
 /** `--only=a,b` runs some phases: ceiling, create, poll, pipeline, renders (the ceiling always runs). */
-const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = process.argv
+  .find((arg) => arg.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 const wanted = (phase: string): boolean => only === undefined || only.includes(phase);
 
 async function main(): Promise<void> {

@@ -103,7 +103,9 @@ function tsType(schema: Schema, name: string, indent: string): string {
 function objectType(schema: Schema, indent: string): string {
   const required = requiredKeys(schema);
   const lines = properties(schema).map(([key, prop]) => {
-    const doc = docLines(prop).map((line) => `${indent}${line}\n`).join('');
+    const doc = docLines(prop)
+      .map((line) => `${indent}${line}\n`)
+      .join('');
     return `${doc}${indent}readonly ${key}${required.has(key) ? '' : '?'}: ${tsType(prop, key, indent)};`;
   });
   return `{\n${lines.join('\n')}\n${indent.slice(2)}}`;
@@ -139,7 +141,9 @@ function docLines(schema: Schema): string[] {
 }
 
 function property(key: string, schema: Schema, required: boolean, indent = '  ', type?: string): string {
-  const doc = docLines(schema).map((line) => `${indent}${line}\n`).join('');
+  const doc = docLines(schema)
+    .map((line) => `${indent}${line}\n`)
+    .join('');
   return `${doc}${indent}readonly ${key}${required ? '' : '?'}: ${type ?? tsType(schema, key, indent)};`;
 }
 

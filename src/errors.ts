@@ -8,14 +8,7 @@
 export type ValidationCode = 'missing_parameter' | 'invalid_parameter' | 'unsupported_parameter' | 'unsupported_value';
 
 export type ErrorCode =
-  | ValidationCode
-  | 'task_not_found'
-  | 'invalid_api_key'
-  | 'rate_limit_exceeded'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'invalid_signature'
-  | 'internal_error';
+  ValidationCode | 'task_not_found' | 'invalid_api_key' | 'rate_limit_exceeded' | 'not_found' | 'method_not_allowed' | 'invalid_signature' | 'internal_error';
 
 /** The `type` field of the video family's error object. */
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'server_error';
@@ -42,30 +35,21 @@ export function validationError(code: ValidationCode, param: string, message: st
 }
 
 export const errors = {
-  taskNotFound: (id: string) =>
-    new ApiError(404, 'task_not_found', 'task_id', `No task with id '${id.slice(0, 64)}' exists for this API key.`),
+  taskNotFound: (id: string) => new ApiError(404, 'task_not_found', 'task_id', `No task with id '${id.slice(0, 64)}' exists for this API key.`),
   invalidApiKey: (message: string) => new ApiError(401, 'invalid_api_key', 'Authorization', message, 'authentication_error'),
-  notFound: (method: string, url: string) =>
-    new ApiError(404, 'not_found', '', `No route for ${method} ${url.split('?')[0]?.slice(0, 200) ?? ''}.`),
+  notFound: (method: string, url: string) => new ApiError(404, 'not_found', '', `No route for ${method} ${url.split('?')[0]?.slice(0, 200) ?? ''}.`),
   methodNotAllowed: (method: string, allow: readonly string[]) =>
     new ApiError(405, 'method_not_allowed', '', `Method ${method} is not allowed here; use ${allow.join(', ')}.`, 'invalid_request_error', {
       headers: { allow: allow.join(', ') },
     }),
-  bodyTooLarge: (limit: number) =>
-    new ApiError(413, 'invalid_parameter', 'body', `The request body is larger than the limit of ${limit} bytes.`),
+  bodyTooLarge: (limit: number) => new ApiError(413, 'invalid_parameter', 'body', `The request body is larger than the limit of ${limit} bytes.`),
   unsupportedMediaType: (got: string | undefined) =>
-    new ApiError(
-      415,
-      'invalid_parameter',
-      'Content-Type',
-      `Content-Type must be application/json${got ? `; got '${got.slice(0, 100)}'` : ' and is missing'}.`,
-    ),
+    new ApiError(415, 'invalid_parameter', 'Content-Type', `Content-Type must be application/json${got ? `; got '${got.slice(0, 100)}'` : ' and is missing'}.`),
   malformedJson: (detail: string) => new ApiError(400, 'invalid_parameter', 'body', `The request body is not valid JSON: ${detail}`),
   bodyShapeLimit: (param: string, message: string) => new ApiError(400, 'invalid_parameter', param, `The request body is too complex: ${message}.`),
   rateLimited: (message: string, headers: Readonly<Record<string, string>>) =>
     new ApiError(429, 'rate_limit_exceeded', '', message, 'rate_limit_error', { headers }),
   invalidSignature: () => new ApiError(403, 'invalid_signature', 'sig', 'The file URL has an invalid signature or has expired.'),
   fileGone: () => new ApiError(404, 'not_found', '', 'The file no longer exists.'),
-  internal: (cause: unknown) =>
-    new ApiError(500, 'internal_error', '', 'An unexpected error occurred; it has been logged.', 'server_error', { cause }),
+  internal: (cause: unknown) => new ApiError(500, 'internal_error', '', 'An unexpected error occurred; it has been logged.', 'server_error', { cause }),
 } as const;

@@ -6,10 +6,12 @@
  *
  * CRASH_KILLS sets the number of kills (default 4).
  */
+import { EventEmitter } from 'node:events';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from './helpers/eventually.js';
 import { freePort, startProcess, type ServiceProcess } from './helpers/process.js';
 
 const KEY = 'crash-load-test-key-0123456789';
@@ -27,8 +29,6 @@ const BODIES = [
   { model: 'vendord/v6/image-to-video', prompt: 'crash under load', image: 'https://example.com/x.png', duration: 1 },
   { model: 'vendorb/famsd-2.0-mini-ref2v-spicy', prompt: 'crash under load', images: ['https://example.com/r.png'] },
 ];
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function get(base: string, id: string): Promise<Task> {
   const res = await fetch(`${base}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${KEY}` } });
@@ -62,6 +62,8 @@ describe('SIGKILL under load', () => {
       LOG_LEVEL: 'warn',
     };
     const acknowledged = new Set<string>();
+    // 'change' at every acknowledgement and every restart: what the waits below wake on.
+    const progress = new EventEmitter();
     let current = await startProcess(['serve'], env);
     started.push(current);
 
@@ -71,54 +73,68 @@ describe('SIGKILL under load', () => {
     const client = async (n: number): Promise<void> => {
       for (let i = n; loading; i += 1) {
         let res: Response;
+        const target = current;
         try {
-          res = await fetch(`${current.url}/v1/video/generations`, {
+          res = await fetch(`${target.url}/v1/video/generations`, {
             method: 'POST',
             headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
             body: JSON.stringify(BODIES[i % BODIES.length]),
           });
         } catch {
-          // The service is down (killed): not acknowledged, so nothing is owed. Try again soon.
-          await sleep(50);
+          // The service is down (killed): not acknowledged, so nothing is owed. Try again on the
+          // next process (or soon, if this one was only busy).
+          await eventually(() => current !== target || !loading, { deadline: 1_000, interval: 50, wake: { emitter: progress } }).catch(() => undefined);
           continue;
         }
         // A body cut by the kill means the client never learnt the id: not acknowledged.
         const text = await res.text().catch(() => undefined);
         if (res.status !== 200) refusals.push(res.status);
-        else if (text !== undefined && text !== '') acknowledged.add((JSON.parse(text) as Task).id);
+        else if (text !== undefined && text !== '') {
+          acknowledged.add((JSON.parse(text) as Task).id);
+          progress.emit('change');
+        }
       }
     };
     const clients = [0, 1, 2, 3].map(client);
 
+    // Each process is killed once it has acknowledged a random number of creations, so every
+    // kill lands under load, at a different point of the pipeline.
+    const acknowledgedBy = async (count: number, what: string): Promise<void> => {
+      const target = acknowledged.size + count;
+      await eventually(() => acknowledged.size >= target, { deadline: 30_000, what, wake: { emitter: progress } });
+    };
     for (let kill = 0; kill < KILLS; kill += 1) {
-      await sleep(400 + Math.floor(Math.random() * 800));
+      await acknowledgedBy(10 + Math.floor(Math.random() * 40), `creations before kill ${kill + 1}`);
       current.child.kill('SIGKILL');
       expect(await current.exited).toBe('SIGKILL');
       current = await startProcess(['serve'], env);
       started.push(current);
+      progress.emit('change');
     }
-    await sleep(500);
+    await acknowledgedBy(20, 'creations by the last process');
     loading = false;
     await Promise.all(clients);
     expect(acknowledged.size, 'the load generator got tasks acknowledged').toBeGreaterThan(50);
 
     // Every acknowledged task exists and ends.
-    const deadline = Date.now() + 30_000;
     const finals = new Map<string, Task>();
-    while (finals.size < acknowledged.size) {
-      for (const id of acknowledged) {
-        if (finals.has(id)) continue;
-        const task = await get(current.url, id);
-        if (task.status === 'completed' || task.status === 'failed') finals.set(id, task);
-      }
-      if (Date.now() > deadline) throw new Error(`${acknowledged.size - finals.size} acknowledged tasks did not finish`);
-      if (finals.size < acknowledged.size) await sleep(200);
-    }
+    await eventually(
+      async () => {
+        for (const id of acknowledged) {
+          if (finals.has(id)) continue;
+          const task = await get(current.url, id);
+          if (task.status === 'completed' || task.status === 'failed') finals.set(id, task);
+        }
+        return finals.size === acknowledged.size;
+      },
+      { deadline: 30_000, interval: 200, what: 'every acknowledged task to finish' },
+    );
     const failed = [...finals.values()].filter((task) => task.status !== 'completed');
     expect(failed, 'the instant engine never fails a task').toEqual([]);
 
-    // Output folders: one per completed task, holding exactly its outputs; no scratch left.
-    await sleep(300);
+    // Output folders: one per completed task, holding exactly its outputs; no scratch left (a
+    // worker removes its scratch just after the settle that made the task final).
+    await eventually(async () => (await readdir(join(dataDir, 'work'))).length === 0, { what: 'the scratch directory to empty' });
     const folders = await readdir(join(dataDir, 'outputs'));
     for (const folder of folders) {
       const task = await get(current.url, folder).catch(() => undefined);

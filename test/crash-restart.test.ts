@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { probe } from './helpers/probe.js';
 import { freePort, startProcess, type ServiceProcess } from './helpers/process.js';
+import { eventually } from './helpers/eventually.js';
 
 const KEY = 'mg_crash_test_key_0123456789';
 
@@ -23,15 +24,6 @@ async function call(url: string, init?: RequestInit): Promise<VideoTask> {
   return (await response.json()) as VideoTask;
 }
 
-async function until<T>(check: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('a task accepted is never lost', () => {
   const started: ServiceProcess[] = [];
@@ -60,13 +52,12 @@ describe('a task accepted is never lost', () => {
     const queued = [await create(2, '480p'), await create(3, '480p')];
 
     // Kill it while the long render is under way.
-    await until(
+    await eventually(
       async () => {
         const task = await call(`${first.url}/v1/video/generations/${long.id}`);
         return task.status === 'processing' && (task.progress ?? 0) > 0 ? task : undefined;
       },
-      30_000,
-      'the long task to be processing',
+      { deadline: 30_000, what: 'the long task to be processing' },
     );
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
@@ -75,13 +66,12 @@ describe('a task accepted is never lost', () => {
     started.push(second);
     const finished = await Promise.all(
       [long, ...queued].map((task) =>
-        until(
+        eventually(
           async () => {
             const now = await call(`${second.url}/v1/video/generations/${task.id}`);
             return now.status === 'completed' || now.status === 'failed' ? now : undefined;
           },
-          90_000,
-          `task ${task.id} to finish`,
+          { deadline: 90_000, what: `task ${task.id} to finish` },
         ),
       ),
     );

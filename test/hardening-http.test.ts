@@ -6,6 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from './helpers/server.js';
+import { eventually } from './helpers/eventually.js';
 
 interface Reply {
   status: number;
@@ -228,13 +229,14 @@ describe('media fetch policy through the API', () => {
       const created = await call(server, 'POST', '/v1/video/generations', { model: 'vendord/v6/image-to-video', prompt: 'x', image, duration: 1, resolution: '360p' });
       expect(created.status, created.text).toBe(200);
       const id = String(created.json['id']);
-      const deadline = Date.now() + 20_000;
       let task: Record<string, unknown> = {};
-      while (Date.now() < deadline) {
-        task = (await call(server, 'GET', `/v1/video/generations/${id}`)).json;
-        if (task['status'] === 'failed' || task['status'] === 'completed') break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await eventually(
+        async () => {
+          task = (await call(server, 'GET', `/v1/video/generations/${id}`)).json;
+          return task['status'] === 'failed' || task['status'] === 'completed';
+        },
+        { deadline: 20_000, interval: 50, what: `task ${id} to end` },
+      ).catch(() => undefined);
       expect(task['status']).toBe('failed');
       expect(task['error']).toMatchObject({ type: 'generation_error', code: 'input_refused', param: 'image' });
       expect(String((task['error'] as Record<string, unknown>)['message'])).not.toMatch(/127\.0\.0\.1|::1/);

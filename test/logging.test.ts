@@ -4,12 +4,14 @@
  * prefix, even when a careless error message contains them. Output is captured through a pino
  * destination stream at `trace` level and scanned.
  */
+import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScrubber, createLogger } from '../src/logging.js';
 import type { Engine, RenderJob } from '../src/engines/types.js';
 import { createInstantEngine } from '../src/engines/instant.js';
+import { eventually } from './helpers/eventually.js';
 import { TEST_KEYS, startServer, type TestServer } from './helpers/server.js';
 
 const PROMPT_HEAD = 'a quiet lighthouse';
@@ -18,6 +20,8 @@ const PROMPT = `${PROMPT_HEAD} at dusk, painted slowly and carefully, ${PROMPT_T
 const FORGED_KEY = `mg_${'Q'.repeat(36)}`;
 
 let lines: string[] = [];
+/** Emits 'change' at every line written. */
+const written = new EventEmitter();
 let server: TestServer;
 let payload = '';
 
@@ -42,6 +46,7 @@ beforeAll(async () => {
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
       lines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+      written.emit('change');
       callback();
     },
   });
@@ -62,14 +67,24 @@ async function post(path: string, body: unknown, key: string = TEST_KEYS[0]): Pr
 }
 
 async function settle(id: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    const res = await fetch(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${TEST_KEYS[0]}` } });
-    const task = (await res.json()) as { status: string };
-    if (task.status === 'completed' || task.status === 'failed') return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`task ${id} did not settle`);
+  await eventually(
+    async () => {
+      const res = await fetch(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${TEST_KEYS[0]}` } });
+      const task = (await res.json()) as { status: string };
+      return task.status === 'completed' || task.status === 'failed';
+    },
+    { deadline: 15_000, interval: 50, what: `task ${id} to settle` },
+  );
+}
+
+/** The last line of a request is its response line, written after the client has the answer. */
+async function responseLogged(ids: string[]): Promise<void> {
+  const answered = (id: string): boolean =>
+    lines.some((line) => {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      return parsed['reqId'] === id && (parsed['msg'] === 'request' || parsed['msg'] === 'request failed');
+    });
+  await eventually(() => ids.every(answered), { what: 'a response line for every request', wake: { emitter: written } });
 }
 
 describe('logs', () => {
@@ -95,15 +110,13 @@ describe('logs', () => {
 
     // A fault whose error message quotes everything it should not.
     const original = server.app.service.create.bind(server.app.service);
-    server.app.service.create = async () => {
-      throw new Error(`boom for ${PROMPT} ${image} Bearer ${TEST_KEYS[0]} ${FORGED_KEY}`);
-    };
+    server.app.service.create = () => Promise.reject(new Error(`boom for ${PROMPT} ${image} Bearer ${TEST_KEYS[0]} ${FORGED_KEY}`));
     const fault = await post('/v1/video/generations', { model: 'vendora/famw-2.7-i2v', prompt: PROMPT, image, duration: 2 });
     server.app.service.create = original;
     expect(fault.status).toBe(500);
     ids.push(fault.headers.get('x-request-id') ?? '');
 
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await responseLogged(ids);
     const text = lines.join('\n');
     expect(lines.length).toBeGreaterThan(5);
     for (const secret of [...TEST_KEYS, FORGED_KEY]) expect(text, 'an API key in the logs').not.toContain(secret);

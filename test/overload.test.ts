@@ -12,11 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, startProcess, type ServiceProcess } from './helpers/process.js';
+import { eventually } from './helpers/eventually.js';
 
 const KEY = 'overload-test-key-0123456789';
 const LOADED_S = Number(process.env['OVERLOAD_S'] ?? '15');
 const CREATE_PER_S = 40;
 
+// Paces the load generator (a rate, not a wait for a condition).
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Resident memory of a process in bytes (Linux); undefined elsewhere. */
@@ -150,15 +152,17 @@ describe('overload', () => {
     // The backlog survived the shutdown: a restarted service (instant engine, to be quick) ends every task.
     const again = await startProcess(['serve'], { ...env, MEDIAGATE_ENGINE: 'instant', MEDIAGATE_CONCURRENCY: '8' });
     started.push(again);
-    const deadline = Date.now() + 60_000;
     const pending = new Set(ids);
-    while (pending.size > 0 && Date.now() < deadline) {
-      for (const id of [...pending]) {
-        const task = (await (await fetch(`${again.url}/v1/video/generations/${id}`, { headers })).json()) as { status: string };
-        if (task.status === 'completed' || task.status === 'failed') pending.delete(id);
-      }
-      if (pending.size > 0) await sleep(200);
-    }
+    await eventually(
+      async () => {
+        for (const id of [...pending]) {
+          const task = (await (await fetch(`${again.url}/v1/video/generations/${id}`, { headers })).json()) as { status: string };
+          if (task.status === 'completed' || task.status === 'failed') pending.delete(id);
+        }
+        return pending.size === 0;
+      },
+      { deadline: 60_000, interval: 200, what: 'every created task to end' },
+    ).catch(() => undefined);
     expect(pending.size, 'every created task ends after the restart').toBe(0);
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);

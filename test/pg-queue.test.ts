@@ -17,6 +17,7 @@ import { TaskService } from '../src/tasks/service.js';
 import { WorkerPool } from '../src/tasks/worker-pool.js';
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
 import { startWorkerProcess, type ServiceProcess } from './helpers/process.js';
+import { eventually } from './helpers/eventually.js';
 
 const row = findModel('vendora/famw-2.7-t2v');
 if (!row) throw new Error('catalog row missing');
@@ -40,13 +41,6 @@ function countingEngine(hold = false) {
   return { engine, renders };
 }
 
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (PostgreSQL) ${availability.reason}`, () => {
   let database: TestDatabase;
@@ -115,10 +109,10 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     const counting = countingEngine();
     await pool(counting.engine).start();
     const tasks = await Promise.all(Array.from({ length: 10 }, () => service.create('o', row, {})));
-    await until(async () => (await Promise.all(tasks.map((task) => state(task.id)))).every((task) => task.status === 'completed'));
+    await eventually(async () => (await Promise.all(tasks.map((task) => state(task.id)))).every((task) => task.status === 'completed'), { deadline: 10_000 });
     // Late and duplicate jobs for every task (no key: each one is a new job).
     for (const task of tasks) await sql.query(`SELECT graphile_worker.add_job($1, json_build_object('id', $2::text))`, [RENDER_JOB, task.id]);
-    await until(async () => (await sql.query('SELECT 1 FROM graphile_worker.jobs')).rowCount === 0);
+    await eventually(async () => (await sql.query('SELECT 1 FROM graphile_worker.jobs')).rowCount === 0, { deadline: 10_000 });
     expect([...counting.renders.values()]).toEqual(Array.from({ length: 10 }, () => 1));
     for (const task of tasks) expect(await state(task.id)).toMatchObject({ status: 'completed', attempt: 1 });
   });
@@ -131,7 +125,7 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     const started = Date.now();
     const counting = countingEngine();
     await pool(counting.engine, { leaseMs: 600, reapMs: 100 }).start();
-    await until(async () => (await state(task.id)).status === 'completed');
+    await eventually(async () => (await state(task.id)).status === 'completed', { deadline: 10_000 });
     // Lease (600 ms) + a reaper pass (100 ms) + pickup, with room for a slow machine.
     expect(Date.now() - started).toBeLessThan(3000);
     expect(await state(task.id)).toMatchObject({ attempt: 2 });
@@ -146,7 +140,7 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     await sql.query(`UPDATE graphile_worker._private_jobs SET locked_at = now() - interval '1 minute', locked_by = 'dead-worker', attempts = 1`);
     const counting = countingEngine();
     await pool(counting.engine).start();
-    await until(async () => (await state(task.id)).status === 'completed');
+    await eventually(async () => (await state(task.id)).status === 'completed', { deadline: 10_000 });
     expect(await state(task.id)).toMatchObject({ attempt: 1 });
   });
 
@@ -163,12 +157,12 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     const first = pool(held.engine, { leaseMs: 60_000 });
     await first.start();
     const task = await service.create('o', row, {});
-    await until(async () => (await state(task.id)).status === 'processing');
+    await eventually(async () => (await state(task.id)).status === 'processing', { deadline: 10_000 });
     await first.close(50);
     expect(await state(task.id)).toMatchObject({ status: 'queued', attempt: 1 });
     const counting = countingEngine();
     await pool(counting.engine, { leaseMs: 60_000 }).start();
-    await until(async () => (await state(task.id)).status === 'completed');
+    await eventually(async () => (await state(task.id)).status === 'completed', { deadline: 10_000 });
     expect(await state(task.id)).toMatchObject({ attempt: 2 });
   });
 
@@ -178,7 +172,7 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     await sql.query(`UPDATE tasks SET interruptions = 2`);
     await service.claimById(task.id, 'dead-host:1:dead', 300, 3);
     await pool(countingEngine().engine, { leaseMs: 300, reapMs: 100 }).start();
-    await until(async () => (await state(task.id)).status === 'failed');
+    await eventually(async () => (await state(task.id)).status === 'failed', { deadline: 10_000 });
     expect((await service.get('o', task.id))?.error?.code).toBe('generation_failed');
   });
 
@@ -190,22 +184,22 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     const first = pool(held.engine, { leaseMs: 60_000 });
     await first.start();
     const tasks = await Promise.all(Array.from({ length: 4 }, () => service.create('o', row, {})));
-    await until(async () => (await processing()) === 2 && (await waitingLocally()).length === 2);
+    await eventually(async () => (await processing()) === 2 && (await waitingLocally()).length === 2, { deadline: 10_000 });
     const waiting = await waitingLocally();
     let closed = false;
     const closing = first.close(5000).then(() => {
       closed = true;
     });
-    await until(async () => (await sql.query('SELECT 1 FROM graphile_worker.jobs WHERE key = ANY($1) AND locked_at IS NULL', [waiting])).rowCount === 2, 2000);
+    await eventually(async () => (await sql.query('SELECT 1 FROM graphile_worker.jobs WHERE key = ANY($1) AND locked_at IS NULL', [waiting])).rowCount === 2, { deadline: 2000 });
     expect(closed).toBe(false);
     // Another worker runs them at once, as their first attempt: the stopping one never claimed them.
     const counting = countingEngine();
     await pool(counting.engine, { leaseMs: 60_000 }).start();
-    await until(() => allCompleted(waiting));
+    await eventually(() => allCompleted(waiting), { deadline: 10_000 });
     for (const id of waiting) expect(await state(id)).toMatchObject({ attempt: 1 });
     await closing;
     // The two renders that could not finish were handed back, and ran again there.
-    await until(() => allCompleted(tasks.map((task) => task.id)));
+    await eventually(() => allCompleted(tasks.map((task) => task.id)), { deadline: 10_000 });
     for (const task of tasks) expect(counting.renders.get(task.id)).toBe(1);
   });
 
@@ -222,7 +216,7 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
         MEDIAGATE_LEASE_S: '2',
       });
       const tasks = await Promise.all(Array.from({ length: 4 }, () => service.create('o', row, {})));
-      await until(async () => (await processing()) === 2 && (await waitingLocally()).length === 2, 20_000);
+      await eventually(async () => (await processing()) === 2 && (await waitingLocally()).length === 2, { deadline: 20_000 });
       const waiting = await waitingLocally();
       worker.child.kill('SIGKILL');
       expect(await worker.exited).toBe('SIGKILL');
@@ -231,7 +225,7 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
       // a job locked for longer than a lease by a worker that never claimed its task as stranded.
       const counting = countingEngine();
       await pool(counting.engine, { leaseMs: 2000, reapMs: 100 }).start();
-      await until(() => allCompleted(tasks.map((task) => task.id)), 20_000);
+      await eventually(() => allCompleted(tasks.map((task) => task.id)), { deadline: 20_000 });
       // A lease after the jobs were locked (before the kill), a reaper pass and a pickup; the
       // rest is slack for a loaded machine.
       expect(Date.now() - killedAt).toBeLessThan(2000 + 5000);

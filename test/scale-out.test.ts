@@ -11,12 +11,12 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
 import { startWorkerProcess, type ServiceProcess } from './helpers/process.js';
 import { startScaledOut, type ScaledOut } from './helpers/scaled-out.js';
+import { eventually } from './helpers/eventually.js';
 
 const availability = await postgresAvailability();
 const KEY = 'mg_scale_out_key_0123456789';
@@ -43,13 +43,6 @@ function renderedLines(output: string): Rendered[] {
     .map((line) => JSON.parse(line) as Rendered);
 }
 
-async function until(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe.skipIf(!availability.enabled)(`scale-out: 1 API + worker processes on one PostgreSQL ${availability.reason}`, () => {
   let database: TestDatabase | undefined;
@@ -113,30 +106,29 @@ describe.skipIf(!availability.enabled)(`scale-out: 1 API + worker processes on o
     /** SIGKILLs a worker mid-render; resolves with the tasks it held, and the moment it died. */
     const kill = async (worker: ServiceProcess): Promise<{ held: string[]; at: number }> => {
       let held: string[] = [];
-      await until(async () => (held = await runningOn(worker)).length > 0, 20_000, 'the worker to be rendering');
+      await eventually(async () => (held = await runningOn(worker)).length > 0, { deadline: 20_000, what: 'the worker to be rendering' });
       worker.child.kill('SIGKILL');
       expect(await worker.exited).toBe('SIGKILL');
       return { held, at: Date.now() };
     };
     /** Resolves with the time from the kill until every held task runs again under a later attempt (or is done). */
     const takenOver = async ({ held, at }: { held: string[]; at: number }): Promise<number> => {
-      await until(
+      await eventually(
         async () => {
           const rows = (await db.query<{ status: string; attempt: number }>('SELECT status, attempt FROM tasks WHERE id = ANY($1)', [held])).rows;
           return rows.every((row) => row.status === 'completed' || row.attempt >= 2);
         },
-        TAKEOVER_BOUND_MS * 2,
-        'the killed worker’s tasks to be taken over',
+        { deadline: TAKEOVER_BOUND_MS * 2, what: 'the killed worker’s tasks to be taken over' },
       );
       return Date.now() - at;
     };
 
-    await until(async () => (await completed()) >= TASKS * 0.1, 60_000, '10% of the tasks');
+    await eventually(async () => (await completed()) >= TASKS * 0.1, { deadline: 60_000, what: '10% of the tasks' });
     const first = await kill(w0);
     // Watched from the moment of the kill, while the run goes on.
     const firstTakeover = takenOver(first);
     firstTakeover.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
-    await until(async () => (await completed()) >= TASKS * 0.25, 60_000, '25% of the tasks');
+    await eventually(async () => (await completed()) >= TASKS * 0.25, { deadline: 60_000, what: '25% of the tasks' });
     const second = await kill(w1);
     const takeovers = [await firstTakeover, await takenOver(second)];
     for (const ms of takeovers) expect(ms).toBeLessThan(TAKEOVER_BOUND_MS);
@@ -144,16 +136,16 @@ describe.skipIf(!availability.enabled)(`scale-out: 1 API + worker processes on o
     // A new worker joins; then one leaves gracefully with no time to drain: it hands back.
     const joined = await startWorkerProcess(env);
     extra.push(joined);
-    await until(async () => (await completed()) >= TASKS * 0.5, 60_000, '50% of the tasks');
+    await eventually(async () => (await completed()) >= TASKS * 0.5, { deadline: 60_000, what: '50% of the tasks' });
     const leaving = await startWorkerProcess({ ...env, MEDIAGATE_DRAIN_S: '0' });
     extra.push(leaving);
-    await until(async () => (await runningOn(leaving)).length > 0, 20_000, 'the leaving worker to be rendering');
+    await eventually(async () => (await runningOn(leaving)).length > 0, { deadline: 20_000, what: 'the leaving worker to be rendering' });
     leaving.child.kill('SIGTERM');
     expect(await leaving.exited).toBe(0);
     const handedBack = renderedLines(leaving.output()).filter((line) => line.outcome === 'released' && line.won);
     expect(handedBack.length).toBeGreaterThan(0);
 
-    await until(async () => (await completed()) === TASKS, 90_000, 'every task to complete');
+    await eventually(async () => (await completed()) === TASKS, { deadline: 90_000, what: 'every task to complete' });
 
     // Nothing left queued or processing, nothing failed.
     expect(await counts()).toEqual({ completed: TASKS });

@@ -12,6 +12,7 @@ import type { TaskStore } from '../src/tasks/store/store.js';
 import type { Task } from '../src/tasks/types.js';
 import { WorkerPool, isDeadLocalOwner } from '../src/tasks/worker-pool.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
+import { eventually } from './helpers/eventually.js';
 
 const row = findModel('vendora/famw-2.7-t2v');
 if (!row) throw new Error('catalog row missing');
@@ -46,13 +47,6 @@ function manualEngine() {
   return { engine, pending, started };
 }
 
-async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 // On each backend the pool takes its tasks from that backend's source: the table poll (SQLite)
 // or graphile-worker jobs (PostgreSQL).
@@ -106,7 +100,7 @@ describe.each(STORE_BACKENDS)('worker pool on $name', (fixture) => {
       await manual.pending[0]?.finish();
       await manual.started(3);
       await Promise.all(manual.pending.slice(1).map((p) => p.finish()));
-      await until(async () => (await Promise.all(tasks.map(status))).every((s) => s === 'completed'));
+      await eventually(async () => (await Promise.all(tasks.map(status))).every((s) => s === 'completed'));
       const done = await service.get('o', tasks[0]?.id ?? '');
       expect(done?.outputs[0]?.key).toMatch(new RegExp(`^${tasks[0]?.id}/[A-Za-z0-9_-]+\\.mp4$`));
       expect(await new LocalStorage(join(dir, 'outputs')).open(done?.outputs[0]?.key ?? '')).toBeDefined();
@@ -118,9 +112,9 @@ describe.each(STORE_BACKENDS)('worker pool on $name', (fixture) => {
       const task = await service.create('o', row, {});
       await manual.started(1);
       manual.pending[0]?.job.onProgress(37);
-      await until(async () => (await service.get('o', task.id))?.progress === 37);
+      await eventually(async () => (await service.get('o', task.id))?.progress === 37);
       await manual.pending[0]?.finish();
-      await until(async () => (await status(task)) === 'completed');
+      await eventually(async () => (await status(task)) === 'completed');
       expect((await service.get('o', task.id))?.progress).toBe(100);
     });
   });
@@ -132,7 +126,7 @@ describe.each(STORE_BACKENDS)('worker pool on $name', (fixture) => {
       const task = await service.create('o', row, {});
       await manual.started(1);
       manual.pending[0]?.fail(new EngineError('input_fetch_failed', 'image', 'could not fetch'));
-      await until(async () => (await status(task)) === 'failed');
+      await eventually(async () => (await status(task)) === 'failed');
       expect((await service.get('o', task.id))?.error).toEqual({
         type: 'generation_error',
         code: 'input_fetch_failed',
@@ -147,7 +141,7 @@ describe.each(STORE_BACKENDS)('worker pool on $name', (fixture) => {
       const task = await service.create('o', row, {});
       await manual.started(1);
       manual.pending[0]?.fail(new Error('secret internal detail'));
-      await until(async () => (await status(task)) === 'failed');
+      await eventually(async () => (await status(task)) === 'failed');
       const error = (await service.get('o', task.id))?.error;
       expect(error?.code).toBe('generation_failed');
       expect(error?.message).not.toContain('secret');
@@ -157,7 +151,7 @@ describe.each(STORE_BACKENDS)('worker pool on $name', (fixture) => {
       const manual = manualEngine();
       await pool(manual.engine, { renderTimeoutMs: 100 }).start();
       const task = await service.create('o', row, {});
-      await until(async () => (await status(task)) === 'failed');
+      await eventually(async () => (await status(task)) === 'failed');
       expect((await service.get('o', task.id))?.error?.code).toBe('timeout');
     });
   });

@@ -4,7 +4,6 @@ import { freePort } from '../../test/helpers/process.js';
 
 export { freePort };
 
-
 export interface Served {
   readonly child: ChildProcess;
   readonly url: string;

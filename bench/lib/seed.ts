@@ -31,7 +31,9 @@ export async function seedTasks(dataDir: string, apiKey: string, count: number, 
       const isVideo = i % 4 !== 0;
       const id = `${isVideo ? 'vid' : 'img'}_${randomBytes(16).toString('base64url')}`;
       const ext = isVideo ? 'mp4' : 'png';
-      const outputs = JSON.stringify([{ type: isVideo ? 'video' : 'image', key: `${id}/${randomBytes(9).toString('base64url')}.${ext}`, contentType: isVideo ? 'video/mp4' : 'image/png' }]);
+      const outputs = JSON.stringify([
+        { type: isVideo ? 'video' : 'image', key: `${id}/${randomBytes(9).toString('base64url')}.${ext}`, contentType: isVideo ? 'video/mp4' : 'image/png' },
+      ]);
       const model = isVideo ? 'vendora/famw-2.7-t2v' : 'vendora/famz-image-spicy';
       insert.run(id, isVideo ? 'video' : 'image', model, owner, now - 5000, now - 4000, now - 1000, outputs, JSON.stringify({ prompt: 'seeded', duration: 5 }));
       if (i % every === 0) (isVideo ? video : image).push(id);

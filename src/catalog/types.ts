@@ -10,17 +10,7 @@
 
 /** Parameters a video row may list among its required or optional inputs. */
 export type VideoInputParam =
-  | 'negative_prompt'
-  | 'image'
-  | 'end_image'
-  | 'images'
-  | 'videos'
-  | 'audios'
-  | 'audio'
-  | 'audio_enable'
-  | 'aspect_ratio'
-  | 'prompt_extend'
-  | 'extra';
+  'negative_prompt' | 'image' | 'end_image' | 'images' | 'videos' | 'audios' | 'audio' | 'audio_enable' | 'aspect_ratio' | 'prompt_extend' | 'extra';
 
 export type VideoArrayParam = 'images' | 'videos' | 'audios';
 

@@ -30,9 +30,7 @@ interface Candidate {
   readonly message: string;
 }
 
-export type Validated =
-  | { readonly ok: true; readonly row: ModelRow; readonly params: ResolvedParams }
-  | { readonly ok: false; readonly error: ApiError };
+export type Validated = { readonly ok: true; readonly row: ModelRow; readonly params: ResolvedParams } | { readonly ok: false; readonly error: ApiError };
 
 export interface RequestInput {
   /** The parsed JSON body, of any shape. */
@@ -41,8 +39,7 @@ export interface RequestInput {
   readonly bodyBytes: number;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function describeValue(value: unknown): string {
   if (value === null) return 'null';
@@ -50,18 +47,27 @@ function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** A name Ajv puts in an error's params (`additionalProperty`, `missingProperty`): always a string. */
+function paramName(error: ErrorObject, key: string): string {
+  const value: unknown = (error.params as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : '';
+}
+
 /** The top-level body field an Ajv error is about: `images`, not `images/3`. */
 function topLevelParam(error: ErrorObject): string {
   const segment = error.instancePath.split('/')[1];
   if (segment !== undefined && segment !== '') return segment.replace(/~1/g, '/').replace(/~0/g, '~');
-  const params = error.params as Record<string, unknown>;
-  if (error.keyword === 'additionalProperties') return String(params['additionalProperty'] ?? '');
-  if (error.keyword === 'required') return String(params['missingProperty'] ?? '');
+  if (error.keyword === 'additionalProperties') return paramName(error, 'additionalProperty');
+  if (error.keyword === 'required') return paramName(error, 'missingProperty');
   return 'body';
 }
 
 function fullPath(error: ErrorObject): string {
-  const path = error.instancePath.slice(1).split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`));
+  const path = error.instancePath
+    .slice(1)
+    .split('/')
+    .filter(Boolean)
+    .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`));
   return path.join('').replace(/^\./, '');
 }
 
@@ -71,12 +77,12 @@ function fromAjv(error: ErrorObject, data: Record<string, unknown>): Candidate {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'additionalProperties': {
-      const name = String(params['additionalProperty'] ?? '');
+      const name = paramName(error, 'additionalProperty');
       const where = error.instancePath === '' ? `'${name}'` : `'${name}' in ${path}`;
       return { rank: Rank.Unsupported, code: 'unsupported_parameter', param, message: `Parameter ${where} is not supported by this model.` };
     }
     case 'required': {
-      const name = String(params['missingProperty'] ?? '');
+      const name = paramName(error, 'missingProperty');
       return { rank: Rank.Missing, code: 'missing_parameter', param, message: `Missing required parameter '${name}'.` };
     }
     case 'type': {
@@ -290,7 +296,12 @@ export function createValidator(rows: readonly ModelRow[]): Validator {
       const fail = (c: Candidate): Validated => ({ ok: false, error: validationError(c.code, c.param, c.message) });
       const { body } = input;
       if (!isObject(body)) {
-        return fail({ rank: Rank.Body, code: 'invalid_parameter', param: 'body', message: `The request body must be a JSON object; got ${describeValue(body)}.` });
+        return fail({
+          rank: Rank.Body,
+          code: 'invalid_parameter',
+          param: 'body',
+          message: `The request body must be a JSON object; got ${describeValue(body)}.`,
+        });
       }
       const model = body['model'];
       if (model === undefined) return fail({ rank: Rank.Model, code: 'missing_parameter', param: 'model', message: `Missing required parameter 'model'.` });
@@ -299,7 +310,12 @@ export function createValidator(rows: readonly ModelRow[]): Validator {
       }
       const entry = compiled.get(model);
       if (!entry) {
-        return fail({ rank: Rank.Model, code: 'unsupported_value', param: 'model', message: `Unknown model '${model.slice(0, 200)}'; GET /v1/models lists the models.` });
+        return fail({
+          rank: Rank.Model,
+          code: 'unsupported_value',
+          param: 'model',
+          message: `Unknown model '${model.slice(0, 200)}'; GET /v1/models lists the models.`,
+        });
       }
       if (entry.row.kind !== kind) {
         return fail({

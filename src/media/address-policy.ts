@@ -111,8 +111,7 @@ export function createAddressPolicy(allow: FetchAllowList = {}): AddressPolicy {
       if (verdict.public || allowAll) return undefined;
       for (const [base, bits] of ranges) {
         // Compare like with like; an IPv4-mapped address also matches IPv4 ranges.
-        const candidate =
-          base instanceof ipaddr.IPv4 && address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress() ? address.toIPv4Address() : address;
+        const candidate = base instanceof ipaddr.IPv4 && address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress() ? address.toIPv4Address() : address;
         if (candidate.kind() === base.kind() && candidate.match(base, bits)) return undefined;
       }
       return verdict.range;

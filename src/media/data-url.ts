@@ -6,9 +6,7 @@
 
 export type MediaStringKind = 'https' | 'data';
 
-export type MediaStringCheck =
-  | { readonly ok: true; readonly kind: MediaStringKind }
-  | { readonly ok: false; readonly reason: string };
+export type MediaStringCheck = { readonly ok: true; readonly kind: MediaStringKind } | { readonly ok: false; readonly reason: string };
 
 // Standard alphabet; padding optional at the end. Whitespace is not allowed: a data URL is one token.
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

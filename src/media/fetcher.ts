@@ -116,8 +116,7 @@ function guardedLookup(inner: LookupFunction, policy: AddressPolicy): LookupFunc
         callback(error, '', undefined);
         return;
       }
-      const addresses: LookupAddress[] =
-        typeof answer === 'string' ? [{ address: answer, family: family ?? (answer.includes(':') ? 6 : 4) }] : answer;
+      const addresses: LookupAddress[] = typeof answer === 'string' ? [{ address: answer, family: family ?? (answer.includes(':') ? 6 : 4) }] : answer;
       if (policy.hostAllowed(hostname)) {
         callback(null, options.all ? addresses : (addresses[0]?.address ?? ''), addresses[0]?.family);
         return;
@@ -151,7 +150,7 @@ export function createFetchDispatcher(options: FetchDispatcherOptions = {}): Dis
   const policy = createAddressPolicy(options.allow);
   const base = buildConnector({
     ...options.tls,
-    lookup: guardedLookup(options.lookup ?? (dnsLookup as LookupFunction), policy),
+    lookup: guardedLookup(options.lookup ?? dnsLookup, policy),
     timeout: options.connectTimeoutMs ?? 10_000,
   });
   const connect: buildConnector.connector = (target, callback) => {
@@ -243,11 +242,7 @@ function toFetchError(err: unknown, signal: AbortSignal): FetchError {
       return new FetchError('refused', `${cause.host} is not a public address; only public addresses are fetched`, { cause });
     }
   }
-  if (
-    err instanceof undiciErrors.ConnectTimeoutError ||
-    err instanceof undiciErrors.HeadersTimeoutError ||
-    err instanceof undiciErrors.BodyTimeoutError
-  ) {
+  if (err instanceof undiciErrors.ConnectTimeoutError || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
     return new FetchError('timeout', 'the server did not answer in time', { cause: err });
   }
   return new FetchError('network', 'the transfer failed', { cause: err });
@@ -266,12 +261,8 @@ export async function fetchHttps(rawUrl: string, options: FetchOptions = {}): Pr
   // One controller carries both the overall deadline and the caller's abort, so every await
   // below (connect, headers, each body chunk) stops at the same moment.
   const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new FetchError('timeout', `the fetch took longer than ${timeoutMs} ms`)),
-    timeoutMs,
-  );
-  const onAbort = (): void =>
-    controller.abort(new FetchError('aborted', 'the fetch was aborted', { cause: options.signal?.reason }));
+  const timer = setTimeout(() => controller.abort(new FetchError('timeout', `the fetch took longer than ${timeoutMs} ms`)), timeoutMs);
+  const onAbort = (): void => controller.abort(new FetchError('aborted', 'the fetch was aborted', { cause: options.signal?.reason }));
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
   try {

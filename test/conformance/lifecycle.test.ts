@@ -14,9 +14,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import ffprobe from '@ffprobe-installer/ffprobe';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { Api, expectImageCreated, expectQueuedVideoTask, field, imageDataUrl, isRecord, sleep, type JsonObject } from './support.js';
+import { Api, expectImageCreated, expectQueuedVideoTask, field, imageDataUrl, isRecord, type JsonObject } from './support.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -54,18 +55,27 @@ const VIDEO_ORDER: Record<string, number> = { queued: 0, processing: 1, complete
 
 async function pollVideo(id: string): Promise<{ final: Task; history: Task[] }> {
   const history: Task[] = [];
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    const res = await api.getVideo(id);
-    expect(res.status, res.text).toBe(200);
-    expect(isRecord(res.json)).toBe(true);
-    const task = res.json as Task;
-    history.push(task);
-    const status = String(task['status']);
-    if (status === 'completed' || status === 'failed' || status === 'cancelled') return { final: task, history };
-    if (Date.now() > deadline) throw new Error(`task ${id} not finished after ${DEADLINE_MS} ms; last: ${res.text}`);
-    await sleep(POLL_MS);
+  let last = '';
+  const final = await eventually(
+    async () => {
+      const res = await api.getVideo(id);
+      last = res.text;
+      // A wrong answer fails at once rather than being retried until the deadline.
+      if (res.status !== 200 || !isRecord(res.json)) return { kind: 'bad' as const, res };
+      const task = res.json as Task;
+      history.push(task);
+      const status = String(task['status']);
+      return (status === 'completed' || status === 'failed' || status === 'cancelled') && { kind: 'final' as const, task };
+    },
+    { deadline: DEADLINE_MS, interval: POLL_MS, what: `task ${id} to finish` },
+  ).catch((error: unknown) => {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; last: ${last}`);
+  });
+  if (final.kind === 'bad') {
+    expect(final.res.status, final.res.text).toBe(200);
+    expect(isRecord(final.res.json)).toBe(true);
   }
+  return { final: final.kind === 'final' ? final.task : {}, history };
 }
 
 function checkVideoHistory(history: readonly Task[]): void {
@@ -444,19 +454,25 @@ describe('output URLs expire (decisions §5: signed and expiring)', () => {
         const client = new Api(shortLived);
         const model = 'vendord/v6/image-to-video';
         const id = expectQueuedVideoTask(await client.createVideo({ model, prompt: 'a candle', resolution: '360p', duration: 1, audio_enable: false }), model);
-        let task: Task | undefined;
-        const deadline = Date.now() + DEADLINE_MS;
-        while (Date.now() < deadline) {
-          const res = await client.getVideo(id);
-          task = res.json as Task;
-          if (task['status'] === 'completed' || task['status'] === 'failed') break;
-          await sleep(100);
-        }
-        expect(task?.['status'], JSON.stringify(task)).toBe('completed');
-        const url = String(field((task?.['outputs'] as unknown[] | undefined)?.[0], 'url'));
+        const task = await eventually(
+          async () => {
+            const current = (await client.getVideo(id)).json as Task;
+            return (current['status'] === 'completed' || current['status'] === 'failed') && current;
+          },
+          { deadline: DEADLINE_MS, interval: 100, what: `task ${id} to finish` },
+        );
+        expect(task['status'], JSON.stringify(task)).toBe('completed');
+        const url = String(field((task['outputs'] as unknown[] | undefined)?.[0], 'url'));
         expect((await download(url)).status).toBe(200);
-        await sleep(3500);
-        const late = await download(url);
+        // The clock, not a sleep: the server runs in this process and reads the time at each
+        // download, so the download is made 3.5 s later by the clock alone.
+        vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3_500 });
+        let late: Awaited<ReturnType<typeof download>>;
+        try {
+          late = await download(url);
+        } finally {
+          vi.useRealTimers();
+        }
         expect(late.status, 'an expired URL is not served').not.toBe(200);
         expect(late.contentType).not.toMatch(/^video\//);
       } finally {
@@ -493,20 +509,29 @@ const IMAGE_ORDER: Record<string, number> = { QUEUED: 0, IN_PROGRESS: 1, SUCCESS
 
 async function pollImage(id: string): Promise<{ final: Task; history: Task[] }> {
   const history: Task[] = [];
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    const res = await api.getImage(id);
-    expect(res.status, res.text).toBe(200);
-    expect(res.json).toMatchObject({ code: 'success', message: '' });
-    const data = field(res.json, 'data');
-    expect(isRecord(data), res.text).toBe(true);
-    const task = data as Task;
-    history.push(task);
-    const status = String(task['status']);
-    if (status === 'SUCCESS' || status === 'FAILURE' || status === 'CANCELLED') return { final: task, history };
-    if (Date.now() > deadline) throw new Error(`image task ${id} not finished after ${DEADLINE_MS} ms; last: ${res.text}`);
-    await sleep(POLL_MS);
+  let last = '';
+  const final = await eventually(
+    async () => {
+      const res = await api.getImage(id);
+      last = res.text;
+      const data: unknown = isRecord(res.json) ? res.json['data'] : undefined;
+      // A wrong answer fails at once rather than being retried until the deadline.
+      if (res.status !== 200 || !isRecord(res.json) || res.json['code'] !== 'success' || res.json['message'] !== '' || !isRecord(data)) return { kind: 'bad' as const, res };
+      const task = data as Task;
+      history.push(task);
+      const status = String(task['status']);
+      return (status === 'SUCCESS' || status === 'FAILURE' || status === 'CANCELLED') && { kind: 'final' as const, task };
+    },
+    { deadline: DEADLINE_MS, interval: POLL_MS, what: `image task ${id} to finish` },
+  ).catch((error: unknown) => {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; last: ${last}`);
+  });
+  if (final.kind === 'bad') {
+    expect(final.res.status, final.res.text).toBe(200);
+    expect(final.res.json).toMatchObject({ code: 'success', message: '' });
+    expect(isRecord(field(final.res.json, 'data')), final.res.text).toBe(true);
   }
+  return { final: final.kind === 'final' ? final.task : {}, history };
 }
 
 function checkImageHistory(history: readonly Task[]): void {

@@ -243,7 +243,3 @@ export async function largePngBuffer(width: number, height: number): Promise<Buf
   for (let i = 0; i < pixels.length; i += 1) pixels[i] = (i * 2654435761) >>> 24;
   return sharp(pixels, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
 }
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

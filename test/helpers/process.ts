@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { eventually } from './eventually.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -37,7 +39,7 @@ export async function startProcess(args: readonly string[], env: Record<string, 
 
 /** Runs `mediagate worker` (no HTTP; `url` is empty) and resolves once it takes work. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  return spawnService(['worker'], env, '', async (output) => output.includes('"mediagate worker started"'));
+  return spawnService(['worker'], env, '', (output) => Promise.resolve(output.includes('"mediagate worker started"')));
 }
 
 async function spawnService(
@@ -52,16 +54,25 @@ async function spawnService(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // Every chunk of output and the exit wake the readiness check at once.
+  const changed = new EventEmitter();
+  const append = (chunk: Buffer): void => {
+    output += chunk.toString();
+    changed.emit('change');
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  const deadline = Date.now() + 30_000;
-  while (!(await ready(output))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`service did not start:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  child.on('exit', () => changed.emit('change'));
+  const state = await eventually(async () => (child.exitCode !== null || child.signalCode !== null ? 'exited' : (await ready(output)) && 'ready'), {
+    deadline: 30_000,
+    interval: 100,
+    what: 'the service to start',
+    wake: { emitter: changed },
+  }).catch(() => 'timed out');
+  if (state !== 'ready') {
+    child.kill('SIGKILL');
+    throw new Error(`service did not start (${state}):\n${output}`);
   }
   return { child, url, output: () => output, exited };
 }

@@ -52,12 +52,18 @@ export function crossfadeParts(frames: number, fps: number): { head: number; fad
 
 function rawInput(path: string, pixelFormat: 'rgb24' | 'rgba', width: number, height: number, fps: number): string[] {
   return [
-    '-protocol_whitelist', 'file',
-    '-f', 'rawvideo',
-    '-pixel_format', pixelFormat,
-    '-video_size', `${width}x${height}`,
-    '-framerate', String(fps),
-    '-i', `file:${path}`,
+    '-protocol_whitelist',
+    'file',
+    '-f',
+    'rawvideo',
+    '-pixel_format',
+    pixelFormat,
+    '-video_size',
+    `${width}x${height}`,
+    '-framerate',
+    String(fps),
+    '-i',
+    `file:${path}`,
   ];
 }
 
@@ -84,10 +90,7 @@ export function buildVideoArgs(plan: VideoPlan): string[] {
   const caption = addInput(rawInput(plan.caption.path, 'rgba', plan.caption.width, plan.caption.height, fps));
   const boxSide = Math.max(2, Math.round(Math.min(width, height) / 16) * 2);
   const box = addInput(['-f', 'lavfi', '-i', `color=c=0x${plan.accent}:s=${boxSide}x${boxSide}:r=${fps}`]);
-  const audio =
-    plan.toneHz === null
-      ? null
-      : addInput(['-f', 'lavfi', '-i', `sine=frequency=${plan.toneHz}:sample_rate=48000:duration=${plan.durationS}`]);
+  const audio = plan.toneHz === null ? null : addInput(['-f', 'lavfi', '-i', `sine=frequency=${plan.toneHz}:sample_rate=48000:duration=${plan.durationS}`]);
 
   const graph: string[] = [];
   if (end === null) {
@@ -120,23 +123,34 @@ export function buildVideoArgs(plan: VideoPlan): string[] {
   return [
     '-hide_banner',
     '-nostdin',
-    '-loglevel', 'error',
+    '-loglevel',
+    'error',
     '-nostats',
-    '-progress', 'pipe:1',
+    '-progress',
+    'pipe:1',
     ...inputs,
-    '-filter_complex', graph.join(';'),
-    '-map', '[v]',
+    '-filter_complex',
+    graph.join(';'),
+    '-map',
+    '[v]',
     ...(audio === null ? [] : ['-map', `${audio}:a`]),
-    '-r', String(fps),
-    '-c:v', 'libx264',
-    '-preset', 'ultrafast',
+    '-r',
+    String(fps),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
     // ultrafast has no mb-tree, so frames that barely change get ever lower QPs and cost
     // as much as keyframes; a QP floor keeps them skipped (about 4x faster at 4k).
-    '-x264-params', 'qpmin=22',
-    '-pix_fmt', 'yuv420p',
+    '-x264-params',
+    'qpmin=22',
+    '-pix_fmt',
+    'yuv420p',
     ...(audio === null ? ['-an'] : ['-c:a', 'aac', '-b:a', '96k']),
-    '-movflags', '+faststart',
-    '-f', 'mp4',
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
     '-y',
     `file:${plan.output}`,
   ];

@@ -19,9 +19,7 @@ export async function renderImage(job: RenderJob, options: ResolvedSandboxOption
   const background = await gradientImage(paletteFor(request.prompt, request.seed), width, height).raw().toBuffer();
   const output = join(job.workDir, 'image.png');
   await sharp(background, { raw: { width, height, channels: 3 } })
-    .composite([
-      { input: caption.data, raw: { width: caption.width, height: caption.height, channels: 4 }, left: caption.left, top: caption.top },
-    ])
+    .composite([{ input: caption.data, raw: { width: caption.width, height: caption.height, channels: 4 }, left: caption.left, top: caption.top }])
     .png({ compressionLevel: 6 })
     .toFile(output);
   return { path: output, type: 'image', contentType: 'image/png', ext: 'png' };

@@ -70,7 +70,10 @@ export function readImageRequest(params: ResolvedParams, maxSide: number): Image
   const size = parseSize(optionalString(params, 'size'));
   const width = optionalInteger(params, 'width') ?? size?.width ?? DEFAULT_IMAGE_SIDE;
   const height = optionalInteger(params, 'height') ?? size?.height ?? DEFAULT_IMAGE_SIDE;
-  for (const [name, side] of [['width', width], ['height', height]] as const) {
+  for (const [name, side] of [
+    ['width', width],
+    ['height', height],
+  ] as const) {
     if (side < 1 || side > maxSide) {
       throw new EngineError('unsupported_value', name, `${name} ${side} is outside 1..${maxSide} pixels for this engine`);
     }

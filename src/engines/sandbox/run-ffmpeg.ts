@@ -22,21 +22,27 @@ export interface FfmpegRun {
 
 const STDERR_TAIL_BYTES = 4096;
 
+/** An abort reason as an Error: the same object when it is one (callers compare it), else wrapped. */
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error('aborted', { cause: reason });
+}
+
 export function runFfmpeg(run: FfmpegRun): Promise<void> {
-  if (run.signal.aborted) return Promise.reject(run.signal.reason);
+  if (run.signal.aborted) return Promise.reject(abortError(run.signal));
   return new Promise<void>((resolve, reject) => {
     const child = spawn(run.ffmpegPath, run.args, { cwd: run.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     /** Why we killed the process, if we did; decides the rejection once it has exited. */
-    let killedFor: unknown;
+    let killedFor: Error | undefined;
     let spawnError: Error | undefined;
 
-    const kill = (reason: unknown): void => {
+    const kill = (reason: Error): void => {
       if (killedFor !== undefined) return;
       killedFor = reason;
       child.kill('SIGKILL');
     };
-    const onAbort = (): void => kill(run.signal.reason ?? new Error('aborted'));
+    const onAbort = (): void => kill(abortError(run.signal));
     run.signal.addEventListener('abort', onAbort, { once: true });
 
     run.log('sandbox: ffmpeg started', { pid: child.pid, args: run.args });

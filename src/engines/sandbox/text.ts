@@ -28,7 +28,7 @@ export function promptSnippet(prompt: string): string {
   const clean = Buffer.from(prompt, 'utf8')
     .toString('utf8')
     // Control characters are invalid in XML 1.0 too.
-    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .replace(/\p{Cc}+/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();
   const chars = Array.from(clean);
@@ -91,9 +91,7 @@ function stripSvg(box: Layout, withText: boolean): string {
   const tspans = box.lines
     .map((line, i) => `<tspan x="${box.width / 2}" y="${(firstBaseline + i * lineHeight).toFixed(1)}">${escapeXml(line)}</tspan>`)
     .join('');
-  const text = withText
-    ? `<text font-family="${FONT_FAMILY}" font-size="${box.fontPx}" fill="#ffffff" text-anchor="middle">${tspans}</text>`
-    : '';
+  const text = withText ? `<text font-family="${FONT_FAMILY}" font-size="${box.fontPx}" fill="#ffffff" text-anchor="middle">${tspans}</text>` : '';
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${box.width}" height="${box.height}"><rect width="100%" height="100%" fill="#000000" fill-opacity="0.45"/>${text}</svg>`;
 }
 
@@ -137,11 +135,7 @@ export async function renderCaption(
   const place = (data: Buffer): Overlay => ({ data, width: box.width, height: box.height, left: 0, top });
   if (box.lines.length > 0) {
     try {
-      return place(
-        options.fontFile === undefined
-          ? await toRgba(sharp(Buffer.from(stripSvg(box, true))), box)
-          : await withFontFile(box, options.fontFile),
-      );
+      return place(options.fontFile === undefined ? await toRgba(sharp(Buffer.from(stripSvg(box, true))), box) : await withFontFile(box, options.fontFile));
     } catch (error) {
       options.log('sandbox: caption text could not be rendered; drawing the strip without it', { err: error });
     }

@@ -42,11 +42,15 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
   signal.throwIfAborted();
   progress.report(2);
 
-  // §6: the aspect follows the input image; an end image alone stands in for it.
+  // decisions §6: the aspect follows the input image; an end image alone stands in for it.
   const aspect = resolveAspect(request.aspectRatio, job.model.aspectRatios, images.image ?? images.endImage);
   const { width, height } = videoSize(request.resolution, aspect);
   if (width > MAX_FRAME_SIDE || height > MAX_FRAME_SIDE || width * height > MAX_FRAME_PIXELS) {
-    throw new EngineError('unsupported_value', 'aspect_ratio', `aspect ratio ${aspect} at this resolution gives ${width}x${height}, larger than the engine renders`);
+    throw new EngineError(
+      'unsupported_value',
+      'aspect_ratio',
+      `aspect ratio ${aspect} at this resolution gives ${width}x${height}, larger than the engine renders`,
+    );
   }
 
   const palette = paletteFor(request.prompt, request.seed);
@@ -71,11 +75,7 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
     caption: join(job.workDir, 'sandbox-caption.rgba'),
   };
   try {
-    await Promise.all([
-      writeFile(scratch.start, start.data),
-      end ? writeFile(scratch.end, end.data) : undefined,
-      writeFile(scratch.caption, caption.data),
-    ]);
+    await Promise.all([writeFile(scratch.start, start.data), end ? writeFile(scratch.end, end.data) : undefined, writeFile(scratch.caption, caption.data)]);
     progress.report(PREPARED);
     const totalMicros = request.durationS * 1e6;
     await runFfmpeg({
