@@ -89,7 +89,7 @@ export function openBackendFor(config: Config, logger: Logger): TaskBackend {
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
   const logger =
     options.logger ??
-    createLogger({ level: config.logLevel, secrets: config.apiKeys });
+    createLogger({ level: config.logLevel, secrets: config.apiKeys, format: config.logFormat });
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');
