@@ -167,7 +167,10 @@ describe('npm start (the README command) under a process manager', () => {
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).ok).toBe(true);
 
     npm.kill('SIGTERM');
-    expect(await exited, output).toBe(0);
+    const code = await exited;
+    // A server left behind by a failure here must not outlive the test.
+    if (code !== 0) process.kill(serverPid as number, 'SIGKILL');
+    expect(code, output).toBe(0);
     const last = logLines().at(-1);
     expect(last, output).toMatchObject({ msg: 'mediagate stopped', signal: 'SIGTERM', pid: serverPid });
     // The server is gone, not orphaned: its pid no longer exists, and the port is free.
