@@ -43,6 +43,8 @@ export interface Config {
   readonly sqliteCacheMb: number;
   /** LOG_LEVEL: pino level. Default info. */
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** LOG_FORMAT: `json`, `pretty` (for a person), or `auto` (pretty when stdout is a terminal). Default auto. */
+  readonly logFormat: 'json' | 'pretty' | 'auto';
   /** MEDIAGATE_SANDBOX_FPS: frame rate of sandbox videos, 6-60. Default 12. */
   readonly sandboxFps: number;
   /** MEDIAGATE_ENGINE: `sandbox` renders real media; `instant` is a zero-cost engine for benchmarks. */
@@ -197,6 +199,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     sqliteSynchronous: oneOf(env, 'MEDIAGATE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
     sqliteCacheMb: integer(env, 'MEDIAGATE_SQLITE_CACHE_MB', 64, 2, 65_536),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty', 'auto'] as const, 'auto'),
     sandboxFps: integer(env, 'MEDIAGATE_SANDBOX_FPS', 12, 6, 60),
     engine: oneOf(env, 'MEDIAGATE_ENGINE', ['sandbox', 'instant'] as const, 'sandbox'),
     workers: bool(env, 'MEDIAGATE_WORKERS', true),

@@ -12,6 +12,7 @@
  * Guarded by test/logging.test.ts.
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { prettyDestination, prettyLine } from './logging-pretty.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -21,6 +22,17 @@ export interface LoggerOptions {
   readonly secrets?: readonly string[];
   /** Where lines go; default stdout. Tests pass a stream and read it. */
   readonly destination?: DestinationStream;
+  /** `json` (one object a line), `pretty` (for a person), `auto`: pretty when stdout is a terminal. Default auto. */
+  readonly format?: 'json' | 'pretty' | 'auto';
+}
+
+function destinationFor(options: LoggerOptions): DestinationStream | undefined {
+  const format = options.format ?? 'auto';
+  const pretty = format === 'pretty' || (format === 'auto' && options.destination === undefined && process.stdout.isTTY === true);
+  if (!pretty) return options.destination;
+  if (options.destination === undefined) return prettyDestination();
+  const inner = options.destination;
+  return { write: (line: string) => inner.write(prettyLine(line)) };
 }
 
 const PROMPT_PREFIX = 32;
@@ -92,7 +104,7 @@ export function createLogger(options: LoggerOptions): Logger {
         },
       },
     },
-    options.destination,
+    destinationFor(options),
   );
 }
 

@@ -89,7 +89,7 @@ interface Core {
 
 /** Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet. */
 async function createCore(config: Config, options: MediagateOptions): Promise<Core> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel, secrets: config.apiKeys });
+  const logger = options.logger ?? createLogger({ level: config.logLevel, secrets: config.apiKeys, format: config.logFormat });
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');

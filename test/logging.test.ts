@@ -9,6 +9,8 @@ import { Writable } from 'node:stream';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScrubber, createLogger } from '../src/logging.js';
+import { prettyLine } from '../src/logging-pretty.js';
+import { loadConfig } from '../src/config.js';
 import type { Engine, RenderJob } from '../src/engines/types.js';
 import { createInstantEngine } from '../src/engines/instant.js';
 import { eventually } from './helpers/eventually.js';
@@ -151,5 +153,52 @@ describe('createScrubber', () => {
 
   it('cuts long strings', () => {
     expect(scrub('x'.repeat(10_000)).length).toBeLessThan(600);
+  });
+});
+
+describe('task lines (issue 14)', () => {
+  it('say what happened to each task, with its model, duration and failure code', async () => {
+    lines = [];
+    const done = await post('/v1/video/generations', { model: 'vendora/famw-2.7-t2v', prompt: 'a calm sea', duration: 2 });
+    const doneId = ((await done.json()) as { id: string }).id;
+    await settle(doneId);
+    const failing = await post('/v1/video/generations', { model: 'vendora/famw-2.7-t2v', prompt: 'fail loudly', duration: 2 });
+    const failedId = ((await failing.json()) as { id: string }).id;
+    await settle(failedId);
+    const deadline = Date.now() + 5000;
+    const parsed = (): Record<string, unknown>[] => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    while (!parsed().some((line) => line['task'] === failedId && line['msg'] === 'task failed') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const all = parsed();
+    expect(all.some((line) => line['msg'] === 'task rendered'), 'the old wording').toBe(false);
+    const completed = all.find((line) => line['task'] === doneId && line['msg'] === 'task completed');
+    expect(completed).toMatchObject({ level: 30, model: 'vendora/famw-2.7-t2v', outcome: 'completed', durationMs: expect.any(Number) });
+    expect(completed?.['failure']).toBeUndefined();
+    const failed = all.find((line) => line['task'] === failedId && line['msg'] === 'task failed');
+    expect(failed).toMatchObject({ level: 40, model: 'vendora/famw-2.7-t2v', outcome: 'failed', failure: 'generation_failed', durationMs: expect.any(Number) });
+    // No line carries a key twice (JSON.parse would keep only the last `pid`).
+    for (const line of lines) expect(line.match(/"pid":/g)?.length ?? 0, line).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('pretty format', () => {
+  it('lays a JSON line out for a person: time, level, message, fields, and the stack below', () => {
+    const json = JSON.stringify({ level: 50, time: Date.UTC(2026, 0, 2, 3, 4, 5, 678), pid: 1, hostname: 'h', msg: 'task failed', task: 'vid_1', model: 'a b', err: { stack: 'Error: x\n    at f' } });
+    expect(prettyLine(json)).toBe('03:04:05.678 ERROR task failed task=vid_1 model="a b"\n    Error: x\n        at f\n');
+  });
+
+  it('is what createLogger writes with format pretty, after scrubbing', () => {
+    const out: string[] = [];
+    const logger = createLogger({ level: 'info', format: 'pretty', secrets: ['sekrit-key-1'], destination: { write: (line: string) => void out.push(line) } });
+    logger.info({ task: 'vid_2' }, 'hello sekrit-key-1');
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  hello \[redacted\] task=vid_2\n$/);
+  });
+
+  it('LOG_FORMAT is json, pretty or auto', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(() => loadConfig({ LOG_FORMAT: 'xml' })).toThrow(/LOG_FORMAT/);
   });
 });

@@ -326,7 +326,7 @@ describe('sandbox abort and deadline', () => {
       engineOptions({
         log: (msg, extra) => {
           if (msg !== 'sandbox: ffmpeg started') return;
-          pid = (extra as { pid?: number }).pid;
+          pid = (extra as { ffmpegPid?: number }).ffmpegPid;
           abortedAt = Date.now();
           controller.abort(reason);
         },

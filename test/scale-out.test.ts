@@ -39,7 +39,7 @@ interface Rendered {
 function renderedLines(output: string): Rendered[] {
   return output
     .split('\n')
-    .filter((line) => line.includes('"task rendered"'))
+    .filter((line) => /"msg":"task (completed|failed|handed back)"/.test(line))
     .map((line) => JSON.parse(line) as Rendered);
 }
 

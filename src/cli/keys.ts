@@ -3,22 +3,49 @@
  * the store keeps only its SHA-256 hash. The commands open the same store as the server (the
  * same configuration variables), so they work beside a running service.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { KeyRegistry, generateKey } from '../auth/api-keys.js';
 import type { KeyStore, Store } from '../tasks/store/store.js';
 
-/** Runs `run` on the store the server opens for this configuration (SQLite or DATABASE_URL), migrated. */
-async function withStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
+/**
+ * Runs `run` on the store the server opens for this configuration (SQLite or DATABASE_URL),
+ * migrated. `existing`: read only a store that is already there (a listing creates nothing),
+ * and say on stderr which one was read.
+ */
+async function withStore<T>(run: (store: Store) => Promise<T>, existing = false): Promise<T> {
   const { openBackendFor } = await import('../service-factory.js');
   const { readConfig } = await import('./serve.js');
-  const backend = openBackendFor(readConfig(), pino({ level: 'warn' }, pino.destination(2)));
+  const config = readConfig();
+  if (existing) {
+    const sqlitePath = join(config.dataDir, 'mediagate.db');
+    if (!config.databaseUrl && !existsSync(sqlitePath)) {
+      throw new CliError(`no key store at ${sqlitePath} (SQLite in MEDIAGATE_DATA_DIR, default ./data): set MEDIAGATE_DATA_DIR to the server's data directory, or DATABASE_URL`);
+    }
+    // Never the URL itself: it may hold a password.
+    process.stderr.write(`store: ${config.databaseUrl ? 'PostgreSQL at DATABASE_URL' : `SQLite ${sqlitePath}`}\n`);
+  }
+  const backend = openBackendFor(config, pino({ level: 'warn' }, pino.destination(2)));
   try {
     await backend.migrate();
     return await run(backend.store);
   } finally {
     await backend.close();
   }
+}
+
+/** A failure the command states in one line (main.ts prints it without a stack). */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+}
+
+/** Columns padded to their widest cell, so a longer status ("revoked <date>") keeps them aligned. */
+export function formatTable(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
 }
 
 const when = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -64,15 +91,13 @@ export function registerKeyCommands(program: Command): void {
     .description('list API keys (ids, names and dates; never the keys)')
     .option('--json', 'print a JSON array')
     .action(async (options: { json?: boolean }) => {
-      const rows = await withStore((store) => store.listKeys());
+      const rows = await withStore((store) => store.listKeys(), true);
       if (options.json) {
         process.stdout.write(`${JSON.stringify(rows)}\n`);
         return;
       }
-      const lines = rows.map((row) =>
-        [row.id, row.revokedAt === null ? 'active' : `revoked ${when(row.revokedAt)}`, when(row.createdAt), row.name].join('\t'),
-      );
-      process.stdout.write(`${['id\tstatus\tcreated\tname', ...lines].join('\n')}\n`);
+      const lines = rows.map((row) => [row.id, row.revokedAt === null ? 'active' : `revoked ${when(row.revokedAt)}`, when(row.createdAt), row.name]);
+      process.stdout.write(`${formatTable([['id', 'status', 'created', 'name'], ...lines])}\n`);
     });
 
   keys

@@ -1,10 +1,16 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { registerKeyCommands } from './keys.js';
+import { CliError, registerKeyCommands } from './keys.js';
 import { registerImageCommands, registerModelsCommand, registerTaskCommands, registerVideoCommands } from './client-commands/index.js';
 
 const program = new Command();
-program.name('mediagate').description('Self-hosted gateway for asynchronous video and image generation.');
+// package.json sits two levels up from both src/cli/main.ts and dist/cli/main.js.
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+program
+  .name('mediagate')
+  .description('Self-hosted gateway for asynchronous video and image generation.')
+  .version(version, '-V, --version', 'print the version and exit');
 
 program
   .command('serve', { isDefault: true })
@@ -39,6 +45,10 @@ registerModelsCommand(program);
 registerKeyCommands(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof CliError) {
+    process.stderr.write(`mediagate: ${error.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(`mediagate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

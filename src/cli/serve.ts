@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMediagate } from '../service-factory.js';
+import { describeListenError, portProblem } from './port-check.js';
 import { closeOnSignals } from './signals.js';
 
 export interface ServeOptions {
@@ -15,6 +16,11 @@ function fail(error: unknown): never {
   throw error;
 }
 
+function exitWith(line: string): never {
+  process.stderr.write(`mediagate: ${line}\n`);
+  process.exit(1);
+}
+
 export function readConfig(overrides: Partial<Config> = {}): Config {
   try {
     return loadConfig(process.env, overrides);
@@ -26,6 +32,8 @@ export function readConfig(overrides: Partial<Config> = {}): Config {
 /** `mediagate serve`: API and workers in one process (the default), or API only. */
 export async function serve(options: ServeOptions): Promise<void> {
   const config = readConfig({ workers: options.workers });
+  const problem = await portProblem(config.host, config.port);
+  if (problem) exitWith(problem);
   const app = await createMediagate(config);
   if (app.generatedKey) {
     process.stdout.write(
@@ -33,10 +41,25 @@ export async function serve(options: ServeOptions): Promise<void> {
         `Use it as: Authorization: Bearer ${app.generatedKey}\n\n`,
     );
   }
-  const { url } = await app.start();
+  let url: string;
+  try {
+    ({ url } = await app.start());
+  } catch (error) {
+    // Taken between the check and the listen: still one line, not a stack trace.
+    const line = error instanceof Error ? describeListenError(error, config.host, config.port) : undefined;
+    if (!line) throw error;
+    await app.close(0).catch(() => {});
+    exitWith(line);
+  }
   app.logger.info(
     { url, workers: config.workers ? config.concurrency : 0, dataDir: config.dataDir, engine: config.engine, store: config.databaseUrl ? 'postgres' : 'sqlite' },
     'mediagate listening',
   );
+  if (!config.publicUrlExplicit && (config.host === '0.0.0.0' || config.host === '::')) {
+    app.logger.warn(
+      { host: config.host, publicUrl: config.publicUrl },
+      'output URLs point at 127.0.0.1, which other machines cannot reach: set MEDIAGATE_PUBLIC_URL to the address clients use',
+    );
+  }
   closeOnSignals(app, config.drainMs);
 }

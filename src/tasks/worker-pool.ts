@@ -131,6 +131,8 @@ export class WorkerPool implements TaskRunner {
       service.progress(task, percent).catch((error: unknown) => log.warn({ err: error, task: task.id }, 'progress write failed'));
     };
     let outcome: 'completed' | 'failed' | 'released' = 'failed';
+    let failure: string | undefined;
+    const startedAt = Date.now();
     let won = false;
     let scratchLeft = true;
     const removeScratch = async (): Promise<void> => {
@@ -173,10 +175,12 @@ export class WorkerPool implements TaskRunner {
         won = await service.release(task);
       } else if (reason === 'lost-lease') {
         outcome = 'failed';
+        failure = 'lost_lease';
         won = false;
       } else {
         outcome = 'failed';
         const taskError = toTaskError(error, reason);
+        failure = taskError.code;
         if (taskError.code === 'generation_failed') log.error({ err: error, task: task.id }, 'render failed');
         await removeScratch();
         won = await service.fail(task, taskError);
@@ -186,8 +190,10 @@ export class WorkerPool implements TaskRunner {
       clearTimeout(timeout);
       await removeScratch();
     }
-    // `won` is false when another worker had taken the task over (scale-out spec reads this line).
-    log.info({ task: task.id, attempt: task.attempt, outcome, won }, 'task rendered');
+    // One line per outcome, worded for it: a failure is not "rendered".
+    const line = { task: task.id, model: task.model, attempt: task.attempt, outcome, won, durationMs: Date.now() - startedAt, failure };
+    if (outcome === 'failed') log.warn(line, 'task failed');
+    else log.info(line, outcome === 'completed' ? 'task completed' : 'task handed back');
   }
 
   /**

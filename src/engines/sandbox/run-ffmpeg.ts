@@ -45,7 +45,7 @@ export function runFfmpeg(run: FfmpegRun): Promise<void> {
     const onAbort = (): void => kill(abortError(run.signal));
     run.signal.addEventListener('abort', onAbort, { once: true });
 
-    run.log('sandbox: ffmpeg started', { pid: child.pid, args: run.args });
+    run.log('sandbox: ffmpeg started', { ffmpegPid: child.pid, args: run.args });
     child.stdout.on(
       'data',
       lineSplitter((line) => {
@@ -69,7 +69,7 @@ export function runFfmpeg(run: FfmpegRun): Promise<void> {
       } else if (code === 0) {
         resolve();
       } else {
-        run.log('sandbox: ffmpeg failed', { pid: child.pid, code, signal, stderr });
+        run.log('sandbox: ffmpeg failed', { ffmpegPid: child.pid, code, signal, stderr });
         reject(
           new EngineError('generation_failed', '', 'the video encoder failed', {
             cause: new Error(`ffmpeg exited with ${signal ?? `code ${code}`}: ${stderr.trim()}`),
