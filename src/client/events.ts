@@ -46,7 +46,7 @@ export class TaskEventStream<T> implements AsyncIterable<T> {
     const signal = this.#options.signal;
     const maxReconnects = this.#options.maxReconnects ?? DEFAULT_MAX_RECONNECTS;
     let failures = 0;
-    let reconnectMs = DEFAULT_RECONNECT_MS;
+    let reconnectMs = this.#options.reconnectDelay ?? DEFAULT_RECONNECT_MS;
     let lastError: unknown;
     for (;;) {
       let received = false;

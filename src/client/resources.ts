@@ -170,8 +170,14 @@ export class Videos {
   }
 }
 
+/**
+ * A wait's stream: it reconnects no slower than it would poll, and gives up on the stream (and
+ * polls) after three failed connections in a row.
+ */
 function eventOptions<T extends VideoTask | ImageTask>(options: WaitOptions<T> | undefined): EventsOptions {
   return {
+    maxReconnects: 3,
+    ...(options?.pollInterval !== undefined ? { reconnectDelay: options.pollInterval } : {}),
     ...(options?.signal ? { signal: options.signal } : {}),
     ...(options?.request?.headers ? { headers: options.request.headers } : {}),
   };

@@ -156,6 +156,8 @@ export interface EventsOptions {
   readonly lastEventId?: string;
   /** Connections in a row that may fail (no event received) before a StreamError; default 5. */
   readonly maxReconnects?: number;
+  /** Milliseconds before reconnecting at first (doubling while connections fail); default 1000, or the server's `retry:`. */
+  readonly reconnectDelay?: number;
   /** Milliseconds without a byte (events or heartbeats) before the connection is reopened; default 60000. */
   readonly idleTimeout?: number;
   readonly headers?: Readonly<Record<string, string>>;
