@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { registerKeyCommands } from './keys.js';
-import { registerImageCommands, registerModelsCommand, registerTaskCommands, registerVideoCommands } from './client-commands/index.js';
+import { registerImageCommands, registerModelsCommand, registerTaskCommands, registerVideoCommands, registerWebhookCommands } from './client-commands/index.js';
 
 const program = new Command();
 program.name('mediagate').description('Self-hosted gateway for asynchronous video and image generation.');
@@ -36,6 +36,7 @@ registerVideoCommands(program);
 registerImageCommands(program);
 registerTaskCommands(program);
 registerModelsCommand(program);
+registerWebhookCommands(program);
 registerKeyCommands(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
