@@ -36,7 +36,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   client = new Mediagate({ baseURL: stub.url, apiKey: stub.apiKey, maxRetries: 2 });
-  Object.assign(stub.faults, { createThen503: 0, createThenDrop: 0, dropStreamAfter: [], eventsUnsupported: false, events503: 0 });
+  Object.assign(stub.faults, { createThen503: 0, createThenDrop: 0, dropStreamAfter: [], eventsUnsupported: false, events503: 0, createInUse: 0 });
 });
 
 const T2V = 'vendora/famw-2.7-t2v';
@@ -247,6 +247,16 @@ describe('idempotent creates', () => {
     const created = await client.images.create({ model: IMG, prompt: 'once' }, { idempotencyKey: 'img-order-1' });
     expect(stub.tasks('image')).toHaveLength(count + 1);
     expect(created.task_id).toBe(stub.tasks('image').at(-1)?.id);
+  });
+
+  it('with a key, 409 idempotency_key_in_use is retried; once retries run out it is a ConflictError', async () => {
+    stub.faults.createInUse = 1;
+    const created = await client.videos.create({ model: T2V, prompt: 'in use' }, { idempotencyKey: 'order-3' });
+    expect(created.id).toBe(stub.tasks('video').at(-1)?.id);
+    stub.faults.createInUse = 5;
+    const error = await rejection(client.videos.create({ model: T2V, prompt: 'in use' }, { idempotencyKey: 'order-4', maxRetries: 1 }));
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error).toMatchObject({ status: 409, code: 'idempotency_key_in_use' });
   });
 
   it('without a key, a 503 create is not retried (it may have made a task)', async () => {

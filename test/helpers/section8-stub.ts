@@ -51,6 +51,8 @@ export interface Faults {
   createThenDrop: number;
   /** Event streams that are cut after this many events (one entry per connection). */
   dropStreamAfter: number[];
+  /** Creates with a key answered 409 `idempotency_key_in_use` (the first request still running). */
+  createInUse: number;
   /** The events route answers 404 `not_found` (a server without section 8.3). */
   eventsUnsupported: boolean;
   /** Event streams answered 503 before any event (one per count). */
@@ -64,7 +66,7 @@ export class Section8Stub implements Section8Target {
   readonly apiKey = `mg_${randomBytes(8).toString('hex')}`;
   readonly otherKey = `mg_${randomBytes(8).toString('hex')}`;
   readonly requests: RecordedRequest[] = [];
-  readonly faults: Faults = { createThen503: 0, createThenDrop: 0, dropStreamAfter: [], eventsUnsupported: false, events503: 0 };
+  readonly faults: Faults = { createThen503: 0, createThenDrop: 0, dropStreamAfter: [], eventsUnsupported: false, events503: 0, createInUse: 0 };
   readonly webhooks = new Map<string, { id: string; url: string; events: string[]; secret: string; key: string }>();
   /** Heartbeat interval of event streams, in ms. */
   heartbeatMs = 50;
@@ -261,6 +263,10 @@ export class Section8Stub implements Section8Target {
     const hash = createHash('sha256').update(body).digest('hex');
     if (slot !== undefined) {
       if (!/^[\x20-\x7e]{1,255}$/.test(String(idempotencyKey))) return fail(400, 'invalid_parameter', 'Idempotency-Key');
+      if (this.faults.createInUse > 0) {
+        this.faults.createInUse -= 1;
+        return fail(409, 'idempotency_key_in_use', 'Idempotency-Key');
+      }
       const seen = this.#idempotency.get(slot);
       if (seen) {
         if (seen.hash !== hash) return fail(422, 'idempotency_key_reused', 'Idempotency-Key');

@@ -67,10 +67,11 @@ export async function listTasks(client: Mediagate, flags: ListFlags): Promise<Ta
   });
   const tasks: (VideoTask | ImageTask)[] = [];
   for (const page of await Promise.all(pages)) {
-    if (flags.all) {
-      for await (const task of page) tasks.push(task);
-    } else {
-      tasks.push(...page.data);
+    // Each family's newest `limit` (a limit above 100 takes several pages), or all of them.
+    let taken = 0;
+    for await (const task of page) {
+      tasks.push(task);
+      if (!flags.all && ++taken >= limit) break;
     }
   }
   tasks.sort((a, b) => createdAt(b) - createdAt(a));
