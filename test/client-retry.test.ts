@@ -230,7 +230,7 @@ describe('errors by status and family envelope', () => {
   });
 });
 
-describe('wait', () => {
+describe('wait (polling: events: false; waits over events are in client-section8.test.ts)', () => {
   it('backs off while nothing changes, and resets when progress moves', async () => {
     const states = [
       videoTask({ status: 'processing', progress: 10 }),
@@ -242,7 +242,7 @@ describe('wait', () => {
     ];
     const { fetch, calls } = scripted(...states.map((state) => json(200, state)));
     const events: ProgressEvent<VideoTask>[] = [];
-    const task = await client(fetch).videos.wait('vid_1', { pollInterval: 40, maxPollInterval: 1000, onProgress: (event) => events.push(event) });
+    const task = await client(fetch).videos.wait('vid_1', { events: false,  pollInterval: 40, maxPollInterval: 1000, onProgress: (event) => events.push(event) });
     expect(task.status).toBe('completed');
     expect(events.map((event) => [event.status, event.progress])).toEqual([
       ['processing', 10],
@@ -263,42 +263,42 @@ describe('wait', () => {
       json(200, videoTask({ status: 'processing', progress: 0 }), { 'retry-after-ms': '300' }),
       json(200, videoTask({ status: 'completed', progress: 100 })),
     );
-    await client(fetch).videos.wait('vid_1', { pollInterval: 10 });
+    await client(fetch).videos.wait('vid_1', { events: false,  pollInterval: 10 });
     expect((calls[1]?.at ?? 0) - (calls[0]?.at ?? 0)).toBeGreaterThanOrEqual(290);
   });
 
   it('throws TaskFailedError with the task’s code and param (video) or reason (image)', async () => {
     const failedVideo = videoTask({ status: 'failed', progress: 0, error: { type: 'generation_error', code: 'invalid_input', message: 'not an image', param: 'image' } });
     const video = scripted(json(200, failedVideo));
-    const error = await rejection(client(video.fetch).videos.wait('vid_1'));
+    const error = await rejection(client(video.fetch).videos.wait('vid_1', { events: false }));
     expect(error).toBeInstanceOf(TaskFailedError);
     expect(error).toMatchObject({ taskId: 'vid_1', status: 'failed', code: 'invalid_input', param: 'image', message: 'not an image', task: failedVideo });
 
     const failedImage = { task_id: 'img_1', status: 'FAILURE', progress: '30%', outputs: [], submit_time: 1, start_time: 1, finish_time: 2, fail_reason: 'engine failed' };
     const image = scripted(json(200, { code: 'success', message: '', data: failedImage }));
-    expect(await rejection(client(image.fetch).images.wait('img_1'))).toMatchObject({ taskId: 'img_1', status: 'failed', message: 'engine failed', task: failedImage });
+    expect(await rejection(client(image.fetch).images.wait('img_1', { events: false }))).toMatchObject({ taskId: 'img_1', status: 'failed', message: 'engine failed', task: failedImage });
   });
 
   it('rides out a transient outage (polls failing after their own retries), but not a lasting one', async () => {
     const down = json(503, { error: { code: 'internal_error', message: 'restarting' } });
     const blip = scripted(json(200, videoTask({ status: 'processing', progress: 5 })), networkError('ECONNREFUSED'), down, down, json(200, videoTask({ status: 'completed', progress: 100 })));
-    const task = await client(blip.fetch, { maxRetries: 0 }).videos.wait('vid_1', { pollInterval: 10 });
+    const task = await client(blip.fetch, { maxRetries: 0 }).videos.wait('vid_1', { events: false,  pollInterval: 10 });
     expect(task.status).toBe('completed');
     expect(blip.calls).toHaveLength(5);
 
     const gone = scripted(json(200, videoTask({ status: 'processing', progress: 5 })), networkError('ECONNREFUSED'));
-    expect(await rejection(client(gone.fetch, { maxRetries: 0 }).videos.wait('vid_1', { pollInterval: 10 }))).toBeInstanceOf(ConnectionError);
+    expect(await rejection(client(gone.fetch, { maxRetries: 0 }).videos.wait('vid_1', { events: false,  pollInterval: 10 }))).toBeInstanceOf(ConnectionError);
     expect(gone.calls).toHaveLength(6);
 
     const denied = scripted(json(200, videoTask({ status: 'processing', progress: 5 })), json(401, { error: { code: 'invalid_api_key', message: 'revoked' } }));
-    expect(await rejection(client(denied.fetch).videos.wait('vid_1', { pollInterval: 10 }))).toBeInstanceOf(AuthenticationError);
+    expect(await rejection(client(denied.fetch).videos.wait('vid_1', { events: false,  pollInterval: 10 }))).toBeInstanceOf(AuthenticationError);
     expect(denied.calls).toHaveLength(2);
   });
 
   it('an abort while waiting is an AbortError naming the task, which keeps running', async () => {
     const { fetch } = scripted(json(200, videoTask({ status: 'processing', progress: 5 })));
     const controller = new AbortController();
-    const pending = rejection(client(fetch).videos.wait('vid_1', { signal: controller.signal, pollInterval: 1000, onProgress: () => controller.abort() }));
+    const pending = rejection(client(fetch).videos.wait('vid_1', { events: false,  signal: controller.signal, pollInterval: 1000, onProgress: () => controller.abort() }));
     const error = await pending;
     expect(error).toBeInstanceOf(AbortError);
     expect(error).toMatchObject({ taskId: 'vid_1' });

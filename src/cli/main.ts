@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { CliError, registerKeyCommands } from './keys.js';
-import { registerImageCommands, registerModelsCommand, registerTaskCommands, registerVideoCommands } from './client-commands/index.js';
+import { registerImageCommands, registerModelsCommand, registerTaskCommands, registerVideoCommands, registerWebhookCommands } from './client-commands/index.js';
 
 const program = new Command();
 // package.json sits two levels up from both src/cli/main.ts and dist/cli/main.js.
@@ -42,6 +42,7 @@ registerVideoCommands(program);
 registerImageCommands(program);
 registerTaskCommands(program);
 registerModelsCommand(program);
+registerWebhookCommands(program);
 registerKeyCommands(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

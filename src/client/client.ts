@@ -1,6 +1,7 @@
 import { MediagateError } from './errors.js';
 import { HttpCore, type Fetch, type ResolvedClientOptions } from './http.js';
 import { Images, Models, Videos } from './resources.js';
+import { Webhooks } from './webhooks.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -19,7 +20,8 @@ export interface ClientOptions {
   readonly timeout?: number;
   /**
    * Retries after the first attempt. Default 2. Reads are retried on 429, 408, 5xx and connection
-   * errors; creates only on 429 and on connections never established (see http.ts). Delays follow
+   * errors; creates only on 429 and on connections never established (see http.ts), unless they
+   * carry an `idempotencyKey`: then like reads (and on 409 `idempotency_key_in_use`). Delays follow
    * `Retry-After` when the server sends it (up to 60 s), else exponential backoff from 0.5 s.
    */
   readonly maxRetries?: number;
@@ -86,6 +88,7 @@ export class Mediagate {
   readonly videos: Videos;
   readonly images: Images;
   readonly models: Models;
+  readonly webhooks: Webhooks;
 
   constructor(options: ClientOptions = {}) {
     const resolved = resolveClientOptions(options);
@@ -96,5 +99,6 @@ export class Mediagate {
     this.videos = new Videos(http);
     this.images = new Images(http);
     this.models = new Models(http);
+    this.webhooks = new Webhooks(http);
   }
 }

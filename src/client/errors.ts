@@ -5,14 +5,18 @@
  *   MediagateError
  *   ├── APIError                 the server answered with an error status (status, headers, body, code, param)
  *   │   ├── ValidationError      400 / 413 / 415 / 422: a parameter was refused (`code`, `param`)
+ *   │   │   └── UnprocessableEntityError  422: e.g. `idempotency_key_reused` (the key was used with another body)
+ *   │   ├── ConflictError        409: `task_not_cancellable`, `idempotency_key_in_use`
  *   │   ├── AuthenticationError  401: missing or invalid API key
  *   │   ├── NotFoundError        404: unknown task (or another key's task), model or route
  *   │   ├── RateLimitError       429: `retryAfter` seconds when the server said
  *   │   └── ServerError          5xx
  *   ├── ConnectionError          no HTTP response (refused, reset, DNS); `status` and `body` undefined
- *   │   └── TimeoutError         no response within `timeout`
+ *   │   ├── TimeoutError         no response within `timeout`
+ *   │   └── StreamError          a task's event stream kept dropping or sent no task (waits then poll)
  *   ├── AbortError               the caller's AbortSignal fired; `taskId` when it happened while waiting
- *   └── TaskFailedError          a task the SDK waited for ended `failed` or `cancelled`
+ *   ├── TaskFailedError          a task the SDK waited for ended `failed` or `cancelled`
+ *   └── WebhookVerificationError a webhook delivery failed verification (`code`; webhook-signature.ts)
  */
 
 /** The server's two error envelopes: `{error:{type,code,message,param}}` (video) and `{code,message,data:null}` (image). */
@@ -65,6 +69,16 @@ export class ValidationError extends APIError {
   override readonly name: string = 'ValidationError';
 }
 
+/** 422: the request is well formed but cannot be processed, e.g. `idempotency_key_reused`. */
+export class UnprocessableEntityError extends ValidationError {
+  override readonly name: string = 'UnprocessableEntityError';
+}
+
+/** 409: `task_not_cancellable` (a completed or failed task), `idempotency_key_in_use` (the key's first request is still running). */
+export class ConflictError extends APIError {
+  override readonly name: string = 'ConflictError';
+}
+
 export class AuthenticationError extends APIError {
   override readonly name: string = 'AuthenticationError';
 }
@@ -98,6 +112,11 @@ export class ConnectionError extends MediagateError {
 
 export class TimeoutError extends ConnectionError {
   override readonly name: string = 'TimeoutError';
+}
+
+/** A task's event stream dropped again and again, or sent something that is not a task. */
+export class StreamError extends ConnectionError {
+  override readonly name: string = 'StreamError';
 }
 
 export class AbortError extends MediagateError {
@@ -158,7 +177,9 @@ export function errorFields(status: number, body: unknown): ErrorFields {
 /** The one factory: an error response -> the class for its kind. */
 export function apiErrorFrom(status: number, headers: Headers, body: unknown): APIError {
   const init: APIErrorInit = { status, headers, body, fields: errorFields(status, body) };
-  if (status === 400 || status === 413 || status === 415 || status === 422) return new ValidationError(init);
+  if (status === 422) return new UnprocessableEntityError(init);
+  if (status === 400 || status === 413 || status === 415) return new ValidationError(init);
+  if (status === 409) return new ConflictError(init);
   if (status === 401) return new AuthenticationError(init);
   if (status === 404) return new NotFoundError(init);
   if (status === 429) return new RateLimitError(init);

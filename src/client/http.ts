@@ -1,4 +1,4 @@
-import { AbortError, APIError, ConnectionError, MediagateError, TimeoutError, apiErrorFrom, retryAfterMs } from './errors.js';
+import { AbortError, APIError, ConnectionError, MediagateError, TimeoutError, apiErrorFrom, errorFields, retryAfterMs } from './errors.js';
 import type { RequestOptions } from './types.js';
 
 /** Any fetch with the standard signature; `globalThis.fetch` by default. */
@@ -15,7 +15,7 @@ export interface ResolvedClientOptions {
 }
 
 export interface RequestSpec {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   /** Path under the base URL, starting with `/`. */
   readonly path: string;
   readonly body?: object;
@@ -26,6 +26,14 @@ export interface RequestSpec {
    * a 5xx is not retried, since it may have created a task.
    */
   readonly idempotent: boolean;
+  /**
+   * Sent as `Idempotency-Key` on a create. With a key the server answers a repeat with the first
+   * task instead of making a second, so the create is retried like a read (5xx, broken
+   * connections), and also on 409 `idempotency_key_in_use` (the first attempt still running).
+   */
+  readonly idempotencyKey?: string;
+  /** Query parameters; undefined values are left out. */
+  readonly query?: Readonly<Record<string, string | number | undefined>>;
 }
 
 export interface HttpResult {
@@ -96,12 +104,33 @@ export function retryDelayMs(attempt: number, headers?: Headers): number {
   return base * (0.75 + Math.random() * 0.25);
 }
 
-function retryableStatus(status: number, idempotent: boolean, headers: Headers): boolean {
+function retryableStatus(result: HttpResult, spec: RequestSpec): boolean {
+  const { status, headers } = result;
   if (status === 429) {
     const hinted = retryAfterMs(headers);
     return hinted === undefined || hinted <= MAX_HONOURED_RETRY_AFTER_MS;
   }
-  return idempotent && (status === 408 || status >= 500);
+  if (status === 409 && spec.idempotencyKey !== undefined) return errorFields(status, result.body).code === 'idempotency_key_in_use';
+  return retries(spec) && (status === 408 || status >= 500);
+}
+
+/** Whether a repeat of this request is harmless: a read, or a create that carries an idempotency key. */
+const retries = (spec: RequestSpec): boolean => spec.idempotent || spec.idempotencyKey !== undefined;
+
+/** 1-255 printable ASCII characters (section 8.4); checked before sending so a typo is not a round trip. */
+export function checkIdempotencyKey(key: string): string {
+  if (!/^[\x20-\x7e]{1,255}$/.test(key)) {
+    throw new MediagateError('idempotencyKey must be 1-255 printable ASCII characters.');
+  }
+  return key;
+}
+
+function withQuery(path: string, query: RequestSpec['query']): string {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+  const text = params.toString();
+  return text === '' ? path : `${path}?${text}`;
 }
 
 function parseBody(text: string): unknown {
@@ -124,36 +153,58 @@ export class HttpCore {
     this.#options = options;
   }
 
-  async request(spec: RequestSpec, options: RequestOptions = {}): Promise<HttpResult> {
-    const maxRetries = options.maxRetries ?? this.#options.maxRetries;
-    const timeout = options.timeout ?? this.#options.timeout;
+  /** The headers of every request: defaults, the caller's, then the key and the idempotency key. */
+  headers(spec: RequestSpec, options: RequestOptions, accept: string): Record<string, string> {
     const headers: Record<string, string> = {
-      accept: 'application/json',
+      accept,
       'user-agent': 'mediagate-client',
       'x-request-id': newRequestId(),
       ...this.#options.defaultHeaders,
       ...options.headers,
       authorization: `Bearer ${this.#options.apiKey}`,
     };
+    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = checkIdempotencyKey(spec.idempotencyKey);
     if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    return headers;
+  }
+
+  url(spec: RequestSpec): string {
+    return `${this.#options.baseURL}${withQuery(spec.path, spec.query)}`;
+  }
+
+  get timeout(): number {
+    return this.#options.timeout;
+  }
+
+  get fetch(): Fetch {
+    return this.#options.fetch;
+  }
+
+  get baseURL(): string {
+    return this.#options.baseURL;
+  }
+
+  async request(spec: RequestSpec, options: RequestOptions = {}): Promise<HttpResult> {
+    const maxRetries = options.maxRetries ?? this.#options.maxRetries;
+    const timeout = options.timeout ?? this.#options.timeout;
     const init: RequestInit = {
       method: spec.method,
-      headers,
+      headers: this.headers(spec, options, 'application/json'),
       ...(spec.body !== undefined ? { body: JSON.stringify(spec.body) } : {}),
     };
-    const url = `${this.#options.baseURL}${spec.path}`;
+    const url = this.url(spec);
     for (let attempt = 0; ; attempt++) {
       let result: HttpResult;
       try {
         result = await this.attempt(url, init, timeout, options.signal);
       } catch (error) {
-        const retry = error instanceof ConnectionError && attempt < maxRetries && (spec.idempotent || neverSent(error));
+        const retry = error instanceof ConnectionError && attempt < maxRetries && (retries(spec) || neverSent(error));
         if (!retry) throw error;
         await sleep(retryDelayMs(attempt), options.signal);
         continue;
       }
       if (result.status >= 200 && result.status < 300) return result;
-      if (attempt < maxRetries && retryableStatus(result.status, spec.idempotent, result.headers)) {
+      if (attempt < maxRetries && retryableStatus(result, spec)) {
         await sleep(retryDelayMs(attempt, result.headers), options.signal);
         continue;
       }
@@ -187,6 +238,15 @@ export class HttpCore {
     }
   }
 }
+
+/** Turns a fetch failure into the SDK's error (abort, connection), as `attempt` does. */
+export function fetchFailure(error: unknown, baseURL: string, signal: AbortSignal | undefined): MediagateError {
+  if (error instanceof MediagateError) return error;
+  if (signal?.aborted) return new AbortError('The request was aborted.', { cause: signal.reason });
+  return new ConnectionError(`Could not reach ${baseURL}: ${describeCause(error)}`, { cause: error });
+}
+
+export { parseBody };
 
 /** A 2xx response whose body is not what the API documents (a proxy page, a different service). */
 export function unexpectedResponse(result: HttpResult, expected: string): APIError {

@@ -1,9 +1,24 @@
+import { APIPromise, responseInfo, type WithResponse } from './api-promise.js';
 import { apiErrorFrom, MediagateError } from './errors.js';
-import { unexpectedResponse, type HttpCore, type HttpResult } from './http.js';
+import { TaskEventStream } from './events.js';
+import { unexpectedResponse, type HttpCore, type HttpResult, type RequestSpec } from './http.js';
 import type { ImageCreateParams, VideoCreateParams } from './models.generated.js';
-import type { ImageTask, ImageTaskCreated, ModelInfo, RequestOptions, UncheckedParams, VideoTask, WaitOptions } from './types.js';
-import { waitForTask } from './wait.js';
-
+import { Page } from './pagination.js';
+import type {
+  CreateAndWaitOptions,
+  CreateOptions,
+  EventsOptions,
+  ImageListParams,
+  ImageTask,
+  ImageTaskCreated,
+  ModelInfo,
+  RequestOptions,
+  UncheckedParams,
+  VideoListParams,
+  VideoTask,
+  WaitOptions,
+} from './types.js';
+import { isFinal, snapshot, waitForTask } from './wait.js';
 const VIDEO_PATH = '/v1/video/generations';
 const IMAGE_PATH = '/v1/images/generations/async';
 
@@ -41,7 +56,53 @@ function imageData(result: HttpResult): unknown {
   return body['data'];
 }
 
-/** `client.videos`: `POST /v1/video/generations` and `GET /v1/video/generations/{id}`. */
+/** The API call, its parsed result and the response it came from. */
+function call<T>(http: HttpCore, spec: RequestSpec, options: RequestOptions | undefined, parse: (result: HttpResult) => T): APIPromise<T> {
+  return new APIPromise(
+    http.request(spec, options).then((result): WithResponse<T> => ({ data: parse(result), response: responseInfo(result.status, result.headers) })),
+  );
+}
+
+/** A create's request options and its idempotency key, apart. */
+function createSpec(path: string, body: object, options: CreateOptions | undefined): { spec: RequestSpec; request: RequestOptions } {
+  const { idempotencyKey, ...request } = options ?? {};
+  return { spec: { method: 'POST', path, body, idempotent: false, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) }, request };
+}
+
+/** The request options of a wait's create: its signal and request options, and the key. */
+function waitCreateOptions<T extends VideoTask | ImageTask>(options: CreateAndWaitOptions<T> | undefined): CreateOptions {
+  return {
+    ...options?.request,
+    ...(options?.signal ? { signal: options.signal } : {}),
+    ...(options?.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
+  };
+}
+
+function listQuery(params: VideoListParams | ImageListParams): Record<string, string | number | undefined> {
+  return { limit: params.limit, after: params.after, status: params.status, model: params.model };
+}
+
+function isVideoList(value: unknown): value is { data: VideoTask[]; has_more: boolean; last_id: string | null } {
+  return (
+    isRecord(value) &&
+    Array.isArray(value['data']) &&
+    value['data'].every(isVideoTask) &&
+    typeof value['has_more'] === 'boolean' &&
+    (typeof value['last_id'] === 'string' || value['last_id'] === null)
+  );
+}
+
+function isImageList(value: unknown): value is { items: ImageTask[]; has_more: boolean; last_id: string | null } {
+  return (
+    isRecord(value) &&
+    Array.isArray(value['items']) &&
+    value['items'].every(isImageTask) &&
+    typeof value['has_more'] === 'boolean' &&
+    (typeof value['last_id'] === 'string' || value['last_id'] === null)
+  );
+}
+
+/** `client.videos`: create, get, list, cancel, events and waits on `/v1/video/generations`. */
 export class Videos {
   readonly #http: HttpCore;
 
@@ -49,32 +110,58 @@ export class Videos {
     this.#http = http;
   }
 
-  /** Creates a task and returns it queued. Not retried except where it cannot have run (see RequestSpec.idempotent). */
-  create(params: VideoCreateParams, options?: RequestOptions): Promise<VideoTask> {
+  /**
+   * Creates a task and returns it queued. Without an `idempotencyKey` it is not retried except
+   * where it cannot have run (see RequestSpec.idempotent); with one it is retried like a read.
+   */
+  create(params: VideoCreateParams, options?: CreateOptions): APIPromise<VideoTask> {
     return this.send(params, options);
   }
 
   /** `create` with parameters checked only by the server (built at run time, or a model newer than this SDK). */
-  createUnchecked(params: UncheckedParams, options?: RequestOptions): Promise<VideoTask> {
+  createUnchecked(params: UncheckedParams, options?: CreateOptions): APIPromise<VideoTask> {
     return this.send(params, options);
   }
 
-  async get(id: string, options?: RequestOptions): Promise<VideoTask> {
-    return (await this.read(id, options)).task;
+  get(id: string, options?: RequestOptions): APIPromise<VideoTask> {
+    return call(this.#http, { method: 'GET', path: taskPath(VIDEO_PATH, id), idempotent: true }, options, videoTask);
   }
 
-  /** Polls until the task completes (resolves) or fails (TaskFailedError). */
+  /**
+   * Cancels a queued or processing task (it never completes afterwards); a cancelled task is
+   * returned again. A completed or failed task is a ConflictError `task_not_cancellable`.
+   */
+  cancel(id: string, options?: RequestOptions): APIPromise<VideoTask> {
+    // Cancelling twice answers the same, so a retry is harmless.
+    return call(this.#http, { method: 'POST', path: `${taskPath(VIDEO_PATH, id)}/cancel`, idempotent: true }, options, videoTask);
+  }
+
+  /** One page of this key's tasks, newest first; iterate it (`for await`) for every task of every page. */
+  async list(params: VideoListParams = {}, options?: RequestOptions): Promise<Page<VideoTask>> {
+    const result = await this.#http.request({ method: 'GET', path: VIDEO_PATH, query: listQuery(params), idempotent: true }, options);
+    if (!isVideoList(result.body)) throw unexpectedResponse(result, 'a list {object, data, has_more, last_id}');
+    return new Page({ data: result.body.data, hasMore: result.body.has_more, lastId: result.body.last_id }, (after) => this.list({ ...params, after }, options));
+  }
+
+  /** The task's states as they change (server-sent events); ends after the final state. */
+  events(id: string, options?: EventsOptions): TaskEventStream<VideoTask> {
+    const path = `${taskPath(VIDEO_PATH, id)}/events`;
+    return new TaskEventStream(this.#http, { path, parse: (data) => (isVideoTask(data) ? data : undefined), isFinal: (task) => isFinal(task.status) }, options);
+  }
+
+  /** Waits until the task completes (resolves) or fails (TaskFailedError): over its events, else by polling. */
   wait(id: string, options?: WaitOptions<VideoTask>): Promise<VideoTask> {
-    return waitForTask(id, (request) => this.read(id, request), options);
+    return waitForTask(id, (request) => this.read(id, request), options, () => this.events(id, eventOptions(options)));
   }
 
-  async createAndWait(params: VideoCreateParams, options?: WaitOptions<VideoTask>): Promise<VideoTask> {
-    const task = await this.create(params, { ...options?.request, ...(options?.signal ? { signal: options.signal } : {}) });
+  async createAndWait(params: VideoCreateParams, options?: CreateAndWaitOptions<VideoTask>): Promise<VideoTask> {
+    const task = await this.create(params, waitCreateOptions(options));
     return this.wait(task.id, options);
   }
 
-  private async send(body: object, options?: RequestOptions): Promise<VideoTask> {
-    return videoTask(await this.#http.request({ method: 'POST', path: VIDEO_PATH, body, idempotent: false }, options));
+  private send(body: object, options?: CreateOptions): APIPromise<VideoTask> {
+    const { spec, request } = createSpec(VIDEO_PATH, body, options);
+    return call(this.#http, spec, request, videoTask);
   }
 
   private async read(id: string, options?: RequestOptions): Promise<{ task: VideoTask; headers: Headers }> {
@@ -83,7 +170,31 @@ export class Videos {
   }
 }
 
-/** `client.images`: `POST /v1/images/generations/async` and `GET /v1/images/generations/async/{id}` (envelopes unwrapped). */
+/**
+ * A wait's stream: it reconnects no slower than it would poll, and gives up on the stream (and
+ * polls) after three failed connections in a row.
+ */
+function eventOptions<T extends VideoTask | ImageTask>(options: WaitOptions<T> | undefined): EventsOptions {
+  return {
+    maxReconnects: 3,
+    ...(options?.pollInterval !== undefined ? { reconnectDelay: options.pollInterval } : {}),
+    ...(options?.signal ? { signal: options.signal } : {}),
+    ...(options?.request?.headers ? { headers: options.request.headers } : {}),
+  };
+}
+
+function imageTaskData(result: HttpResult): ImageTask {
+  const data = imageData(result);
+  if (!isImageTask(data)) throw unexpectedResponse(result, 'an image task in data');
+  return data;
+}
+
+/** An image event's `data`: the status envelope; its task. */
+function imageEventTask(data: unknown): ImageTask | undefined {
+  return isRecord(data) && data['code'] === 'success' && isImageTask(data['data']) ? data['data'] : undefined;
+}
+
+/** `client.images`: the same on `/v1/images/generations/async`, envelopes unwrapped. */
 export class Images {
   readonly #http: HttpCore;
 
@@ -91,41 +202,61 @@ export class Images {
     this.#http = http;
   }
 
-  /** Creates a task; returns its id. Not retried except where it cannot have run. */
-  create(params: ImageCreateParams, options?: RequestOptions): Promise<ImageTaskCreated> {
+  /** Creates a task; returns its id. Retried as `videos.create` is (with an idempotencyKey, like a read). */
+  create(params: ImageCreateParams, options?: CreateOptions): APIPromise<ImageTaskCreated> {
     return this.send(params, options);
   }
 
   /** `create` with parameters checked only by the server. */
-  createUnchecked(params: UncheckedParams, options?: RequestOptions): Promise<ImageTaskCreated> {
+  createUnchecked(params: UncheckedParams, options?: CreateOptions): APIPromise<ImageTaskCreated> {
     return this.send(params, options);
   }
 
-  async get(id: string, options?: RequestOptions): Promise<ImageTask> {
-    return (await this.read(id, options)).task;
+  get(id: string, options?: RequestOptions): APIPromise<ImageTask> {
+    return call(this.#http, { method: 'GET', path: taskPath(IMAGE_PATH, id), idempotent: true }, options, imageTaskData);
+  }
+
+  /** Cancels a queued or in-progress task (`CANCELLED`); a SUCCESS or FAILURE task is a ConflictError `task_not_cancellable`. */
+  cancel(id: string, options?: RequestOptions): APIPromise<ImageTask> {
+    return call(this.#http, { method: 'POST', path: `${taskPath(IMAGE_PATH, id)}/cancel`, idempotent: true }, options, imageTaskData);
+  }
+
+  /** One page of this key's image tasks, newest first; iterate it for every task of every page. */
+  async list(params: ImageListParams = {}, options?: RequestOptions): Promise<Page<ImageTask>> {
+    const result = await this.#http.request({ method: 'GET', path: IMAGE_PATH, query: listQuery(params), idempotent: true }, options);
+    const data = imageData(result);
+    if (!isImageList(data)) throw unexpectedResponse(result, 'data {items, has_more, last_id}');
+    return new Page({ data: data.items, hasMore: data.has_more, lastId: data.last_id }, (after) => this.list({ ...params, after }, options));
+  }
+
+  /** The task's states as they change (server-sent events, envelopes unwrapped); ends after the final state. */
+  events(id: string, options?: EventsOptions): TaskEventStream<ImageTask> {
+    const path = `${taskPath(IMAGE_PATH, id)}/events`;
+    return new TaskEventStream(this.#http, { path, parse: imageEventTask, isFinal: (task) => isFinal(snapshot(task).status) }, options);
   }
 
   wait(id: string, options?: WaitOptions<ImageTask>): Promise<ImageTask> {
-    return waitForTask(id, (request) => this.read(id, request), options);
+    return waitForTask(id, (request) => this.read(id, request), options, () => this.events(id, eventOptions(options)));
   }
 
-  async createAndWait(params: ImageCreateParams, options?: WaitOptions<ImageTask>): Promise<ImageTask> {
-    const created = await this.create(params, { ...options?.request, ...(options?.signal ? { signal: options.signal } : {}) });
+  async createAndWait(params: ImageCreateParams, options?: CreateAndWaitOptions<ImageTask>): Promise<ImageTask> {
+    const created = await this.create(params, waitCreateOptions(options));
     return this.wait(created.task_id, options);
   }
 
-  private async send(body: object, options?: RequestOptions): Promise<ImageTaskCreated> {
-    const result = await this.#http.request({ method: 'POST', path: IMAGE_PATH, body, idempotent: false }, options);
-    const data = imageData(result);
-    if (!isRecord(data) || typeof data['task_id'] !== 'string') throw unexpectedResponse(result, 'data.task_id');
-    return { task_id: data['task_id'] };
+  private send(body: object, options?: CreateOptions): APIPromise<ImageTaskCreated> {
+    const { spec, request } = createSpec(IMAGE_PATH, body, options);
+    return call(this.#http, spec, request, (result) => {
+      const data = imageData(result);
+      // A replayed create may answer with the whole task; its id is all a create returns.
+      if (!isRecord(data) || typeof data['task_id'] !== 'string') throw unexpectedResponse(result, 'data.task_id');
+      return { task_id: data['task_id'] };
+    });
   }
 
   private async read(id: string, options?: RequestOptions): Promise<{ task: ImageTask; headers: Headers }> {
     const result = await this.#http.request({ method: 'GET', path: taskPath(IMAGE_PATH, id), idempotent: true }, options);
-    const data = imageData(result);
-    if (!isImageTask(data)) throw unexpectedResponse(result, 'an image task in data');
-    return { task: data, headers: result.headers };
+    return { task: imageTaskData(result), headers: result.headers };
   }
 }
 

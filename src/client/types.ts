@@ -123,7 +123,124 @@ export interface WaitOptions<T extends VideoTask | ImageTask> {
   readonly maxPollInterval?: number;
   /** Options of each HTTP call (timeout, retries, headers); its signal is `signal` above. */
   readonly request?: Omit<RequestOptions, 'signal'>;
+  /**
+   * Follow the task's event stream (`GET .../{id}/events`) instead of polling; default true. The
+   * wait polls anyway when the server has no events endpoint (404/405) or the stream keeps failing.
+   */
+  readonly events?: boolean;
 }
+
+/** Options of `createAndWait`: a wait, and the create's idempotency key. */
+export interface CreateAndWaitOptions<T extends VideoTask | ImageTask> extends WaitOptions<T> {
+  readonly idempotencyKey?: string;
+}
+
+/** Options of a create. */
+export interface CreateOptions extends RequestOptions {
+  /**
+   * Sent as `Idempotency-Key` (1-255 printable ASCII characters). For 24 hours the same key with
+   * the same body answers with the first task instead of creating another
+   * (`withResponse().response.idempotentReplayed` is then true), so with a key the create is
+   * also retried on 5xx and broken connections. The same key with another body is an
+   * UnprocessableEntityError (`idempotency_key_reused`); while the first request is still being
+   * processed the server answers ConflictError (`idempotency_key_in_use`), which is retried.
+   */
+  readonly idempotencyKey?: string;
+}
+
+/** Options of `events`: one task's live states. */
+export interface EventsOptions {
+  /** Ends the stream (an AbortError). */
+  readonly signal?: AbortSignal;
+  /** Resume after this event id (sent as `Last-Event-ID`), e.g. a previous stream's `lastEventId`. */
+  readonly lastEventId?: string;
+  /** Connections in a row that may fail (no event received) before a StreamError; default 5. */
+  readonly maxReconnects?: number;
+  /** Milliseconds before reconnecting at first (doubling while connections fail); default 1000, or the server's `retry:`. */
+  readonly reconnectDelay?: number;
+  /** Milliseconds without a byte (events or heartbeats) before the connection is reopened; default 60000. */
+  readonly idleTimeout?: number;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Query of `videos.list` (section 8.2). */
+export interface VideoListParams {
+  /** 1-100; default 20 (server side). */
+  readonly limit?: number;
+  /** A video task id: the page starts right after it. */
+  readonly after?: string;
+  readonly status?: TaskStatus;
+  readonly model?: string;
+}
+
+/** Query of `images.list`, with the image family's status words. */
+export interface ImageListParams {
+  readonly limit?: number;
+  readonly after?: string;
+  readonly status?: ImageTaskStatus;
+  readonly model?: string;
+}
+
+/** `GET /v1/video/generations`. */
+export interface VideoTaskList {
+  readonly object: 'list';
+  readonly data: readonly VideoTask[];
+  readonly has_more: boolean;
+  readonly last_id: string | null;
+}
+
+/** The `data` of `GET /v1/images/generations/async`. */
+export interface ImageTaskList {
+  readonly items: readonly ImageTask[];
+  readonly has_more: boolean;
+  readonly last_id: string | null;
+}
+
+/** The image family's envelope, as a status poll (and a webhook delivery's `data`) carries it. */
+export interface ImageEnvelope<T> {
+  readonly code: string;
+  readonly message: string;
+  readonly data: T;
+}
+
+/** The events a webhook endpoint can subscribe to (section 8.5). */
+export type WebhookEventType = 'video.completed' | 'video.failed' | 'video.cancelled' | 'image.completed' | 'image.failed' | 'image.cancelled';
+
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
+  'video.completed',
+  'video.failed',
+  'video.cancelled',
+  'image.completed',
+  'image.failed',
+  'image.cancelled',
+];
+
+/** A registered webhook endpoint. */
+export interface WebhookEndpoint {
+  readonly id: string;
+  readonly url: string;
+  readonly events: readonly WebhookEventType[];
+  /** Other fields the server adds (e.g. `created_at`). */
+  readonly [key: string]: unknown;
+}
+
+/** `POST /v1/webhooks`: the endpoint and its signing secret, shown this once. */
+export interface WebhookEndpointCreated extends WebhookEndpoint {
+  /** `whsec_...`: pass it to `verifyWebhook`/`unwrapWebhook` in the receiver. */
+  readonly secret: string;
+}
+
+export interface WebhookCreateParams {
+  /** An `https://` URL the service can reach (the media input address policy applies). */
+  readonly url: string;
+  /** Default: all six. */
+  readonly events?: readonly WebhookEventType[];
+}
+
+/** The body of a webhook delivery: `data` is the task as a status poll returns it. */
+export type WebhookEvent =
+  | { readonly type: 'video.completed' | 'video.failed' | 'video.cancelled'; readonly timestamp: string | number; readonly data: VideoTask }
+  | { readonly type: 'image.completed' | 'image.failed' | 'image.cancelled'; readonly timestamp: string | number; readonly data: ImageEnvelope<ImageTask> };
 
 /**
  * Parameters checked only by the server, for requests built at run time (a form, the CLI) or

@@ -1,4 +1,4 @@
-import { AbortError, ConnectionError, RateLimitError, ServerError, TaskFailedError, retryAfterMs } from './errors.js';
+import { AbortError, APIError, ConnectionError, RateLimitError, ServerError, StreamError, TaskFailedError, retryAfterMs } from './errors.js';
 import { sleep } from './http.js';
 import type { ImageTask, ImageTaskStatus, ProgressEvent, RequestOptions, TaskSnapshot, TaskStatus, VideoTask, WaitOptions } from './types.js';
 
@@ -66,58 +66,99 @@ export function isFinal(status: TaskStatus): boolean {
 /** A read of the task, with the response headers (for `Retry-After`). */
 export type TaskReader<T> = (options: RequestOptions) => Promise<{ readonly task: T; readonly headers: Headers }>;
 
-/**
- * Polls until the task is final. Resolves with the completed task; a failed or cancelled one is
- * a TaskFailedError; an abort is an AbortError carrying the task id (the task keeps running).
- */
-export async function waitForTask<T extends VideoTask | ImageTask>(id: string, read: TaskReader<T>, options: WaitOptions<T> = {}): Promise<T> {
-  const first = options.pollInterval ?? DEFAULT_POLL_MS;
-  const longest = Math.max(first, options.maxPollInterval ?? DEFAULT_MAX_POLL_MS);
+/** The final state as the wait's result: the completed task, else a TaskFailedError. */
+function settle<T extends VideoTask | ImageTask>(task: T): T {
+  const seen = snapshot(task);
+  if (seen.status === 'completed') return task;
+  throw new TaskFailedError<T>({
+    taskId: seen.id,
+    status: seen.status === 'cancelled' ? 'cancelled' : 'failed',
+    code: seen.error?.code ?? (seen.status === 'cancelled' ? 'cancelled' : ''),
+    param: seen.error?.param ?? '',
+    message: seen.error?.message ?? `The task was ${seen.status}.`,
+    task,
+  });
+}
+
+/** Calls onProgress on the first observation and on each change of status or progress. */
+function progressReporter<T extends VideoTask | ImageTask>(options: WaitOptions<T>): (task: T) => boolean {
   const started = Date.now();
-  let interval = first;
   let last: string | undefined;
-  let failed = 0;
+  return (task) => {
+    const seen = snapshot(task);
+    const key = `${seen.status}:${seen.progress ?? ''}`;
+    if (key === last) return false;
+    last = key;
+    const event: ProgressEvent<T> = { ...seen, elapsedMs: Date.now() - started };
+    options.onProgress?.(event);
+    return true;
+  };
+}
+
+/**
+ * Whether the events endpoint is missing (404/405 from a server without section 8.3, or a proxy
+ * in between) or the stream is unusable: the wait then polls. An unknown task is also 404 there;
+ * the first poll reports it as the NotFoundError it is.
+ */
+function eventsUnavailable(error: unknown): boolean {
+  if (error instanceof StreamError) return true;
+  return error instanceof APIError && (error.status === 404 || error.status === 405 || error.status === 406 || error.status === 501);
+}
+
+/**
+ * Waits until the task is final, over its event stream (section 8.3) when `stream` is given and
+ * `options.events` is not false, polling when the stream is unavailable or keeps failing.
+ * Resolves with the completed task; a failed or cancelled one is a TaskFailedError; an abort is an
+ * AbortError carrying the task id (the task keeps running).
+ */
+export async function waitForTask<T extends VideoTask | ImageTask>(
+  id: string,
+  read: TaskReader<T>,
+  options: WaitOptions<T> = {},
+  stream?: () => AsyncIterable<T>,
+): Promise<T> {
+  const report = progressReporter(options);
   try {
-    for (;;) {
-      let polled: { readonly task: T; readonly headers: Headers };
+    if (stream && options.events !== false) {
       try {
-        polled = await read({ ...options.request, ...(options.signal ? { signal: options.signal } : {}) });
-        failed = 0;
+        for await (const task of stream()) {
+          report(task);
+          if (isFinal(snapshot(task).status)) return settle(task);
+        }
       } catch (error) {
-        if (!transient(error) || ++failed >= MAX_FAILED_POLLS) throw error;
-        interval = Math.min(interval * GROWTH, longest);
-        const hinted = error instanceof RateLimitError && error.retryAfter !== undefined ? error.retryAfter * 1000 : 0;
-        await sleep(Math.max(interval, hinted), options.signal);
-        continue;
+        if (!eventsUnavailable(error)) throw error;
       }
-      const { task, headers } = polled;
-      const seen = snapshot(task);
-      const key = `${seen.status}:${seen.progress ?? ''}`;
-      if (key !== last) {
-        last = key;
-        interval = first;
-        const event: ProgressEvent<T> = { ...seen, elapsedMs: Date.now() - started };
-        options.onProgress?.(event);
-      } else {
-        interval = Math.min(interval * GROWTH, longest);
-      }
-      if (seen.status === 'completed') return task;
-      if (seen.status === 'failed' || seen.status === 'cancelled') {
-        throw new TaskFailedError<T>({
-          taskId: seen.id,
-          status: seen.status,
-          code: seen.error?.code ?? (seen.status === 'cancelled' ? 'cancelled' : ''),
-          param: seen.error?.param ?? '',
-          message: seen.error?.message ?? `The task was ${seen.status}.`,
-          task,
-        });
-      }
-      await sleep(Math.max(interval, retryAfterMs(headers) ?? 0), options.signal);
     }
+    return await pollTask(read, options, report);
   } catch (error) {
     if (error instanceof AbortError && error.taskId === undefined) {
       throw new AbortError(`Stopped waiting for task ${id}; it keeps running on the server.`, { cause: error.cause, taskId: id });
     }
     throw error;
+  }
+}
+
+/** Polls until the task is final, backing off while nothing changes. */
+async function pollTask<T extends VideoTask | ImageTask>(read: TaskReader<T>, options: WaitOptions<T>, report: (task: T) => boolean): Promise<T> {
+  const first = options.pollInterval ?? DEFAULT_POLL_MS;
+  const longest = Math.max(first, options.maxPollInterval ?? DEFAULT_MAX_POLL_MS);
+  let interval = first;
+  let failed = 0;
+  for (;;) {
+    let polled: { readonly task: T; readonly headers: Headers };
+    try {
+      polled = await read({ ...options.request, ...(options.signal ? { signal: options.signal } : {}) });
+      failed = 0;
+    } catch (error) {
+      if (!transient(error) || ++failed >= MAX_FAILED_POLLS) throw error;
+      interval = Math.min(interval * GROWTH, longest);
+      const hinted = error instanceof RateLimitError && error.retryAfter !== undefined ? error.retryAfter * 1000 : 0;
+      await sleep(Math.max(interval, hinted), options.signal);
+      continue;
+    }
+    const { task, headers } = polled;
+    interval = report(task) ? first : Math.min(interval * GROWTH, longest);
+    if (isFinal(snapshot(task).status)) return settle(task);
+    await sleep(Math.max(interval, retryAfterMs(headers) ?? 0), options.signal);
   }
 }

@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FILES = ['test/types/client-params.test.ts'].map((file) => fileURLToPath(new URL(`../../${file}`, import.meta.url)));
+const FILES = ['test/types/client-params.test.ts', 'test/types/client-section8.test.ts'].map((file) => fileURLToPath(new URL(`../../${file}`, import.meta.url)));
 
 function compilerOptions(): ts.CompilerOptions {
   const configPath = ts.findConfigFile(ROOT, (path) => ts.sys.fileExists(path), 'tsconfig.json');
@@ -40,13 +40,15 @@ function check(files: readonly string[], virtual: ReadonlyMap<string, string> = 
   });
 }
 
-/** The first ```ts block after the README heading `## Client SDK`, importing the sources instead of the package. */
-function readmeExample(): string {
+/** Every ```ts block of the README section `## Client SDK`, importing the sources instead of the package. */
+function readmeExamples(): string[] {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Client SDK'));
-  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  if (code === undefined) throw new Error('README has no ```ts block under "## Client SDK"');
-  return code.replaceAll("from 'mediagate/client'", "from '../../src/client/index.js'");
+  const start = readme.indexOf('## Client SDK');
+  const end = readme.indexOf('\n## ', start + 1);
+  const section = readme.slice(start, end === -1 ? undefined : end);
+  const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+  if (blocks.length === 0) throw new Error('README has no ```ts block under "## Client SDK"');
+  return blocks.map((code) => code.replaceAll("from 'mediagate/client'", "from '../../src/client/index.js'"));
 }
 
 describe('SDK type-level tests', () => {
@@ -54,10 +56,12 @@ describe('SDK type-level tests', () => {
     expect(check(FILES)).toEqual([]);
   });
 
-  it('the README example compiles against the SDK, its @ts-expect-error line included', () => {
-    const path = fileURLToPath(new URL('./readme-example.virtual.ts', import.meta.url));
-    const example = readmeExample();
-    expect(example).toContain('createAndWait');
-    expect(check([path], new Map([[path, example]]))).toEqual([]);
+  it('the README examples compile against the SDK, their @ts-expect-error lines included', () => {
+    const examples = readmeExamples();
+    expect(examples[0]).toContain('createAndWait');
+    examples.forEach((example, index) => {
+      const path = fileURLToPath(new URL(`./readme-example-${index}.virtual.ts`, import.meta.url));
+      expect(check([path], new Map([[path, example]]))).toEqual([]);
+    });
   });
 });

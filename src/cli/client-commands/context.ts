@@ -3,6 +3,7 @@ import {
   AbortError,
   APIError,
   AuthenticationError,
+  ConflictError,
   ConnectionError,
   Mediagate,
   MediagateError,
@@ -15,8 +16,9 @@ import {
  * Exit codes of the client commands (also in README "Command line"):
  * 0 done; 1 any other failure (network, server error, rate limit); 2 usage (bad flags, unreadable
  * file, bad base URL); 3 the server refused a parameter; 4 no key or a key the server refused;
- * 5 the task ended failed or cancelled; 6 no such task or model; 130 interrupted by Ctrl-C while
- * waiting (the task keeps running).
+ * 5 the task ended failed or cancelled; 6 no such task, model or webhook endpoint; 7 conflict (a
+ * completed or failed task cannot be cancelled, an idempotency key still in use); 130 interrupted
+ * by Ctrl-C while waiting (the task keeps running).
  */
 export const EXIT = {
   ok: 0,
@@ -26,6 +28,7 @@ export const EXIT = {
   auth: 4,
   taskFailed: 5,
   notFound: 6,
+  conflict: 7,
   interrupted: 130,
 } as const;
 
@@ -91,6 +94,7 @@ function kindOf(error: APIError): string {
   if (error instanceof ValidationError) return 'validation';
   if (error instanceof AuthenticationError) return 'authentication';
   if (error instanceof NotFoundError) return 'not_found';
+  if (error instanceof ConflictError) return 'conflict';
   return 'api';
 }
 
@@ -98,6 +102,7 @@ const TITLES: Readonly<Record<string, string>> = {
   validation: 'the request was refused',
   authentication: 'authentication failed',
   not_found: 'not found',
+  conflict: 'conflict',
   api: 'the server answered with an error',
 };
 
@@ -127,7 +132,9 @@ export function describeError(error: unknown): Described {
           ? EXIT.auth
           : error instanceof NotFoundError
             ? EXIT.notFound
-            : EXIT.failure;
+            : error instanceof ConflictError
+              ? EXIT.conflict
+              : EXIT.failure;
     const kind = kindOf(error);
     const title = `${TITLES[kind] ?? kind} (HTTP ${error.status})`;
     const text = detail(title, [

@@ -11,6 +11,7 @@ export interface CreateFlags extends WaitFlags {
   readonly promptExtend?: boolean;
   readonly set?: readonly string[];
   readonly wait?: boolean;
+  readonly idempotencyKey?: string;
 }
 
 /** Flags of `video create` and `image create`: model and prompt, the family's own (`specific`), then the shared ones. */
@@ -21,7 +22,9 @@ export function addCreateOptions(command: Command, specific: (command: Command) 
       .option('--prompt-extend', 'let the model expand the prompt')
       .option('--no-prompt-extend', 'do not expand the prompt')
       .option('--set <key=value>', 'any other parameter; the value is JSON when it parses, @FILE reads a file (repeatable)', collect)
-      .option('-w, --wait', 'wait for the task, with a progress bar on a terminal')
+      .option('--idempotency-key <key>', 'send Idempotency-Key: a repeat with the same key and body returns the first task (and the create is retried safely)')
+      .option('-w, --wait', 'wait for the task (live events, polling as the fallback), with a progress bar on a terminal')
+      .option('--no-events', 'wait by polling instead of the live event stream')
       .option('-d, --download <dir>', 'wait, then save the outputs into DIR (implies --wait)')
       .option('--json', 'print the task as JSON on stdout')
       .option('-q, --quiet', 'no progress on stderr')
@@ -41,10 +44,12 @@ export function commonParams(flags: CreateFlags): Record<string, unknown> {
 export async function createTask(kind: TaskKind, flags: CreateFlags, params: Record<string, unknown>): Promise<void> {
   const client: Mediagate = makeClient(flags);
   const body: UncheckedParams = { ...params, ...(await setValues(flags.set ?? [])), model: flags.model, prompt: flags.prompt };
-  const created = kind === 'video' ? await client.videos.createUnchecked(body) : await client.images.createUnchecked(body);
+  const options = flags.idempotencyKey !== undefined ? { idempotencyKey: flags.idempotencyKey } : {};
+  const { data: created, response } = await (kind === 'video' ? client.videos.createUnchecked(body, options) : client.images.createUnchecked(body, options)).withResponse();
   const id = 'id' in created ? created.id : created.task_id;
+  if (response.idempotentReplayed && !flags.quiet) process.stderr.write(`Idempotency key already used with this request: task ${id} is the original (nothing new was created).\n`);
   if (flags.wait || flags.download !== undefined) {
-    if (!flags.quiet) process.stderr.write(`Created ${kind} task ${id}.\n`);
+    if (!flags.quiet && !response.idempotentReplayed) process.stderr.write(`Created ${kind} task ${id}.\n`);
     await waitAndReport(client, kind, id, flags);
     return;
   }
@@ -55,7 +60,7 @@ export async function createTask(kind: TaskKind, flags: CreateFlags, params: Rec
   } else {
     process.stdout.write(`${id}\n`);
   }
-  if (!flags.quiet) process.stderr.write(`Created ${kind} task ${id}. Wait for it with:\n  ${resumeCommand(id, flags)}\n`);
+  if (!flags.quiet) process.stderr.write(`${response.idempotentReplayed ? 'Task' : `Created ${kind} task`} ${id}. Wait for it with:\n  ${resumeCommand(id, flags)}\n`);
 }
 
 /** `mediagate <group> create`, with usage errors exiting 2 and the action wrapped for exit codes. */

@@ -1,9 +1,11 @@
 /**
- * The client commands of the `mediagate` bin: `video create`, `image create`, `task get|wait`,
- * `models`. They talk to a running service through the SDK (src/client), never to its internals.
+ * The client commands of the `mediagate` bin: `video create`, `image create`,
+ * `task get|wait|cancel|list`, `webhooks add|list|remove`, `models`. They talk to a running
+ * service through the SDK (src/client), never to its internals.
  */
 export { registerVideoCommands } from './video.js';
 export { registerImageCommands } from './image.js';
 export { registerTaskCommands } from './task.js';
 export { registerModelsCommand } from './models.js';
+export { registerWebhookCommands } from './webhooks.js';
 export { EXIT } from './context.js';

@@ -20,6 +20,8 @@ export interface WaitFlags extends ConnectionFlags {
   readonly quiet?: boolean;
   readonly download?: string;
   readonly pollInterval?: number;
+  /** false with --no-events: poll instead of following the task's event stream. */
+  readonly events?: boolean;
 }
 
 /**
@@ -75,6 +77,16 @@ export function resumeCommand(id: string, flags: WaitFlags): string {
   return parts.join(' ');
 }
 
+/**
+ * The task's own duration in seconds, from its creation to its completion (its timestamps, not
+ * this process's clock: a wait resumed after an interruption reports the task, not the wait).
+ */
+export function taskDuration(task: VideoTask | ImageTask): number | undefined {
+  const [from, to] = 'created_at' in task ? [task.created_at, task.completed_at] : [task.submit_time, task.finish_time];
+  if (to === null || to === 0 || from === 0 || to < from) return undefined;
+  return to - from;
+}
+
 const print = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 };
@@ -93,8 +105,8 @@ export async function waitAndReport(client: Mediagate, kind: TaskKind, id: strin
     signal: controller.signal,
     onProgress: (event: ProgressEvent) => view.update(event),
     ...(flags.pollInterval !== undefined ? { pollInterval: flags.pollInterval } : {}),
+    ...(flags.events === false ? { events: false } : {}),
   };
-  const started = Date.now();
   let task: VideoTask | ImageTask;
   try {
     task = kind === 'video' ? await client.videos.wait(id, options) : await client.images.wait(id, options);
@@ -112,7 +124,9 @@ export async function waitAndReport(client: Mediagate, kind: TaskKind, id: strin
   }
   const seen = snapshot<VideoTask | ImageTask>(task);
   const files = flags.download !== undefined ? await downloadOutputs(id, seen.outputs, flags.download) : [];
-  if (!flags.quiet) process.stderr.write(`${id} completed in ${formatElapsed(Date.now() - started)}${files.length > 0 ? `; saved ${files.length} file(s)` : ''}\n`);
+  const took = taskDuration(task);
+  const duration = took === undefined ? '' : ` in ${formatElapsed(took * 1000)}`;
+  if (!flags.quiet) process.stderr.write(`${id} completed${duration}${files.length > 0 ? `; saved ${files.length} file(s)` : ''}\n`);
   if (flags.json) print(task);
   else process.stdout.write(`${(files.length > 0 ? files : seen.outputs).join('\n')}\n`);
 }

@@ -1,0 +1,81 @@
+import { APIPromise, responseInfo } from './api-promise.js';
+import { MediagateError } from './errors.js';
+import { unexpectedResponse, type HttpCore, type HttpResult } from './http.js';
+import type { RequestOptions, WebhookCreateParams, WebhookEndpoint, WebhookEndpointCreated, WebhookEvent } from './types.js';
+import { unwrapWebhook, verifyWebhook, type VerifyOptions, type WebhookHeaders } from './webhook-signature.js';
+
+const PATH = '/v1/webhooks';
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isEndpoint(value: unknown): value is WebhookEndpoint {
+  return isRecord(value) && typeof value['id'] === 'string' && typeof value['url'] === 'string' && Array.isArray(value['events']);
+}
+
+function isCreated(value: unknown): value is WebhookEndpointCreated {
+  return isEndpoint(value) && typeof value['secret'] === 'string';
+}
+
+/** The list as `{data: [...]}` (the video family's list shape) or a bare array. */
+function endpoints(result: HttpResult): WebhookEndpoint[] {
+  const body = result.body;
+  const items = Array.isArray(body) ? body : isRecord(body) ? body['data'] : undefined;
+  if (!Array.isArray(items) || !items.every(isEndpoint)) throw unexpectedResponse(result, 'a list of webhook endpoints');
+  return items;
+}
+
+function endpointPath(id: string): string {
+  if (id === '') throw new MediagateError('A webhook endpoint id is required.');
+  return `${PATH}/${encodeURIComponent(id)}`;
+}
+
+/**
+ * `client.webhooks`: the calling key's endpoints (section 8.5), and `verify`/`unwrap` for a
+ * receiver (which need no API key: the same functions are exported as `verifyWebhook` and
+ * `unwrapWebhook`).
+ */
+export class Webhooks {
+  readonly #http: HttpCore;
+
+  constructor(http: HttpCore) {
+    this.#http = http;
+  }
+
+  /** Registers an endpoint; the answer's `secret` (`whsec_...`) is shown this once. */
+  create(params: WebhookCreateParams, options?: RequestOptions): APIPromise<WebhookEndpointCreated> {
+    const body = { url: params.url, ...(params.events !== undefined ? { events: params.events } : {}) };
+    return new APIPromise(
+      this.#http.request({ method: 'POST', path: PATH, body, idempotent: false }, options).then((result) => {
+        if (!isCreated(result.body)) throw unexpectedResponse(result, 'a webhook endpoint {id, url, events, secret}');
+        return { data: result.body, response: responseInfo(result.status, result.headers) };
+      }),
+    );
+  }
+
+  list(options?: RequestOptions): APIPromise<WebhookEndpoint[]> {
+    return new APIPromise(
+      this.#http.request({ method: 'GET', path: PATH, idempotent: true }, options).then((result) => ({ data: endpoints(result), response: responseInfo(result.status, result.headers) })),
+    );
+  }
+
+  /** Removes an endpoint; no further deliveries are made to it. */
+  delete(id: string, options?: RequestOptions): APIPromise<void> {
+    return new APIPromise(
+      this.#http
+        .request({ method: 'DELETE', path: endpointPath(id), idempotent: true }, options)
+        .then((result) => ({ data: undefined, response: responseInfo(result.status, result.headers) })),
+    );
+  }
+
+  /** Throws a WebhookVerificationError unless the raw `body` is signed by `secret` with a fresh timestamp. */
+  verify(body: string | Uint8Array, headers: WebhookHeaders, secret: string, options?: VerifyOptions): void {
+    verifyWebhook(body, headers, secret, options);
+  }
+
+  /** `verify`, then the parsed delivery `{type, timestamp, data}`. */
+  unwrap(body: string | Uint8Array, headers: WebhookHeaders, secret: string, options?: VerifyOptions): WebhookEvent {
+    return unwrapWebhook(body, headers, secret, options);
+  }
+}
