@@ -10,6 +10,8 @@ import type { HttpContext } from './context.js';
 import { renderDocsPage } from './docs-page.js';
 import { errorBody, familyOf } from './envelopes.js';
 import { buildOpenApi } from './openapi.js';
+import { registerConsole } from './console-assets.js';
+import { registerCors } from './cors.js';
 import { createFastPoll } from './fast-poll.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { createOutputUrls } from './output-urls.js';
@@ -71,7 +73,7 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
     // Our server, so that a status poll can be answered before routing (http/fast-poll.ts).
     serverFactory: (handler) => {
       const server = createServer((req, res) => {
-        if (!fastPoll(req, res, () => handler(req, res))) handler(req, res);
+        if (cors.needsRouter(req) || !fastPoll(req, res, () => handler(req, res))) handler(req, res);
       });
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       server.requestTimeout = REQUEST_TIMEOUT_MS;
@@ -104,6 +106,8 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
+
+  const cors = registerCors(app, ctx.corsOrigins);
 
   // One JSON parser that also records the raw size (seed rule 2 limits one model's body).
   app.removeAllContentTypeParsers();
@@ -177,6 +181,7 @@ export function buildHttpApp(ctx: HttpContext, logger: Logger): FastifyInstance 
   taskRoutes(app, ctx, auth, urlFor);
   modelRoutes(app, auth);
   fileRoutes(app, ctx);
+  registerConsole(app, { publicUrl: ctx.publicUrl, bodyLimitBytes: ctx.bodyLimitBytes });
 
   let openapi: string | undefined;
   app.get('/openapi.json', async (_request, reply) => {

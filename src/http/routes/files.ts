@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../../errors.js';
 import type { HttpContext } from '../context.js';
 
+export const FILE_CSP = "default-src 'none'; media-src 'self'; img-src 'self'; style-src 'unsafe-inline'; sandbox";
+
 const RANGE = /^bytes=(\d*)-(\d*)$/;
 
 /**
@@ -23,7 +25,9 @@ export function fileRoutes(app: FastifyInstance, ctx: HttpContext): void {
         .header('cache-control', 'private, max-age=3600')
         .header('x-content-type-options', 'nosniff')
         // A file is media, never a page: no scripts, no framing of anything, sandboxed if opened.
-        .header('content-security-policy', "default-src 'none'; sandbox")
+        // Opened directly, the browser wraps it in its own media document, which loads the
+        // file itself (media-src/img-src 'self') and styles it inline; nothing else is allowed.
+        .header('content-security-policy', FILE_CSP)
         .header('referrer-policy', 'no-referrer')
         // Players on other origins may embed outputs (the URL itself is the credential).
         .header('cross-origin-resource-policy', 'cross-origin')
