@@ -2,12 +2,14 @@
 // stylesheet with content hashes in their names (served immutable), and the page that names
 // them (served no-cache). Run by `npm run build`, hence by `npm ci` (prepare).
 import { build } from 'esbuild';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const out = process.argv[2] ?? join(root, 'dist', 'console');
+const target = process.argv[2] ?? join(root, 'dist', 'console');
+// Built beside the target and swapped in, so a server starting meanwhile sees one build or the other.
+const out = `${target}.tmp-${process.pid}`;
 await rm(out, { recursive: true, force: true });
 await mkdir(join(out, 'assets'), { recursive: true });
 const result = await build({
@@ -30,4 +32,6 @@ const page = (await readFile(join(root, 'console', 'index.html'), 'utf8'))
   .replace('__SCRIPT__', `/console/assets/${script}`)
   .replace('__STYLE__', `/console/assets/${style}`);
 await writeFile(join(out, 'index.html'), page);
-console.log(`console built: ${out} (${script}, ${style})`);
+await rm(target, { recursive: true, force: true });
+await rename(out, target);
+console.log(`console built: ${target} (${script}, ${style})`);

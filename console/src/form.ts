@@ -346,7 +346,7 @@ export function buildForm(model: ModelInfo, limits: FormLimits): ModelForm {
         { class: 'field mode' },
         h('legend', {}, 'Dimensions given as'),
         h('span', {}, sidesRadio, h('label', { for: `${group}-sides` }, 'width and height')),
-        h('span', {}, sizeRadio, h('label', { for: `${group}-size` }, 'size')),
+        h('span', {}, sizeRadio, h('label', { for: `${group}-size` }, 'size (WIDTHxHEIGHT)')),
       ),
     );
     sizeMode = () => sizeRadio.checked;

@@ -51,6 +51,8 @@ function securityHeaders(mediaOrigin: string): Record<string, string> {
 export function registerConsole(app: FastifyInstance, options: { publicUrl: () => string; bodyLimitBytes: number }): void {
   const dir = consoleDir();
   app.get('/', async (_request, reply) => reply.redirect('/console', 302));
+  // Browsers ask for it on every page, media documents included; nothing rather than a 404 error.
+  app.get('/favicon.ico', async (_request, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
   if (!dir) {
     app.get('/console', async (_request, reply) =>
       reply.code(503).type('text/plain; charset=utf-8').send('The console is not built: run `npm run build` (npm ci does it).\n'),

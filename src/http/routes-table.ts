@@ -10,7 +10,7 @@ export const ROUTES: readonly { readonly pattern: RegExp; readonly methods: read
   { pattern: /^\/v1\/models(\/.+)?$/, methods: ['GET'] },
   { pattern: /^\/files\/[^/]+\/[^/]+$/, methods: ['GET', 'HEAD'] },
   { pattern: /^\/(openapi\.json|docs|healthz|readyz|metrics)$/, methods: ['GET'] },
-  { pattern: /^\/(console(\/assets\/[^/]+)?)?$/, methods: ['GET', 'HEAD'] },
+  { pattern: /^\/(console(\/assets\/[^/]+)?|favicon\.ico)?$/, methods: ['GET', 'HEAD'] },
 ];
 
 export function allowedMethods(path: string): readonly string[] | undefined {

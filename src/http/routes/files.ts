@@ -2,7 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../../errors.js';
 import type { HttpContext } from '../context.js';
 
-export const FILE_CSP = "default-src 'none'; media-src 'self'; img-src 'self'; style-src 'unsafe-inline'; sandbox";
+// `sandbox` alone gives the document an opaque origin, and Chromium's media document then fetches
+// the file cross-origin and is refused; `allow-same-origin` keeps the sandbox (no scripts, no
+// forms, no popups) with the file's own origin. Verified in test/console-browser.test.ts.
+export const FILE_CSP = "default-src 'none'; media-src 'self'; img-src 'self'; style-src 'unsafe-inline'; sandbox allow-same-origin";
 
 const RANGE = /^bytes=(\d*)-(\d*)$/;
 
