@@ -6,8 +6,24 @@ import { startServer, type TestServer } from './helpers/server.js';
 
 /** The console's page and assets as HTTP (caching, CSP), the docs' links into it, and CORS on and off. */
 
+/**
+ * fetch, with the body always read: an answer left unread (a large one such as /v1/models or a
+ * video) holds its connection open, and the server's close would wait for it.
+ */
+async function read(url: string, init: RequestInit = {}) {
+  const response = await fetch(url, init);
+  const bytes = Buffer.from(await response.arrayBuffer());
+  return {
+    status: response.status,
+    headers: response.headers,
+    text: async () => bytes.toString('utf8'),
+    json: async (): Promise<unknown> => JSON.parse(bytes.toString('utf8')),
+    arrayBuffer: async () => bytes,
+  };
+}
+
 async function completedVideo(server: TestServer, origin?: string): Promise<{ id: string; url: string }> {
-  const created = await fetch(`${server.url}/v1/video/generations`, {
+  const created = await read(`${server.url}/v1/video/generations`, {
     method: 'POST',
     headers: { authorization: `Bearer ${server.keys[0]}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox', duration: 2, resolution: '480p' }),
@@ -15,7 +31,7 @@ async function completedVideo(server: TestServer, origin?: string): Promise<{ id
   const { id } = (await created.json()) as { id: string };
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const task = (await (await fetch(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${server.keys[0]}`, ...(origin ? { origin } : {}) } })).json()) as {
+    const task = (await (await read(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${server.keys[0]}`, ...(origin ? { origin } : {}) } })).json()) as {
       status: string;
       outputs: { url: string }[];
     };
@@ -34,10 +50,10 @@ describe('console over HTTP, CORS off (the default)', () => {
   afterAll(() => server?.close());
 
   it('/ points to /console; the page is revalidated, has a strict CSP and no inline script', async () => {
-    const root = await fetch(`${server.url}/`, { redirect: 'manual' });
+    const root = await read(`${server.url}/`, { redirect: 'manual' });
     expect(root.status).toBe(302);
     expect(root.headers.get('location')).toBe('/console');
-    const page = await fetch(`${server.url}/console`);
+    const page = await read(`${server.url}/console`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('cache-control')).toBe('no-cache');
@@ -59,18 +75,18 @@ describe('console over HTTP, CORS off (the default)', () => {
     const assets = [...html.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1] ?? '');
     expect(assets).toHaveLength(2);
     for (const asset of assets) {
-      const reply = await fetch(`${server.url}${asset}`);
+      const reply = await read(`${server.url}${asset}`);
       expect(reply.status).toBe(200);
       expect(reply.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       expect(reply.headers.get('content-type')).toMatch(asset.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
       await reply.arrayBuffer();
     }
-    expect((await fetch(`${server.url}/console/assets/app-00000000.js`)).status).toBe(404);
-    expect((await fetch(`${server.url}/console`, { method: 'POST' })).status).toBe(405);
+    expect((await read(`${server.url}/console/assets/app-00000000.js`)).status).toBe(404);
+    expect((await read(`${server.url}/console`, { method: 'POST' })).status).toBe(405);
   });
 
   it('the docs link each model into the console and use MEDIAGATE_BASE_URL with offline inputs', async () => {
-    const html = await (await fetch(`${server.url}/docs`)).text();
+    const html = await (await read(`${server.url}/docs`)).text();
     expect(html).toContain(`href="/console#model=${encodeURIComponent('vendord/v6/reference-to-video')}"`);
     expect(html).toContain('$MEDIAGATE_BASE_URL/v1/video/generations');
     expect(html).not.toContain('$MEDIAGATE_URL');
@@ -78,16 +94,16 @@ describe('console over HTTP, CORS off (the default)', () => {
   });
 
   it('sends no CORS headers, and answers no preflight', async () => {
-    const models = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${server.keys[0]}`, origin: 'https://app.example' } });
+    const models = await read(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${server.keys[0]}`, origin: 'https://app.example' } });
     expect(models.headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await fetch(`${server.url}/v1/video/generations`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+    const preflight = await read(`${server.url}/v1/video/generations`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
     expect(preflight.status).toBe(405);
   });
 
   it('serves outputs with nosniff and a CSP that allows only the media itself', async () => {
     const { url } = await completedVideo(server);
-    const file = await fetch(url);
+    const file = await read(url);
     expect(file.status).toBe(200);
     expect(file.headers.get('x-content-type-options')).toBe('nosniff');
     expect(file.headers.get('content-security-policy')).toBe(FILE_CSP);
@@ -106,7 +122,7 @@ describe('CORS with MEDIAGATE_CORS_ORIGINS', () => {
   afterAll(() => server?.close());
 
   it('answers a preflight from a listed origin, and not from another', async () => {
-    const preflight = await fetch(`${server.url}/v1/video/generations`, {
+    const preflight = await read(`${server.url}/v1/video/generations`, {
       method: 'OPTIONS',
       headers: { origin: APP, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
     });
@@ -116,36 +132,36 @@ describe('CORS with MEDIAGATE_CORS_ORIGINS', () => {
     expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
     expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
     expect(preflight.headers.get('vary')).toContain('Origin');
-    const other = await fetch(`${server.url}/v1/video/generations`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const other = await read(`${server.url}/v1/video/generations`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('sets the headers on /v1, /openapi.json, status polls and outputs; not on the console', async () => {
-    const models = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${server.keys[0]}`, origin: APP } });
+    const models = await read(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${server.keys[0]}`, origin: APP } });
     expect(models.headers.get('access-control-allow-origin')).toBe(APP);
     expect(models.headers.get('access-control-expose-headers')).toContain('X-Request-ID');
-    const refused = await fetch(`${server.url}/v1/models`, { headers: { origin: APP } });
+    const refused = await read(`${server.url}/v1/models`, { headers: { origin: APP } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('access-control-allow-origin')).toBe(APP);
-    const openapi = await fetch(`${server.url}/openapi.json`, { headers: { origin: APP } });
+    const openapi = await read(`${server.url}/openapi.json`, { headers: { origin: APP } });
     expect(openapi.headers.get('access-control-allow-origin')).toBe(APP);
     const { id, url } = await completedVideo(server, APP);
     // Polls twice, so the second one would take the fast path if CORS did not keep it on the router.
     for (let i = 0; i < 2; i += 1) {
-      const poll = await fetch(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${server.keys[0]}`, origin: APP } });
+      const poll = await read(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${server.keys[0]}`, origin: APP } });
       expect(poll.headers.get('access-control-allow-origin')).toBe(APP);
     }
-    const file = await fetch(url, { headers: { origin: APP } });
+    const file = await read(url, { headers: { origin: APP } });
     expect(file.headers.get('access-control-allow-origin')).toBe(APP);
     await file.arrayBuffer();
-    const page = await fetch(`${server.url}/console`, { headers: { origin: APP } });
+    const page = await read(`${server.url}/console`, { headers: { origin: APP } });
     expect(page.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('`*` allows any origin, without credentials', async () => {
     const open = await startServer({ MEDIAGATE_CORS_ORIGINS: '*' });
     try {
-      const reply = await fetch(`${open.url}/openapi.json`, { headers: { origin: 'https://anything.example' } });
+      const reply = await read(`${open.url}/openapi.json`, { headers: { origin: 'https://anything.example' } });
       expect(reply.headers.get('access-control-allow-origin')).toBe('*');
       expect(reply.headers.get('access-control-allow-credentials')).toBeNull();
     } finally {

@@ -323,6 +323,7 @@ export function buildForm(model: ModelInfo, limits: FormLimits): ModelForm {
 
   // Image models: size, or width and height, never both (decisions §2).
   let sizeMode: (() => boolean) | undefined;
+  let modeElement: HTMLElement | undefined;
   if (properties['size'] && properties['width']) {
     const byName = new Map(fields.map((f) => [f.name, f]));
     const sizeField = byName.get('size');
@@ -340,19 +341,20 @@ export function buildForm(model: ModelInfo, limits: FormLimits): ModelForm {
     };
     sidesRadio.addEventListener('change', apply);
     sizeRadio.addEventListener('change', apply);
-    element.append(
+    modeElement = (
       h(
         'fieldset',
         { class: 'field mode' },
         h('legend', {}, 'Dimensions given as'),
         h('span', {}, sidesRadio, h('label', { for: `${group}-sides` }, 'width and height')),
         h('span', {}, sizeRadio, h('label', { for: `${group}-size` }, 'size (WIDTHxHEIGHT)')),
-      ),
+      )
     );
     sizeMode = () => sizeRadio.checked;
     queueMicrotask(apply);
   }
-  for (const field of fields) element.append(field.element);
+  // The choice of mode stands just before the fields it switches.
+  for (const field of fields) element.append(...(field.name === 'size' && modeElement ? [modeElement] : []), field.element);
   element.append(formError);
 
   const skipped = (name: string): boolean => (sizeMode ? (sizeMode() ? name === 'width' || name === 'height' : name === 'size') : false);

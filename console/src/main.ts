@@ -117,6 +117,16 @@ function main(): void {
       replace(media);
     }
   };
+  /** Before a new request: the previous task's result is no longer what the panel is about. */
+  const clearShown = (): void => {
+    shown = undefined;
+    progress.value = 0;
+    status.dataset['status'] = '';
+    cancelButton.hidden = true;
+    media.dataset['url'] = '';
+    replace(media);
+    replace(taskJson);
+  };
   const follow = (task: TaskView): void => {
     const controller = new AbortController();
     watch(api, task, (next) => {
@@ -223,6 +233,7 @@ function main(): void {
     replace(curl, shortenDataUrls(lastCurl));
     replace(sdk, shortenDataUrls(lastSdk));
     generate.disabled = true;
+    clearShown();
     replace(status, `Sending to ${model.id}…`);
     api
       .create(model, json)
@@ -236,7 +247,8 @@ function main(): void {
         if (error instanceof ApiRefusal) {
           if (error.param) built.showError(error.param, typeof error.body === 'object' && error.body !== null ? messageOf(error.body) : error.text);
           refusal.hidden = false;
-          replace(refusal, h('p', {}, `The server refused the request (HTTP ${error.status}):`), h('pre', { class: 'json' }, error.text));
+          const shownText = typeof error.body === 'object' && error.body !== null ? JSON.stringify(error.body, null, 2) : error.text;
+          replace(refusal, h('p', {}, `The server refused the request (HTTP ${error.status}):`), h('pre', { class: 'json' }, shownText));
           replace(status, 'Refused.');
         } else replace(status, `The request failed: ${String(error)}`);
       })
