@@ -1,3 +1,4 @@
+import { Agent, fetch, type RequestInit } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { FILE_CSP } from '../src/http/routes/files.js';
@@ -7,11 +8,12 @@ import { startServer, type TestServer } from './helpers/server.js';
 /** The console's page and assets as HTTP (caching, CSP), the docs' links into it, and CORS on and off. */
 
 /**
- * fetch, with the body always read: an answer left unread (a large one such as /v1/models or a
- * video) holds its connection open, and the server's close would wait for it.
+ * fetch through an agent of this file, with the body always read: the agent's connections are
+ * destroyed before each server closes, so no kept-alive connection makes the close wait.
  */
+let agent = new Agent();
 async function read(url: string, init: RequestInit = {}) {
-  const response = await fetch(url, init);
+  const response = await fetch(url, { ...init, dispatcher: agent });
   const bytes = Buffer.from(await response.arrayBuffer());
   return {
     status: response.status,
@@ -47,7 +49,11 @@ describe('console over HTTP, CORS off (the default)', () => {
     await ensureConsoleBuilt();
     server = await startServer();
   });
-  afterAll(() => server?.close());
+  afterAll(async () => {
+    await agent.destroy();
+    agent = new Agent();
+    await server?.close();
+  });
 
   it('/ points to /console; the page is revalidated, has a strict CSP and no inline script', async () => {
     const root = await read(`${server.url}/`, { redirect: 'manual' });
@@ -119,7 +125,11 @@ describe('CORS with MEDIAGATE_CORS_ORIGINS', () => {
   beforeAll(async () => {
     server = await startServer({ MEDIAGATE_CORS_ORIGINS: `${APP}, http://localhost:5173` });
   });
-  afterAll(() => server?.close());
+  afterAll(async () => {
+    await agent.destroy();
+    agent = new Agent();
+    await server?.close();
+  });
 
   it('answers a preflight from a listed origin, and not from another', async () => {
     const preflight = await read(`${server.url}/v1/video/generations`, {
@@ -165,6 +175,8 @@ describe('CORS with MEDIAGATE_CORS_ORIGINS', () => {
       expect(reply.headers.get('access-control-allow-origin')).toBe('*');
       expect(reply.headers.get('access-control-allow-credentials')).toBeNull();
     } finally {
+      await agent.destroy();
+      agent = new Agent();
       await open.close();
     }
   });
