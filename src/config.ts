@@ -75,6 +75,8 @@ export interface Config {
   readonly jsonMaxItems: number;
   /** MEDIAGATE_JSON_MAX_STRING_BYTES: longest string that is not a data URL (data URLs: the body cap). Default 1 MiB. */
   readonly jsonMaxStringBytes: number;
+  /** MEDIAGATE_CORS_ORIGINS: origins (scheme://host[:port]) or `*` allowed to call the API from a browser. Default none (CORS off). */
+  readonly corsOrigins: readonly string[] | '*';
 }
 
 export class ConfigError extends Error {
@@ -132,6 +134,24 @@ function allowPrivate(env: Env): boolean | readonly string[] {
     }
   }
   return ranges;
+}
+
+/** `*`, or exact origins checked here so a typo (a path, a trailing slash) stops the start. */
+function corsOrigins(env: Env): readonly string[] | '*' {
+  const origins = list(env, 'MEDIAGATE_CORS_ORIGINS');
+  if (origins.length === 1 && origins[0] === '*') return '*';
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
+      throw new ConfigError(`MEDIAGATE_CORS_ORIGINS must be * or origins such as https://app.example.com (no path or trailing slash), got '${origin}'.`);
+    }
+  }
+  return origins;
 }
 
 /** A PostgreSQL connection string, or undefined; the value is never echoed (it may hold a password). */
@@ -215,6 +235,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonMaxDepth: integer(env, 'MEDIAGATE_JSON_MAX_DEPTH', 32, 4, 1000),
     jsonMaxItems: integer(env, 'MEDIAGATE_JSON_MAX_ITEMS', 1000, 10, 10_000_000),
     jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    corsOrigins: corsOrigins(env),
   };
   return Object.freeze({ ...config, ...overrides });
 }

@@ -51,5 +51,6 @@ export const errors = {
     new ApiError(429, 'rate_limit_exceeded', '', message, 'rate_limit_error', { headers }),
   invalidSignature: () => new ApiError(403, 'invalid_signature', 'sig', 'The file URL has an invalid signature or has expired.'),
   fileGone: () => new ApiError(404, 'not_found', '', 'The file no longer exists.'),
+  assetNotFound: (name: string) => new ApiError(404, 'not_found', 'name', `No console asset named ${name.slice(0, 100)}.`),
   internal: (cause: unknown) => new ApiError(500, 'internal_error', '', 'An unexpected error occurred; it has been logged.', 'server_error', { cause }),
 } as const;

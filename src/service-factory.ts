@@ -202,6 +202,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
         countActive: (owner) => store.countActiveTasks(owner),
       }),
       jsonLimits: { maxDepth: config.jsonMaxDepth, maxItems: config.jsonMaxItems, maxStringBytes: config.jsonMaxStringBytes },
+      corsOrigins: config.corsOrigins,
     },
     core.logger,
   );

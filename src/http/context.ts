@@ -25,4 +25,6 @@ export interface HttpContext {
   readonly keyLimits?: KeyLimits;
   /** Depth, item and string bounds checked on raw JSON bodies before parsing. */
   readonly jsonLimits?: JsonLimits;
+  /** MEDIAGATE_CORS_ORIGINS; absent or empty = CORS off. */
+  readonly corsOrigins?: readonly string[] | '*';
 }

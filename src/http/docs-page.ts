@@ -33,16 +33,26 @@ function constraint(schema: Schema): string {
   return parts.join('; ');
 }
 
+/**
+ * A 64x64 PNG as a data URL: media inputs that work offline (an https:// URL would need the
+ * network, and the sandbox engine renders from any decodable image).
+ */
+const EXAMPLE_PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAIAAAAlC+aJAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAn0lEQVRoge2SQQkAQRDDqq+WzmQkrYh7hIFCBKSh6cdpoht0A9ArdhfiLtENugHoFbsLcZfoBt0A9IrdhbhLdINuAHrF7kLcJbpBNwC9Ynch7hLdoBuAXrG7EHeJbtANQK/YXYi7RDfoBqBX7C7EXaIbdAPQK3YX4i7RDboB6BW7C3GX6AbdAPSK3YW4S3SDbgB6xe5C3CW6QTcAveIfHpnLUXgO9etUAAAAAElFTkSuQmCC';
+
 function example(row: ModelRow): string {
   const body: Record<string, unknown> = { model: row.id, prompt: 'a red fox running through snow' };
   const schema = requestSchema(row);
   for (const name of (schema['required'] as string[]).filter((n) => n !== 'model' && n !== 'prompt')) {
-    if (name === 'images') body[name] = ['https://example.com/ref.png'];
+    if (name === 'images') body[name] = [EXAMPLE_PNG];
     else if (name === 'aspect_ratio') body[name] = '16:9';
-    else body[name] = 'https://example.com/first-frame.png';
+    else body[name] = EXAMPLE_PNG;
   }
+  // Seed rule 1: this model needs one reference in some array, none of which is required.
+  if (row.kind === 'video' && row.atLeastOneOf && body['images'] === undefined) body['images'] = [EXAMPLE_PNG];
+  if (row.kind === 'video') body['duration'] = row.duration ? Math.max(row.duration.min, Math.min(4, row.duration.max)) : 4;
   const path = row.kind === 'video' ? '/v1/video/generations' : '/v1/images/generations/async';
-  return `curl -s $MEDIAGATE_URL${path} \\\n  -H "Authorization: Bearer $MEDIAGATE_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '${JSON.stringify(body)}'`;
+  return `curl -s "$MEDIAGATE_BASE_URL${path}" \\\n  -H "Authorization: Bearer $MEDIAGATE_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '${JSON.stringify(body)}'`;
 }
 
 function modelSection(row: ModelRow): string {
@@ -55,7 +65,7 @@ function modelSection(row: ModelRow): string {
         `<tr><td><code>${escape(name)}</code>${required.has(name) ? ' <b>required</b>' : ''}</td><td>${escape(typeOf(p))}</td><td>${constraint(p)}</td><td>${escape(String(p['description'] ?? ''))}</td></tr>`,
     )
     .join('\n');
-  return `<section id="${escape(row.id)}"><h3><code>${escape(row.id)}</code> <small>${row.kind}</small></h3><p>${escape(row.summary)}</p>
+  return `<section id="${escape(row.id)}"><h3><code>${escape(row.id)}</code> <small>${row.kind}</small></h3><p>${escape(row.summary)} <a href="/console#model=${escape(encodeURIComponent(row.id))}">Try it in the console</a></p>
 <table><thead><tr><th>parameter</th><th>type</th><th>allowed</th><th>meaning</th></tr></thead><tbody>${rows}</tbody></table>
 <pre>${escape(example(row))}</pre></section>`;
 }
@@ -70,6 +80,7 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid 
 th{background:#fafafa}small{color:#777;font-weight:normal}section{margin:2rem 0}</style></head><body>
 <h1>mediagate API</h1>
 <p>Asynchronous media generation: create a task, poll it until it carries output URLs, download the files. Every <code>/v1</code> operation needs <code>Authorization: Bearer &lt;API_KEY&gt;</code>. Timestamps are Unix seconds. The machine-readable description is <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1); <code>GET /v1/models</code> returns every model's JSON Schema.</p>
+<p>To try a model in the browser, open <a href="/console">the console</a>. The requests below use <code>MEDIAGATE_BASE_URL</code> (e.g. <code>http://127.0.0.1:8080</code>) and <code>MEDIAGATE_API_KEY</code>, as the SDK and CLI do, and inline images as data URLs so they work offline.</p>
 <h2>Operations</h2>
 <table><thead><tr><th>method</th><th>path</th><th>returns</th></tr></thead><tbody>
 <tr><td>POST</td><td><code>/v1/video/generations</code></td><td>video task, <code>status</code> <code>queued</code></td></tr>

@@ -1,3 +1,4 @@
+import { getConsoleAsset, getConsolePage, getFavicon, redirectToConsole } from './console-assets.js';
 import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from './response-schemas.js';
 import type { Route } from './route.js';
 import { getFile } from './routes/files.js';
@@ -41,4 +42,8 @@ export const ROUTES: readonly Route[] = [
   { path: '/healthz', methods: ['GET'], family: 'video', auth: false, handler: getHealth },
   { path: '/readyz', methods: ['GET'], family: 'video', auth: false, handler: getReadiness },
   { path: '/metrics', methods: ['GET'], family: 'video', auth: false, handler: getMetrics },
+  { path: '/', methods: ['GET'], family: 'video', auth: false, handler: redirectToConsole },
+  { path: '/favicon.ico', methods: ['GET'], family: 'video', auth: false, handler: getFavicon },
+  { path: '/console', methods: ['GET'], family: 'video', auth: false, handler: getConsolePage },
+  { path: '/console/assets/:name', methods: ['GET'], family: 'video', auth: false, handler: getConsoleAsset },
 ];

@@ -10,6 +10,7 @@ import type { HttpContext } from './context.js';
 import { defaultHeaders } from './default-headers.js';
 import { createDispatch } from './dispatch.js';
 import { errorBody, familyOf } from './envelopes.js';
+import { registerCors } from './cors.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { createOutputUrls } from './output-urls.js';
 import { createRequestIds } from './request-ids.js';
@@ -81,7 +82,11 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const app = Fastify({
     // Our server, so that a status poll can be answered before routing (dispatch.ts).
     serverFactory: (handler) => {
-      const server = createServer((req, res) => dispatch(req, res, () => handler(req, res)));
+      const server = createServer((req, res) => {
+        // A cross-origin request takes the router, whose CORS hook sets its headers.
+        if (cors.needsRouter(req)) handler(req, res);
+        else dispatch(req, res, () => handler(req, res));
+      });
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       server.requestTimeout = REQUEST_TIMEOUT_MS;
       return server;
@@ -113,6 +118,8 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
+
+  const cors = registerCors(app, ctx.corsOrigins);
 
   // One JSON parser that also records the raw size (seed rule 2 limits one model's body).
   app.removeAllContentTypeParsers();

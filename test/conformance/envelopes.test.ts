@@ -281,7 +281,8 @@ describe('unknown routes and methods (decisions §1: 404 not_found / 405 method_
   const notFound: ReadonlyArray<readonly [string, string, Family]> = [
     ['GET', '/v1/nope', 'video'],
     ['GET', '/nope', 'video'],
-    ['GET', '/', 'video'],
+    // `/` leads to the web console (issue 13); a path beside it is still unknown.
+    ['GET', '/console/nope', 'video'],
     ['POST', '/v1/video/generation', 'video'],
     ['POST', '/v2/video/generations', 'video'],
     ['GET', '/v1/images/nope', 'image'],

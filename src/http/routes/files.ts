@@ -1,6 +1,11 @@
 import { errors } from '../../errors.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
 
+// `sandbox` alone gives the document an opaque origin, and Chromium's media document then fetches
+// the file cross-origin and is refused; `allow-same-origin` keeps the sandbox (no scripts, no
+// forms, no popups) with the file's own origin. Verified in test/console-browser.test.ts.
+export const FILE_CSP = "default-src 'none'; media-src 'self'; img-src 'self'; style-src 'unsafe-inline'; sandbox allow-same-origin";
+
 const RANGE = /^bytes=(\d*)-(\d*)$/;
 
 /** A query parameter as a string ('' when absent or repeated). */
@@ -26,8 +31,11 @@ export function getFile({ ctx }: RouteDeps): Handler {
       .header('content-type', file.contentType)
       .header('accept-ranges', 'bytes')
       .header('cache-control', 'private, max-age=3600')
+      .header('x-content-type-options', 'nosniff')
       // A file is media, never a page: no scripts, no framing of anything, sandboxed if opened.
-      .header('content-security-policy', "default-src 'none'; sandbox")
+      // Opened directly, the browser wraps it in its own media document, which loads the
+      // file itself (media-src/img-src 'self') and styles it inline; nothing else is allowed.
+      .header('content-security-policy', FILE_CSP)
       .header('referrer-policy', 'no-referrer')
       // Players on other origins may embed outputs (the URL itself is the credential).
       .header('cross-origin-resource-policy', 'cross-origin')

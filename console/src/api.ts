@@ -1,0 +1,182 @@
+import type { Schema } from './validate.js';
+
+/** The HTTP API as the console uses it: the key travels in Authorization on every call, never in a cookie. */
+
+export interface ModelInfo {
+  readonly id: string;
+  readonly kind: 'video' | 'image';
+  readonly endpoint: string;
+  readonly description: string;
+  readonly schema: Schema;
+}
+
+export interface VideoTask {
+  id: string;
+  object: string;
+  model: string;
+  status: string;
+  progress: number | null;
+  outputs: { type: string; url: string }[];
+  created_at: number;
+  started_at: number | null;
+  completed_at: number | null;
+  error: { type: string; code: string; message: string; param: string } | null;
+}
+
+export interface ImageTaskData {
+  task_id: string;
+  status: string;
+  progress: string;
+  outputs: string[];
+  submit_time: number;
+  start_time: number;
+  finish_time: number;
+  fail_reason: string;
+}
+
+/** One shape for both families, in video words. */
+export interface TaskView {
+  id: string;
+  kind: 'video' | 'image';
+  model: string;
+  status: 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+  progress: number;
+  outputs: string[];
+  failure: string;
+  raw: unknown;
+}
+
+const IMAGE_STATUS: Record<string, TaskView['status']> = {
+  QUEUED: 'queued',
+  IN_PROGRESS: 'processing',
+  SUCCESS: 'completed',
+  FAILURE: 'failed',
+  CANCELLED: 'cancelled',
+};
+
+export const isFinal = (status: TaskView['status']): boolean => status === 'completed' || status === 'failed' || status === 'cancelled';
+
+export function viewOfVideo(task: VideoTask, raw: unknown = task): TaskView {
+  const status = (['queued', 'processing', 'completed', 'failed', 'cancelled'].includes(task.status) ? task.status : 'queued') as TaskView['status'];
+  return {
+    id: task.id,
+    kind: 'video',
+    model: task.model,
+    status,
+    progress: task.progress ?? 0,
+    outputs: task.outputs.map((o) => o.url),
+    failure: task.error ? `${task.error.code}: ${task.error.message}` : '',
+    raw,
+  };
+}
+
+export function viewOfImage(data: ImageTaskData, model: string, raw: unknown): TaskView {
+  return {
+    id: data.task_id,
+    kind: 'image',
+    model,
+    status: IMAGE_STATUS[data.status] ?? 'queued',
+    progress: Number.parseInt(data.progress, 10) || 0,
+    outputs: data.outputs,
+    failure: data.fail_reason,
+    raw,
+  };
+}
+
+/** A refusal as the server sent it, with the code and param of either envelope. */
+export class ApiRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly param: string,
+    readonly body: unknown,
+    readonly text: string,
+  ) {
+    super(`HTTP ${status} ${code}`);
+  }
+}
+
+function refusal(status: number, text: string): ApiRefusal {
+  let body: unknown = text;
+  let code = '';
+  let param = '';
+  try {
+    body = JSON.parse(text) as unknown;
+    if (typeof body === 'object' && body !== null) {
+      const record = body as Record<string, unknown>;
+      const error = (typeof record['error'] === 'object' && record['error'] !== null ? record['error'] : record) as Record<string, unknown>;
+      code = typeof error['code'] === 'string' ? error['code'] : '';
+      param = typeof error['param'] === 'string' ? error['param'] : '';
+    }
+  } catch {
+    // Not JSON (a proxy's page): shown as it came.
+  }
+  return new ApiRefusal(status, code, param, body, text);
+}
+
+/** True when a refusal means "this server has no such operation" (a 404/405 from the router, not about a task). */
+export const isMissingOperation = (error: unknown): boolean =>
+  error instanceof ApiRefusal && (error.status === 405 || (error.status === 404 && error.code !== 'task_not_found'));
+
+export class Api {
+  constructor(private readonly key: () => string) {}
+
+  headers(extra: Record<string, string> = {}): Record<string, string> {
+    return { authorization: `Bearer ${this.key()}`, ...extra };
+  }
+
+  async request(method: string, path: string, body?: string, signal?: AbortSignal): Promise<unknown> {
+    const init: RequestInit = { method, headers: this.headers(body === undefined ? {} : { 'content-type': 'application/json' }), cache: 'no-store' };
+    if (body !== undefined) init.body = body;
+    if (signal) init.signal = signal;
+    const response = await fetch(path, init);
+    const text = await response.text();
+    if (!response.ok) throw refusal(response.status, text);
+    return JSON.parse(text) as unknown;
+  }
+
+  async models(): Promise<ModelInfo[]> {
+    const list = (await this.request('GET', '/v1/models')) as { data: ModelInfo[] };
+    return list.data;
+  }
+
+  async create(model: ModelInfo, json: string): Promise<TaskView> {
+    if (model.kind === 'video') {
+      const task = (await this.request('POST', '/v1/video/generations', json)) as VideoTask;
+      return viewOfVideo(task);
+    }
+    const created = (await this.request('POST', '/v1/images/generations/async', json)) as { data: { task_id: string } };
+    return this.get('image', created.data.task_id, model.id);
+  }
+
+  async get(kind: 'video' | 'image', id: string, model: string, signal?: AbortSignal): Promise<TaskView> {
+    if (kind === 'video') {
+      const task = (await this.request('GET', `/v1/video/generations/${encodeURIComponent(id)}`, undefined, signal)) as VideoTask;
+      return viewOfVideo(task);
+    }
+    const envelope = (await this.request('GET', `/v1/images/generations/async/${encodeURIComponent(id)}`, undefined, signal)) as { data: ImageTaskData };
+    return viewOfImage(envelope.data, model, envelope);
+  }
+
+  async cancel(task: TaskView): Promise<TaskView> {
+    if (task.kind === 'video') return viewOfVideo((await this.request('POST', `/v1/video/generations/${encodeURIComponent(task.id)}/cancel`)) as VideoTask);
+    const envelope = (await this.request('POST', `/v1/images/generations/async/${encodeURIComponent(task.id)}/cancel`)) as { data: ImageTaskData };
+    return viewOfImage(envelope.data, task.model, envelope);
+  }
+
+  /** INTERFACE-DECISIONS §8.2, both families. */
+  async list(kind: 'video' | 'image', query: { limit: number; after?: string; status?: string; model?: string }): Promise<{ items: TaskView[]; hasMore: boolean; lastId: string | null }> {
+    const params = new URLSearchParams({ limit: String(query.limit) });
+    if (query.after) params.set('after', query.after);
+    if (query.status) params.set('status', query.status);
+    if (query.model) params.set('model', query.model);
+    if (kind === 'video') {
+      const page = (await this.request('GET', `/v1/video/generations?${params}`)) as { data: VideoTask[]; has_more: boolean; last_id: string | null };
+      return { items: page.data.map((t) => viewOfVideo(t)), hasMore: page.has_more, lastId: page.last_id };
+    }
+    const page = (await this.request('GET', `/v1/images/generations/async?${params}`)) as {
+      data: { items: (ImageTaskData & { model?: string })[]; has_more: boolean; last_id: string | null };
+    };
+    return { items: page.data.items.map((d) => viewOfImage(d, d.model ?? '', d)), hasMore: page.data.has_more, lastId: page.data.last_id };
+  }
+}

@@ -1,0 +1,165 @@
+import { ApiRefusal, isFinal, isMissingOperation, type Api, type TaskView } from './api.js';
+import { h, replace, uid } from './dom.js';
+
+/**
+ * The tasks of this key: the list operation of INTERFACE-DECISIONS §8.2 (both families, paged,
+ * filtered by status and model) when the server answers it, else the tasks made in this tab
+ * (kept in sessionStorage, like the key). Running tasks get a Cancel button when the server has
+ * the cancel operation (§8.1).
+ */
+
+const TAB_STORAGE = 'mediagate.tasks';
+const PAGE = 20;
+const IMAGE_WORDS: Record<string, string> = { queued: 'QUEUED', processing: 'IN_PROGRESS', completed: 'SUCCESS', failed: 'FAILURE', cancelled: 'CANCELLED' };
+// Ids start with the creation time after their family prefix (docs/interface.md), so they sort by it.
+const newestFirst = (a: TaskView, b: TaskView): number => (a.id.slice(4) < b.id.slice(4) ? 1 : a.id.slice(4) > b.id.slice(4) ? -1 : 0);
+
+interface Options {
+  readonly open: (task: TaskView) => void;
+  readonly cancelAvailable: () => boolean;
+}
+
+export class History {
+  readonly element: HTMLElement;
+  private readonly tab: TaskView[];
+  private listed: TaskView[] = [];
+  private listAvailable = false;
+  private cursors: { video: string | null | undefined; image: string | null | undefined } = { video: undefined, image: undefined };
+  private readonly list = h('ul', { class: 'history' });
+  private readonly caption = h('p', { class: 'hint' }, 'Tasks made in this tab.');
+  private readonly statusFilter: HTMLSelectElement;
+  private readonly modelFilter: HTMLSelectElement;
+  private readonly filters: HTMLElement;
+  private readonly more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
+
+  constructor(
+    private readonly api: Api,
+    private readonly options: Options,
+  ) {
+    let saved: TaskView[] = [];
+    try {
+      saved = JSON.parse(sessionStorage.getItem(TAB_STORAGE) ?? '[]') as TaskView[];
+    } catch {
+      saved = [];
+    }
+    this.tab = saved;
+    const statusId = uid('status-filter');
+    const modelId = uid('model-filter');
+    this.statusFilter = h('select', { id: statusId }, h('option', { value: '' }, 'any'), ...Object.keys(IMAGE_WORDS).map((s) => h('option', { value: s }, s)));
+    this.modelFilter = h('select', { id: modelId }, h('option', { value: '' }, 'any'));
+    this.filters = h('div', { class: 'filters', hidden: true },
+      h('span', {}, h('label', { for: statusId }, 'Status filter'), this.statusFilter),
+      h('span', {}, h('label', { for: modelId }, 'Model filter'), this.modelFilter),
+    );
+    this.statusFilter.addEventListener('change', () => void this.reload());
+    this.modelFilter.addEventListener('change', () => void this.reload());
+    this.more.addEventListener('click', () => void this.page());
+    const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
+    refresh.addEventListener('click', () => void (this.listAvailable ? this.reload() : this.refreshTab()));
+    this.element = h('section', { class: 'panel history-panel', 'aria-label': 'History' }, h('h2', {}, 'History'), this.caption, this.filters, this.list, h('div', { class: 'actions' }, this.more, refresh));
+    this.render();
+  }
+
+  setModels(ids: readonly string[]): void {
+    replace(this.modelFilter, h('option', { value: '' }, 'any'), ...ids.map((id) => h('option', { value: id }, id)));
+  }
+
+  add(task: TaskView): void {
+    this.tab.unshift(task);
+    if (this.listAvailable) this.listed.unshift(task);
+    this.save();
+    this.render();
+  }
+
+  update(task: TaskView): void {
+    for (const list of [this.tab, this.listed]) {
+      const index = list.findIndex((t) => t.id === task.id);
+      if (index >= 0) list[index] = { ...task, model: task.model || (list[index]?.model ?? '') };
+    }
+    this.save();
+    this.render();
+  }
+
+  /** Uses the list operation when the server has it; one that answers 404/405 after all is dropped. */
+  async useList(listed: boolean): Promise<void> {
+    this.listAvailable = listed;
+    if (!listed) {
+      this.render();
+      return;
+    }
+    try {
+      await this.reload();
+    } catch (error) {
+      if (!isMissingOperation(error)) throw error;
+      this.listAvailable = false;
+      this.render();
+    }
+  }
+
+  private async reload(): Promise<void> {
+    this.listed = [];
+    this.cursors = { video: undefined, image: undefined };
+    await this.page();
+  }
+
+  private async page(): Promise<void> {
+    const status = this.statusFilter.value;
+    const model = this.modelFilter.value;
+    const families: ('video' | 'image')[] = ['video', 'image'];
+    for (const kind of families) {
+      const after = this.cursors[kind];
+      if (after === null) continue;
+      try {
+        const page = await this.api.list(kind, {
+          limit: PAGE,
+          ...(after ? { after } : {}),
+          ...(status ? { status: kind === 'image' ? (IMAGE_WORDS[status] ?? status) : status } : {}),
+          ...(model ? { model } : {}),
+        });
+        this.listed.push(...page.items);
+        this.cursors[kind] = page.hasMore ? page.lastId : null;
+      } catch (error) {
+        // A model filter of the other family is refused by that family's list: it has none of them.
+        if (!(error instanceof ApiRefusal) || error.status !== 400) throw error;
+        this.cursors[kind] = null;
+      }
+    }
+    this.listed.sort(newestFirst);
+    this.render();
+  }
+
+  private async refreshTab(): Promise<void> {
+    for (const task of this.tab.filter((t) => !isFinal(t.status))) {
+      try {
+        this.update(await this.api.get(task.kind, task.id, task.model));
+      } catch {
+        // Gone or refused: keep what we knew.
+      }
+    }
+  }
+
+  private save(): void {
+    sessionStorage.setItem(TAB_STORAGE, JSON.stringify(this.tab.slice(0, 100).map((t) => ({ ...t, raw: null }))));
+  }
+
+  render(): void {
+    this.caption.textContent = this.listAvailable ? 'Tasks of this API key, newest first.' : 'Tasks made in this tab (this server has no list operation).';
+    this.filters.hidden = !this.listAvailable;
+    this.more.hidden = !this.listAvailable || (this.cursors.video === null && this.cursors.image === null);
+    const tasks = this.listAvailable ? this.listed : this.tab;
+    if (tasks.length === 0) {
+      replace(this.list, h('li', { class: 'empty' }, 'No tasks yet.'));
+      return;
+    }
+    replace(
+      this.list,
+      ...tasks.map((task) => {
+        const open = h('button', { type: 'button', class: 'link' }, task.id);
+        open.addEventListener('click', () => this.options.open(task));
+        const cancel = this.options.cancelAvailable() && !isFinal(task.status) ? h('button', { type: 'button', class: 'secondary' }, 'Cancel') : null;
+        cancel?.addEventListener('click', () => void this.api.cancel(task).then((next) => this.update(next), () => undefined));
+        return h('li', { 'data-task': task.id, 'data-status': task.status }, open, h('span', { class: 'model' }, task.model), h('span', { class: `badge ${task.status}` }, `${task.status} ${task.progress}%`), cancel);
+      }),
+    );
+  }
+}

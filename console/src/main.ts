@@ -1,0 +1,267 @@
+import { Api, ApiRefusal, isFinal, type ModelInfo, type TaskView } from './api.js';
+import { readCapabilities } from './capabilities.js';
+import { formatBytes, h, replace, uid } from './dom.js';
+import { buildForm, type ModelForm } from './form.js';
+import { History } from './history.js';
+import { curlSnippet, sdkSnippet, shortenDataUrls } from './snippets.js';
+import { validateRequest, type ConsoleHints } from './validate.js';
+import { setEventsListed, transport, watch } from './watch.js';
+
+/**
+ * The console: an API key (kept in this tab's sessionStorage only), a model, a form generated
+ * from its schema, then the task followed to its result, and the tasks of this key.
+ */
+
+const KEY_STORAGE = 'mediagate.apiKey';
+
+function readHints(): ConsoleHints {
+  const content = document.querySelector<HTMLMetaElement>('meta[name="mediagate-hints"]')?.content ?? '';
+  try {
+    return JSON.parse(content) as ConsoleHints;
+  } catch {
+    return { bodyLimitBytes: 32 * 1024 * 1024, models: {} };
+  }
+}
+
+function copyButton(label: string, text: () => string): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: 'secondary' }, label);
+  button.addEventListener('click', () => {
+    void navigator.clipboard?.writeText(text()).then(
+      () => (button.textContent = 'Copied'),
+      () => (button.textContent = 'Copy failed: select the text'),
+    );
+  });
+  return button;
+}
+
+const hashModel = (): string | undefined => {
+  const match = /(?:^#|&)model=([^&]+)/.exec(location.hash);
+  return match?.[1] ? decodeURIComponent(match[1]) : undefined;
+};
+
+function main(): void {
+  const root = document.getElementById('app');
+  if (!root) return;
+  const hints = readHints();
+  const api = new Api(() => keyInput.value.trim());
+  let models: ModelInfo[] = [];
+  let current: { model: ModelInfo; form: ModelForm } | undefined;
+  let cancelAvailable = false;
+
+  // --- key and model -----------------------------------------------------------------------
+  const keyId = uid('api-key');
+  const keyInput = h('input', { id: keyId, type: 'password', autocomplete: 'off', spellcheck: 'false', placeholder: 'mg_…' });
+  keyInput.value = sessionStorage.getItem(KEY_STORAGE) ?? '';
+  const keyError = h('p', { class: 'error', role: 'alert', hidden: true });
+  const modelId = uid('model');
+  const modelSelect = h('select', { id: modelId, disabled: true }, h('option', { value: '' }, 'Enter the API key first'));
+  const modelAbout = h('p', { class: 'about' });
+  const connect = h('section', { class: 'panel connect', 'aria-label': 'Connection' },
+    h('div', { class: 'field' }, h('label', { for: keyId }, 'API key'), keyInput, h('small', { class: 'hint' }, 'Kept in this tab only (sessionStorage) and sent as Authorization: Bearer on each call.'), keyError),
+    h('div', { class: 'field' }, h('label', { for: modelId }, 'Model'), modelSelect, modelAbout),
+  );
+
+  // --- form --------------------------------------------------------------------------------
+  const fieldsSlot = h('div', {});
+  const checkId = uid('check-first');
+  const checkFirst = h('input', { id: checkId, type: 'checkbox', checked: true });
+  const bodySize = h('small', { class: 'hint', 'aria-live': 'polite' });
+  const generate = h('button', { type: 'submit', disabled: true }, 'Generate');
+  const refusal = h('div', { class: 'refusal', hidden: true });
+  const form = h('form', { class: 'panel request', 'aria-label': 'Request', novalidate: true },
+    h('h2', {}, 'Parameters'),
+    fieldsSlot,
+    h('div', { class: 'actions' }, generate, h('span', { class: 'check' }, checkFirst, h('label', { for: checkId }, 'Check in the browser first')), bodySize),
+    refusal,
+  );
+
+  // --- result ------------------------------------------------------------------------------
+  const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' }, 'No task yet.');
+  const progress = h('progress', { max: 100, value: 0, 'aria-label': 'progress' });
+  const cancelButton = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Cancel');
+  const media = h('div', { class: 'media-result' });
+  const taskJson = h('pre', { class: 'json', tabindex: 0 });
+  const curl = h('pre', { class: 'snippet', tabindex: 0 });
+  const sdk = h('pre', { class: 'snippet', tabindex: 0 });
+  let lastCurl = '';
+  let lastSdk = '';
+  const result = h('section', { class: 'panel result', 'aria-label': 'Result' },
+    h('h2', {}, 'Result'),
+    status,
+    h('div', { class: 'progress-row' }, progress, cancelButton),
+    media,
+    h('details', {}, h('summary', {}, 'Task JSON'), taskJson),
+    h('details', { open: true }, h('summary', {}, 'curl'), curl, copyButton('Copy curl', () => lastCurl)),
+    h('details', {}, h('summary', {}, 'SDK (TypeScript)'), sdk, copyButton('Copy SDK call', () => lastSdk)),
+  );
+
+  let shown: TaskView | undefined;
+  const showTask = (task: TaskView): void => {
+    shown = task;
+    const percent = Math.max(0, Math.min(100, task.progress));
+    progress.value = percent;
+    replace(status, `${task.id}: ${task.status}, ${percent}%${task.failure ? ` (${task.failure})` : ''}`);
+    status.dataset['status'] = task.status;
+    cancelButton.hidden = !cancelAvailable || isFinal(task.status);
+    replace(taskJson, JSON.stringify(task.raw, null, 2));
+    const url = task.outputs[0];
+    if (task.status === 'completed' && url && media.dataset['url'] !== url) {
+      media.dataset['url'] = url;
+      const player =
+        task.kind === 'video'
+          ? h('video', { src: url, controls: true, preload: 'auto', playsinline: true, 'aria-label': `video of ${task.id}` })
+          : h('img', { src: url, alt: `image of ${task.id}` });
+      replace(media, player, h('p', {}, h('a', { href: url, download: `${task.id}.${task.kind === 'video' ? 'mp4' : 'png'}`, class: 'button' }, 'Download'), ' ', h('a', { href: url, target: '_blank', rel: 'noopener' }, 'Open the output URL')));
+    } else if (task.status !== 'completed' && media.dataset['url'] !== '') {
+      media.dataset['url'] = '';
+      replace(media);
+    }
+  };
+  /** Before a new request: the previous task's result is no longer what the panel is about. */
+  const clearShown = (): void => {
+    shown = undefined;
+    progress.value = 0;
+    status.dataset['status'] = '';
+    cancelButton.hidden = true;
+    media.dataset['url'] = '';
+    replace(media);
+    replace(taskJson);
+  };
+  const follow = (task: TaskView): void => {
+    const controller = new AbortController();
+    watch(api, task, (next) => {
+      taskHistory.update(next);
+      if (shown?.id === next.id) showTask(next);
+    }, controller.signal).catch((error: unknown) => {
+      if (shown?.id === task.id) replace(status, `Following ${task.id} failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  };
+  cancelButton.addEventListener('click', () => {
+    if (!shown) return;
+    void api.cancel(shown).then((task) => {
+      taskHistory.update(task);
+      showTask(task);
+    }, (error: unknown) => replace(status, `Cancel refused: ${error instanceof ApiRefusal ? error.text : String(error)}`));
+  });
+
+  // --- history -----------------------------------------------------------------------------
+  const taskHistory = new History(api, {
+    open: (task) => {
+      showTask(task);
+      result.scrollIntoView({ block: 'start' });
+    },
+    cancelAvailable: () => cancelAvailable,
+  });
+
+  root.append(h('div', { class: 'column' }, connect, form), h('div', { class: 'column' }, result, taskHistory.element));
+
+  // --- behaviour ---------------------------------------------------------------------------
+  const updateBodySize = (): void => {
+    if (!current) return;
+    const bytes = new TextEncoder().encode(JSON.stringify(current.form.body())).length;
+    const modelLimit = hints.models[current.model.id]?.maxBodyBytes;
+    replace(bodySize, `Request body ${formatBytes(bytes)} of ${formatBytes(hints.bodyLimitBytes)}${modelLimit !== undefined ? ` (this model: at most ${formatBytes(modelLimit)})` : ''}`);
+  };
+
+  const selectModel = (id: string): void => {
+    const model = models.find((m) => m.id === id) ?? models[0];
+    if (!model) return;
+    modelSelect.value = model.id;
+    const built = buildForm(model, { bodyLimitBytes: hints.bodyLimitBytes, hints: hints.models[model.id] ?? {} });
+    current = { model, form: built };
+    built.onChange(updateBodySize);
+    replace(fieldsSlot, built.element);
+    replace(modelAbout, `${model.kind} · ${model.description} `, h('a', { href: `/docs#${encodeURIComponent(model.id)}` }, 'reference'));
+    refusal.hidden = true;
+    generate.disabled = false;
+    updateBodySize();
+    if (hashModel() !== model.id) window.history.replaceState(null, '', `#model=${encodeURIComponent(model.id)}`);
+  };
+
+  const loadModels = async (): Promise<void> => {
+    keyError.hidden = true;
+    if (keyInput.value.trim() === '') return;
+    try {
+      models = await api.models();
+    } catch (error) {
+      keyError.hidden = false;
+      replace(keyError, error instanceof ApiRefusal ? `The server refused the key (HTTP ${error.status} ${error.code}).` : `The server could not be reached: ${String(error)}`);
+      return;
+    }
+    replace(
+      modelSelect,
+      h('optgroup', { label: 'video' }, ...models.filter((m) => m.kind === 'video').map((m) => h('option', { value: m.id }, m.id))),
+      h('optgroup', { label: 'image' }, ...models.filter((m) => m.kind === 'image').map((m) => h('option', { value: m.id }, m.id))),
+    );
+    modelSelect.disabled = false;
+    selectModel(hashModel() ?? models[0]?.id ?? '');
+    taskHistory.setModels(models.map((m) => m.id));
+    // Operations added after the seed (decisions §8): used when this server has them.
+    const capabilities = await readCapabilities();
+    cancelAvailable = capabilities.cancel;
+    setEventsListed(capabilities.events);
+    await taskHistory.useList(capabilities.list);
+  };
+
+  keyInput.addEventListener('change', () => {
+    sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim());
+    void loadModels();
+  });
+  modelSelect.addEventListener('change', () => selectModel(modelSelect.value));
+  window.addEventListener('hashchange', () => {
+    const id = hashModel();
+    if (id && id !== current?.model.id && models.some((m) => m.id === id)) selectModel(id);
+  });
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    if (!current) return;
+    const { model, form: built } = current;
+    built.clearErrors();
+    refusal.hidden = true;
+    const body = built.body();
+    const json = JSON.stringify(body);
+    if (checkFirst.checked) {
+      const problem = validateRequest(model.kind, model.schema, hints.models[model.id] ?? {}, body, new TextEncoder().encode(json).length);
+      if (problem) {
+        built.showError(problem.param, problem.message);
+        return;
+      }
+    }
+    lastCurl = curlSnippet(model, json);
+    lastSdk = sdkSnippet(model, body);
+    replace(curl, shortenDataUrls(lastCurl));
+    replace(sdk, shortenDataUrls(lastSdk));
+    generate.disabled = true;
+    clearShown();
+    replace(status, `Sending to ${model.id}…`);
+    api
+      .create(model, json)
+      .then((task) => {
+        taskHistory.add(task);
+        showTask(task);
+        follow(task);
+        replace(status, `${task.id}: ${task.status}, ${task.progress}% (following by ${transport() === 'events' ? 'events' : 'polling'})`);
+      })
+      .catch((error: unknown) => {
+        if (error instanceof ApiRefusal) {
+          if (error.param) built.showError(error.param, typeof error.body === 'object' && error.body !== null ? messageOf(error.body) : error.text);
+          refusal.hidden = false;
+          const shownText = typeof error.body === 'object' && error.body !== null ? JSON.stringify(error.body, null, 2) : error.text;
+          replace(refusal, h('p', {}, `The server refused the request (HTTP ${error.status}):`), h('pre', { class: 'json' }, shownText));
+          replace(status, 'Refused.');
+        } else replace(status, `The request failed: ${String(error)}`);
+      })
+      .finally(() => (generate.disabled = false));
+  });
+
+  void loadModels();
+}
+
+function messageOf(body: object): string {
+  const record = body as Record<string, unknown>;
+  const error = (typeof record['error'] === 'object' && record['error'] !== null ? record['error'] : record) as Record<string, unknown>;
+  return typeof error['message'] === 'string' ? error['message'] : JSON.stringify(body);
+}
+
+main();

@@ -1,0 +1,311 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Browser, ConsoleMessage, Page } from 'playwright-core';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailability, launchChromium } from './helpers/chromium.js';
+import { ensureConsoleBuilt } from './helpers/console-build.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+/**
+ * The console in real Chromium, as a person uses it: paste the key, pick a model, fill the
+ * generated form, press Generate, watch the progress, see the result play. One page goes
+ * through the models in turn (its history then lists every task); screenshots of each step go
+ * to test-artifacts/console/.
+ */
+
+const availability = chromiumAvailability();
+if (!availability.enabled) console.warn(availability.reason);
+
+const ARTIFACTS = join(import.meta.dirname, '..', 'test-artifacts', 'console');
+
+interface VideoState {
+  readyState: number;
+  width: number;
+  height: number;
+  duration: number;
+}
+
+describe.skipIf(!availability.enabled)('console in Chromium', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+  const created: string[] = [];
+  let step = 0;
+
+  const watchErrors = (target: Page): void => {
+    target.on('console', (message: ConsoleMessage) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${message.text()} (${message.location().url})`);
+    });
+    target.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    target.on('response', (response) => {
+      if (response.status() >= 400) void response.text().then((text) => problems.push(`HTTP ${response.status()} ${response.url()}: ${text.slice(0, 300)}`), () => undefined);
+    });
+  };
+  const shot = async (name: string, target: Page = page): Promise<void> => {
+    step += 1;
+    await target.screenshot({ path: join(ARTIFACTS, `${String(step).padStart(2, '0')}-${name}.png`), fullPage: true });
+  };
+  const field = (name: string) => page.getByLabel(name, { exact: true });
+
+  /** Submits, and returns the progress values seen until the task ended, and its id. */
+  async function generate(): Promise<{ id: string; seen: number[]; status: string }> {
+    await page.evaluate(() => {
+      const w = window as unknown as { seenProgress: number[] };
+      w.seenProgress = [];
+      const bar = document.querySelector('progress');
+      if (!bar) return;
+      new MutationObserver(() => w.seenProgress.push(Number(bar.value))).observe(bar, { attributes: true });
+    });
+    const before = await page.locator('.status').textContent();
+    // From the keyboard: a click right after a full-page screenshot can land while the page is still being laid out again.
+    await page.getByRole('button', { name: 'Generate', exact: true }).press('Enter');
+    await page.waitForFunction(
+      (text) =>
+        document.querySelector('.error:not([hidden])') !== null ||
+        (document.querySelector('.status')?.textContent !== text && /^(vid|img)_|^Refused|failed/.test(document.querySelector('.status')?.textContent ?? '')),
+      before,
+      { timeout: 15_000 },
+    ).catch(async (error: unknown) => {
+      await shot('stuck');
+      console.log(await page.locator('.status').textContent(), await page.evaluate(() => document.activeElement?.outerHTML));
+      throw error;
+    });
+    const now = (await page.locator('.status').textContent()) ?? '';
+    if (!/^(vid|img)_/.test(now)) {
+      const errors = await page.locator('.error:not([hidden]), .refusal pre').allTextContents();
+      throw new Error(`not created: ${now} ${errors.join(' | ')}`);
+    }
+    await shot('submitted');
+    await page.waitForFunction(() => ['completed', 'failed', 'cancelled'].includes((document.querySelector('.status') as HTMLElement | null)?.dataset['status'] ?? ''), null, { timeout: 60_000 });
+    const status = (await page.locator('.status').getAttribute('data-status')) ?? '';
+    const id = ((await page.locator('.status').textContent()) ?? '').split(':')[0] ?? '';
+    const seen = await page.evaluate(() => (window as unknown as { seenProgress: number[] }).seenProgress);
+    created.push(id);
+    return { id, seen, status };
+  }
+
+  async function videoState(target: Page = page): Promise<VideoState> {
+    await target.waitForFunction(() => document.querySelector('video')?.readyState === 4, null, { timeout: 30_000 });
+    return target.evaluate(() => {
+      const video = document.querySelector('video') as HTMLVideoElement;
+      return { readyState: video.readyState, width: video.videoWidth, height: video.videoHeight, duration: video.duration };
+    });
+  }
+
+  const expectAdvanced = (seen: number[]): void => {
+    expect(seen.at(-1)).toBe(100);
+    expect(new Set(seen).size).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < seen.length; i += 1) expect(seen[i]).toBeGreaterThanOrEqual(seen[i - 1] ?? 0);
+  };
+
+  async function pickModel(id: string): Promise<void> {
+    await field('Model').selectOption(id);
+    await page.waitForFunction((model) => location.hash === `#model=${encodeURIComponent(model)}`, id);
+  }
+
+  beforeAll(async () => {
+    await rm(ARTIFACTS, { recursive: true, force: true });
+    await mkdir(ARTIFACTS, { recursive: true });
+    await ensureConsoleBuilt();
+    server = await startServer({ MEDIAGATE_SANDBOX_FPS: '6' });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    watchErrors(page);
+    await page.goto(`${server.url}/`);
+    expect(new URL(page.url()).pathname).toBe('/console');
+    await field('API key').fill(server.keys[0]);
+    await field('API key').press('Enter');
+    await page.waitForFunction(() => !(document.querySelector('select') as HTMLSelectElement | null)?.disabled);
+    await shot('key-entered');
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('keeps the key in sessionStorage only, and labels every control', async () => {
+    expect(await page.evaluate(() => sessionStorage.getItem('mediagate.apiKey'))).toBe(server.keys[0]);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select, textarea')]
+        .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
+        .map((el) => el.outerHTML),
+    );
+    expect(unlabelled).toEqual([]);
+    // Keyboard: from the key field, Tab reaches the model picker, then the first parameter.
+    await field('API key').focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe(await field('Model').getAttribute('id'));
+    // Then (past the model's reference link) the first parameter.
+    const promptId = await field('prompt').getAttribute('id');
+    for (let i = 0; i < 3 && (await page.evaluate(() => document.activeElement?.id)) !== promptId; i += 1) await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe(promptId);
+  });
+
+  it('a video model: the form, progress, the video playing at the requested size and duration', async () => {
+    await pickModel('vendora/famw-2.7-t2v');
+    await field('prompt').fill('a red fox running through snow');
+    await field('duration').fill('2');
+    await field('resolution').selectOption('480p');
+    await field('aspect_ratio').selectOption('9:16');
+    expect(await page.locator('#' + (await field('duration').getAttribute('id'))).getAttribute('max')).toBe('15');
+    await shot('video-form');
+    const { id, seen, status } = await generate();
+    expect(status).toBe('completed');
+    expectAdvanced(seen);
+    const video = await videoState();
+    expect(video).toMatchObject({ readyState: 4, width: 480, height: 854 });
+    expect(Math.abs(video.duration - 2)).toBeLessThan(0.15);
+    await expect.poll(() => page.locator('pre.snippet').first().textContent()).toContain('$MEDIAGATE_BASE_URL/v1/video/generations');
+    expect(await page.getByRole('link', { name: 'Download', exact: true }).getAttribute('download')).toBe(`${id}.mp4`);
+    expect(await page.locator('pre.json').first().textContent()).toContain(`"id": "${id}"`);
+    await shot('video-result');
+
+    // The output URL opened on its own plays: the files route's CSP lets the media document load it.
+    const url = (await page.locator('video').getAttribute('src')) ?? '';
+    const direct = await browser.newPage();
+    watchErrors(direct);
+    await direct.goto(url);
+    expect((await videoState(direct)).width).toBe(480);
+    await shot('output-url-video', direct);
+    await direct.close();
+  });
+
+  it('an image model: size instead of width and height, the image at its size', async () => {
+    await pickModel('vendora/famz-image-spicy-pro');
+    await field('prompt').fill('a lighthouse at dusk');
+    await expect.poll(() => field('size').isDisabled()).toBe(true);
+    await page.getByLabel('size (WIDTHxHEIGHT)', { exact: true }).check();
+    expect(await field('width').isDisabled()).toBe(true);
+    await field('size').fill('384x256');
+    await shot('image-form');
+    const { status, seen } = await generate();
+    expect(status).toBe('completed');
+    expectAdvanced(seen);
+    await page.waitForFunction(() => (document.querySelector('.media-result img') as HTMLImageElement | null)?.complete === true && (document.querySelector('.media-result img') as HTMLImageElement).naturalWidth > 0);
+    expect(await page.evaluate(() => [(document.querySelector('.media-result img') as HTMLImageElement).naturalWidth, (document.querySelector('.media-result img') as HTMLImageElement).naturalHeight])).toEqual([384, 256]);
+    await shot('image-result');
+
+    const url = (await page.locator('.media-result img').getAttribute('src')) ?? '';
+    const direct = await browser.newPage();
+    watchErrors(direct);
+    await direct.goto(url);
+    await direct.waitForFunction(() => (document.querySelector('img')?.naturalWidth ?? 0) > 0);
+    expect(await direct.evaluate(() => document.querySelector('img')?.naturalWidth)).toBe(384);
+    await direct.close();
+  });
+
+  it('an image-to-video model with a file upload', async () => {
+    await pickModel('vendord/v6/image-to-video');
+    const png = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#3366aa' } }).png().toBuffer();
+    await field('prompt').fill('the waves roll in');
+    await field('image file').setInputFiles({ name: 'first-frame.png', mimeType: 'image/png', buffer: png });
+    await expect.poll(() => page.locator('[data-param=image] .size').textContent()).toContain('first-frame.png');
+    expect(await page.locator('[data-param=image] .size').textContent()).toContain('image at most 10.0 MiB');
+    await field('duration').fill('1');
+    await field('resolution').selectOption('360p');
+    await shot('i2v-form');
+    const { status, seen } = await generate();
+    expect(status).toBe('completed');
+    expectAdvanced(seen);
+    const video = await videoState();
+    // No aspect_ratio on this model: the image's 4:3 snapped to the nearest listed ratio, 16:9 (decisions §6).
+    expect(video).toMatchObject({ readyState: 4, width: 640, height: 360 });
+    expect(Math.abs(video.duration - 1)).toBeLessThan(0.15);
+    await shot('i2v-result');
+  });
+
+  it('the reference model with images and extra.image_options', async () => {
+    await pickModel('vendord/v6/reference-to-video');
+    const cat = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#aa6633' } }).png().toBuffer();
+    const room = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#33aa66' } }).png().toBuffer();
+    await field('prompt').fill('@image1 sits in @image2');
+    await field('images[0] file').setInputFiles({ name: 'cat.png', mimeType: 'image/png', buffer: cat });
+    await page.getByRole('button', { name: 'Add images item' }).click();
+    await field('images[1] file').setInputFiles({ name: 'room.png', mimeType: 'image/png', buffer: room });
+    await page.getByRole('button', { name: 'Add image_options item' }).click();
+    await field('image_options[0].type').selectOption('subject');
+    await field('image_options[0].ref_name').fill('cat');
+    await page.getByRole('button', { name: 'Add image_options item' }).click();
+    await field('image_options[1].type').selectOption('background');
+    await field('image_options[1].ref_name').fill('room');
+    await field('aspect_ratio').selectOption('1:1');
+    await field('resolution').selectOption('360p');
+    await field('duration').fill('1');
+    await expect.poll(() => page.locator('[data-param=images] .size').count()).toBe(2);
+    await shot('reference-form');
+    const { status, seen } = await generate();
+    expect(status).toBe('completed');
+    expectAdvanced(seen);
+    const sdk = await page.locator('pre.snippet').nth(1).textContent();
+    expect(sdk).toContain('"image_options"');
+    expect(sdk).toContain('"ref_name": "cat"');
+    const video = await videoState();
+    expect(video).toMatchObject({ readyState: 4, width: 360, height: 360 });
+    expect(Math.abs(video.duration - 1)).toBeLessThan(0.15);
+    await shot('reference-result');
+  });
+
+  it('a refused value is shown beside its field, by the browser and then by the server, alike', async () => {
+    await pickModel('vendora/famw-2.7-t2v');
+    await field('prompt').fill('a fox');
+    await field('duration').fill('99');
+    const tasksBefore = created.length;
+    await page.getByRole('button', { name: 'Generate', exact: true }).press('Enter');
+    const error = page.locator('[data-param=duration] .error');
+    await expect.poll(() => error.textContent()).toBe("'duration' must be <= 15; got 99.");
+    expect(await error.isVisible()).toBe(true);
+    await shot('refused-in-browser');
+
+    await page.getByLabel('Check in the browser first', { exact: true }).uncheck();
+    const before = problems.length;
+    await page.getByRole('button', { name: 'Generate', exact: true }).press('Enter');
+    await expect.poll(() => page.locator('.refusal').isVisible()).toBe(true);
+    // Chromium logs every 4xx answer to a fetch as an error: this one is the refusal asked for.
+    // Two entries: the browser's console error and the answer itself (recorded above).
+    await expect.poll(() => problems.length).toBeGreaterThanOrEqual(before + 2);
+    const expected = problems.splice(before).filter((p) => !/400/.test(p) || !p.includes('/v1/video/generations'));
+    problems.push(...expected);
+    const raw = JSON.parse((await page.locator('.refusal pre').textContent()) ?? '{}') as { error: { code: string; param: string; message: string } };
+    expect(raw.error).toMatchObject({ code: 'unsupported_value', param: 'duration' });
+    expect(await error.textContent()).toBe(raw.error.message);
+    await shot('refused-by-server');
+    await page.getByLabel('Check in the browser first', { exact: true }).press('Space');
+    expect(await page.getByLabel('Check in the browser first', { exact: true }).isChecked()).toBe(true);
+    expect(created.length).toBe(tasksBefore);
+  });
+
+  it('the history lists the tasks of this tab', async () => {
+    const listed = await page.locator('.history li[data-task]').evaluateAll((items) => items.map((li) => li.getAttribute('data-task')));
+    expect(listed.sort()).toEqual([...created].sort());
+    await page.locator('.history button.link').first().focus();
+    await shot('history');
+  });
+
+  it('at 390 px wide: no horizontal scrolling, on every model', async () => {
+    const narrow = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    watchErrors(narrow);
+    await narrow.goto(`${server.url}/console#model=${encodeURIComponent('vendord/v6/reference-to-video')}`);
+    // Same tab storage is per page here: the key is entered again.
+    await narrow.getByLabel('API key', { exact: true }).fill(server.keys[0]);
+    await narrow.getByLabel('API key', { exact: true }).press('Enter');
+    await narrow.waitForFunction(() => location.hash.includes('reference-to-video') && document.querySelector('[data-param=extra]') !== null);
+    const models = await narrow.getByLabel('Model', { exact: true }).locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+    expect(models).toHaveLength(23);
+    for (const model of models) {
+      await narrow.getByLabel('Model', { exact: true }).selectOption(model);
+      const overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, model).toBe(0);
+    }
+    await shot('narrow-390', narrow);
+    await narrow.close();
+  });
+
+  it('no errors or warnings in the browser console', () => {
+    expect(problems.join('\n')).toBe('');
+  });
+});
