@@ -22,6 +22,7 @@
  *   submit is `rejected` (code `unsupported_value`, param named) before any request is sent, or
  *   it is documented in the adapter's `paramMapping` as ignored with the reason.
  */
+import type { FormData } from 'undici';
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type { UpstreamFailure } from './failure.js';
 
@@ -51,7 +52,7 @@ export interface HttpCall {
   readonly headers?: Readonly<Record<string, string>>;
   /** Sent as `application/json`. At most one of `json`, `form`. */
   readonly json?: unknown;
-  /** Sent as `multipart/form-data` (PixVerse upload). */
+  /** Sent as `multipart/form-data` (PixVerse upload); undici's FormData. */
   readonly form?: FormData;
   /** Deadline for the whole call; default the channel's request timeout (30 s). */
   readonly timeoutMs?: number;
