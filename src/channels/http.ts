@@ -4,7 +4,7 @@
  * the upstream (resolution, connect, TLS handshake), `lost` for everything after that. It refuses
  * any URL off the channel's origin, so a key set in a header cannot travel anywhere else.
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, request, type Dispatcher, type FormData } from 'undici';
 import type { ChannelHttp, HttpCall, HttpOutcome } from './protocol.js';
 
 const MAX_TEXT = 1024 * 1024;
