@@ -94,6 +94,7 @@ describe('minimax v2 (H3)', () => {
   });
 
   it('submission refusals: 429 with and without Retry-After, 5xx, a bad key, business rate limit and balance in HTTP 200', async () => {
+    const before = fake.http.stats.accepted;
     fake.http.inject({ on: 'submit', kind: '429-retry-after', retryAfterS: 7 });
     expect(await minimaxAdapter.submit(h3, videoJob({ prompt: 'x', image: PNG_DATA_URL }))).toMatchObject({ outcome: 'refused', retryAfterMs: 7_000 });
     fake.http.inject({ on: 'submit', kind: '429' });
@@ -107,6 +108,7 @@ describe('minimax v2 (H3)', () => {
     await wrongKey.close();
     expect((await minimaxAdapter.submit(h3, videoJob({ prompt: 'x [fake:rate-limit]', image: PNG_DATA_URL }))).outcome).toBe('refused');
     expect((await minimaxAdapter.submit(h3, videoJob({ prompt: 'x [fake:quota]', image: PNG_DATA_URL }))).outcome).toBe('refused');
+    expect(fake.http.stats.accepted).toBe(before);
   });
 
   it('rejections: input moderation inside HTTP 200 and an invalid request are final', async () => {

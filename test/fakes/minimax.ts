@@ -214,15 +214,17 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
 
   function route(req: FakeRequest): Route | undefined {
     const path = req.url.pathname;
-    if (req.method === 'POST' && path === '/v2/video_generation') return { role: 'submit', answer: createV2(req) };
-    if (req.method === 'GET' && path === '/v2/query/video_generation') return { role: 'other', answer: listV2(req) };
+    if (req.method === 'POST' && path === '/v2/video_generation') return { role: 'submit', answer: () => createV2(req) };
+    if (req.method === 'GET' && path === '/v2/query/video_generation') return { role: 'other', answer: () => listV2(req) };
     const query = /^\/v2\/query\/video_generation\/([^/]+)$/.exec(path);
-    if (req.method === 'GET' && query?.[1]) return { role: 'poll', answer: queryV2(req, decodeURIComponent(query[1])) };
+    const queryId = query?.[1];
+    if (req.method === 'GET' && queryId) return { role: 'poll', answer: () => queryV2(req, decodeURIComponent(queryId)) };
     const del = /^\/v2\/video_generation\/([^/]+)$/.exec(path);
-    if (req.method === 'DELETE' && del?.[1]) return { role: 'cancel', answer: deleteV2(req, decodeURIComponent(del[1])) };
-    if (req.method === 'POST' && path === '/v1/video_generation') return { role: 'submit', answer: createV1(req) };
-    if (req.method === 'GET' && path === '/v1/query/video_generation') return { role: 'poll', answer: queryV1(req) };
-    if (req.method === 'GET' && path === '/v1/files/retrieve') return { role: 'poll', answer: retrieveV1(req) };
+    const delId = del?.[1];
+    if (req.method === 'DELETE' && delId) return { role: 'cancel', answer: () => deleteV2(req, decodeURIComponent(delId)) };
+    if (req.method === 'POST' && path === '/v1/video_generation') return { role: 'submit', answer: () => createV1(req) };
+    if (req.method === 'GET' && path === '/v1/query/video_generation') return { role: 'poll', answer: () => queryV1(req) };
+    if (req.method === 'GET' && path === '/v1/files/retrieve') return { role: 'poll', answer: () => retrieveV1(req) };
     return undefined;
   }
 

@@ -237,7 +237,8 @@ export interface FakeRequest {
 
 export interface Route {
   readonly role: RequestRole;
-  readonly answer: Answer | Promise<Answer>;
+  /** Run only when no fault takes the request first, so a refused request never creates a task. */
+  readonly answer: () => Answer | Promise<Answer>;
 }
 
 /**
@@ -289,7 +290,7 @@ export class FakeHttp {
     const body = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://fake');
     const request: FakeRequest = { method: req.method ?? 'GET', url, headers: req.headers, body, json: parseJson(body) };
-    const routed = url.pathname.startsWith('/files/') ? { role: 'file' as const, answer: this.file(url) } : this.route(request);
+    const routed: Route | undefined = url.pathname.startsWith('/files/') ? { role: 'file', answer: () => this.file(url) } : this.route(request);
     const role = routed?.role ?? 'other';
     this.stats.count(role, Date.now());
     const faultIndex = this.faults.findIndex((f) => f.on === role || f.on === 'any');
@@ -298,14 +299,14 @@ export class FakeHttp {
       if (fault && fault.kind !== 'lose') return send(res, faultReply(fault, this.stats));
       if (fault?.kind === 'lose') {
         // The request is handled (a task may be created), then the answer never arrives.
-        if (routed) await routed.answer;
+        if (routed) await routed.answer();
         this.stats.lostAnswers += 1;
         req.socket.destroy();
         return;
       }
     }
     if (!routed) return send(res, this.notFound());
-    const answer = await routed.answer;
+    const answer = await routed.answer();
     if (answer === 'lose') {
       this.stats.lostAnswers += 1;
       req.socket.destroy();
