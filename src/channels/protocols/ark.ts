@@ -146,7 +146,7 @@ export const arkAdapter: ProtocolAdapter = {
     { param: 'negative_prompt', upstream: '', handling: 'refused', note: 'Seedance has none: unsupported_value.' },
     { param: 'prompt_extend', upstream: '', handling: 'refused', note: 'true is refused (unsupported_value); false is what Seedance does anyway.' },
     { param: 'extra', upstream: '', handling: 'ignored', note: 'Only the PixVerse reference model accepts extra.' },
-    { param: '(image models)', upstream: '', handling: 'refused', note: 'Video only: an image task is rejected unsupported_value on model.' },
+    { param: 'width, height (image models)', upstream: '', handling: 'refused', note: 'Video only: an image task is rejected unsupported_value on model.' },
   ] satisfies readonly ParamMapping[],
   submit,
   poll,
