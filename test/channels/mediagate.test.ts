@@ -1,4 +1,6 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,6 +95,46 @@ describe('mediagate adapter against a real mediagate', () => {
       expect(await adapter.poll(down, 'v:x')).toMatchObject({ state: 'transient' });
     } finally {
       await down.close();
+    }
+  });
+
+  it('a submission whose answer is lost is unknown; reconcile sends the same Idempotency-Key and finds a task to poll', async () => {
+    const keys: string[] = [];
+    let lose = true;
+    // Forwards to the upstream, then (once) destroys the client's socket instead of answering.
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        keys.push(String(req.headers['idempotency-key'] ?? ''));
+        void fetch(`${upstream.url}${req.url ?? '/'}`, {
+          method: req.method ?? 'GET',
+          headers: { authorization: String(req.headers['authorization'] ?? ''), 'content-type': 'application/json', 'idempotency-key': String(req.headers['idempotency-key'] ?? '') },
+          ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
+        }).then(async (answer) => {
+          const body = Buffer.from(await answer.arrayBuffer());
+          if (req.method === 'POST' && lose) {
+            lose = false;
+            req.socket.destroy();
+            return;
+          }
+          res.writeHead(answer.status, { 'content-type': 'application/json' }).end(body);
+        });
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const pctx = adapterContext({ baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, apiKey: TEST_KEYS[0], upstreamModel: T2V });
+    try {
+      const job = video({});
+      expect(await adapter.submit(pctx, job)).toMatchObject({ outcome: 'unknown' });
+      const found = await adapter.reconcile!(pctx, job);
+      if (found.outcome !== 'found') throw new Error(JSON.stringify(found));
+      expect(keys).toEqual([job.taskId, job.taskId]);
+      expect((await adapter.poll(pctx, found.upstreamId)).state).not.toBe('not_found');
+    } finally {
+      await pctx.close();
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
     }
   });
 });

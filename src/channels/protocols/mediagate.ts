@@ -70,6 +70,10 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
     headers: headers(ctx, job.taskId),
     json: mediagateBody(ctx, job),
   });
+  return submitAnswer(job, answer);
+}
+
+function submitAnswer(job: ChannelJob, answer: HttpOutcome): SubmitOutcome {
   const requestId = requestIdOf(answer);
   // 409 idempotency_key_in_use: an earlier request with our key is still being processed upstream.
   if (answer.kind === 'response' && answer.status === 409) return { outcome: 'unknown', reason: 'idempotency key in use upstream' };
@@ -162,7 +166,18 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
  * is just as right). Only a replay header or a fresh create counts; anything else is undecided.
  */
 async function reconcile(ctx: ChannelContext, job: ChannelJob): Promise<ReconcileOutcome> {
-  const outcome = await submit(ctx, job);
+  const answer = await ctx.http.request({
+    method: 'POST',
+    path: job.kind === 'video' ? VIDEO_PATH : IMAGE_PATH,
+    headers: headers(ctx, job.taskId),
+    json: mediagateBody(ctx, job),
+  });
+  if (answer.kind === 'response' && answer.status === 200 && answer.headers['idempotent-replayed'] !== 'true') {
+    // Either the first request never arrived (this is the only job), or the upstream ignores
+    // Idempotency-Key (decisions 8.4) and this is a second job: say so where an operator looks.
+    ctx.log.warn({ channel: ctx.channel, taskId: job.taskId }, 'reconcile: the upstream did not confirm a replay of the lost submission');
+  }
+  const outcome = await submitAnswer(job, answer);
   if (outcome.outcome === 'accepted') return { outcome: 'found', upstreamId: outcome.upstreamId };
   return { outcome: 'undecided', reason: outcome.outcome === 'rejected' ? outcome.error.message : outcome.reason };
 }
