@@ -59,3 +59,23 @@ describe('channel HTTP', () => {
     expect(parseRetryAfter(undefined)).toBeUndefined();
   });
 });
+
+describe('channel contexts', () => {
+  it('one pool per channel, the target upstream model, the key from the environment; no context for the sandbox', async () => {
+    const { parseChannelsConfig } = await import('../../src/channels/config.js');
+    const { createChannelContexts } = await import('../../src/channels/context.js');
+    const { createChannelMedia } = await import('../../src/channels/media.js');
+    const config = parseChannelsConfig(
+      JSON.stringify({ channels: { up: { protocol: 'mediagate', base_url: `${origin}/`, api_key_env: 'UP_KEY' } }, routes: [{ model: '*', to: [{ channel: 'up', upstream_model: 'm2' }, { channel: 'sandbox' }] }] }),
+      { UP_KEY: 'secret-up' },
+    );
+    const contexts = createChannelContexts(config, { media: createChannelMedia(), log: { debug: () => undefined, info: () => undefined, warn: () => undefined } });
+    const [up, sandbox] = config.targetsFor('vendora/famw-2.7-t2v');
+    const ctx = contexts.forTarget(up!);
+    expect({ channel: ctx.channel, baseUrl: ctx.baseUrl, apiKey: ctx.apiKey, upstreamModel: ctx.upstreamModel }).toEqual({ channel: 'up', baseUrl: origin, apiKey: 'secret-up', upstreamModel: 'm2' });
+    expect(contexts.forTarget(up!).http).toBe(ctx.http);
+    expect(() => contexts.forTarget(sandbox!)).toThrow(/sandbox/);
+    expect(await ctx.http.request({ method: 'GET', path: '/text' })).toMatchObject({ kind: 'response', status: 502 });
+    await contexts.close();
+  });
+});
