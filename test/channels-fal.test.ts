@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { VIDEO_MODELS } from '../src/catalog/video-models.js';
 import { falAdapter } from '../src/channels/protocols/fal.js';
 import type { PollOutcome } from '../src/channels/protocol.js';
-import { adapterContext, videoJob, type TestContext } from './fakes/adapter-context.js';
+import { adapterContext, copyFirstOutput, videoJob, type TestContext } from './fakes/adapter-context.js';
 import { startFalFake, type FalFake } from './fakes/fal.js';
 import { TINY_MP4, TINY_PNG } from './fakes/upstream-kit.js';
 
@@ -156,6 +156,17 @@ describe('fal queue', () => {
     expect((await falAdapter.submit(bad, videoJob({ prompt: 'x' }))).outcome).toBe('refused');
     await bad.close();
     expect(fake.http.stats.requests).toBe(before);
+  });
+
+  it('output copy: the real MP4 is kept byte for byte; not-media, missing and expired outputs are output_invalid', async () => {
+    const ids: string[] = [];
+    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]']) ids.push(await accepted({ prompt: `x${marker} [fake:instant]` }));
+    const [good, notMedia, missing, expiring] = await Promise.all(ids.map((id) => falAdapter.poll(ctx, id)));
+    if (!good || !notMedia || !missing || !expiring) throw new Error('missing polls');
+    now += 1;
+    const kept = await copyFirstOutput(good, fake.origin);
+    expect(kept.ok && kept.bytes.equals(TINY_MP4)).toBe(true);
+    for (const outcome of [notMedia, missing, expiring]) expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
   });
 });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { VIDEO_MODELS } from '../src/catalog/video-models.js';
 import { minimaxAdapter } from '../src/channels/protocols/minimax.js';
-import { adapterContext, videoJob, type TestContext } from './fakes/adapter-context.js';
+import { adapterContext, copyFirstOutput, videoJob, type TestContext } from './fakes/adapter-context.js';
 import { startMinimaxFake, type MinimaxFake } from './fakes/minimax.js';
 import { TINY_MP4, isRecord } from './fakes/upstream-kit.js';
 
@@ -243,6 +243,17 @@ describe('minimax v1 (Hailuo)', () => {
     expect(await minimaxAdapter.submit(hailuo, videoJob({ prompt: 'x', aspect_ratio: '16:9' }))).toMatchObject({ outcome: 'rejected', error: { param: 'aspect_ratio' } });
     expect(await minimaxAdapter.submit(hailuo, videoJob({ prompt: 'x', audio_enable: true }))).toMatchObject({ outcome: 'rejected', error: { param: 'audio_enable' } });
     expect((await minimaxAdapter.cancel?.(hailuo, 'v1:1'))?.outcome).toBe('not_cancellable');
+  });
+
+  it('output copy: the real MP4 is kept byte for byte; not-media, missing and expired outputs are output_invalid', async () => {
+    const ids: string[] = [];
+    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]']) ids.push(await accepted(h3, { prompt: `x${marker} [fake:instant]`, image: PNG_DATA_URL }));
+    const [good, notMedia, missing, expiring] = await Promise.all(ids.map((id) => minimaxAdapter.poll(h3, id)));
+    if (!good || !notMedia || !missing || !expiring) throw new Error('missing polls');
+    now += 1;
+    const kept = await copyFirstOutput(good, fake.origin);
+    expect(kept.ok && kept.bytes.equals(TINY_MP4)).toBe(true);
+    for (const outcome of [notMedia, missing, expiring]) expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
   });
 });
 

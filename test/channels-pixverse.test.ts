@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { VIDEO_MODELS } from '../src/catalog/video-models.js';
 import { pixverseAdapter, spaceAfterRefs } from '../src/channels/protocols/pixverse.js';
-import { adapterContext, videoJob, type TestContext } from './fakes/adapter-context.js';
+import { adapterContext, copyFirstOutput, videoJob, type TestContext } from './fakes/adapter-context.js';
 import { startPixverseFake, type PixverseFake } from './fakes/pixverse.js';
 import { TINY_MP4, TINY_PNG, isRecord } from './fakes/upstream-kit.js';
 
@@ -176,6 +176,17 @@ describe('pixverse', () => {
   it('spaceAfterRefs leaves good tags alone and does not touch longer names', () => {
     expect(spaceAfterRefs('@hero, @hero2 and @hero', ['hero'])).toBe('@hero , @hero2 and @hero ');
     expect(spaceAfterRefs('@a b', ['a'])).toBe('@a b');
+  });
+
+  it('output copy: the real MP4 is kept byte for byte; not-media, missing and expired outputs are output_invalid', async () => {
+    const ids: string[] = [];
+    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]']) ids.push(await accepted({ prompt: `x${marker} [fake:instant]` }));
+    const [good, notMedia, missing, expiring] = await Promise.all(ids.map((id) => pixverseAdapter.poll(ctx, id)));
+    if (!good || !notMedia || !missing || !expiring) throw new Error('missing polls');
+    now += 1;
+    const kept = await copyFirstOutput(good, fake.origin);
+    expect(kept.ok && kept.bytes.equals(TINY_MP4)).toBe(true);
+    for (const outcome of [notMedia, missing, expiring]) expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
   });
 });
 

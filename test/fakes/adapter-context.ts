@@ -1,5 +1,9 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createChannelHttp } from '../../src/channels/http.js';
 import { createChannelMedia } from '../../src/channels/media.js';
+import { copyOutput } from '../../src/channels/output-copy.js';
 import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter } from '../../src/channels/protocol.js';
 
 /**
@@ -53,5 +57,27 @@ export async function pollUntilSettled(adapter: ProtocolAdapter, ctx: ChannelCon
     if (outcome.state !== 'queued' && outcome.state !== 'running' && outcome.state !== 'throttled' && outcome.state !== 'transient') return { last: outcome, seen };
     if (Date.now() > until) throw new Error(`poll did not settle within ${deadlineMs} ms; last ${JSON.stringify(outcome)}`);
     await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * Copies the first output of a successful poll the way the lifecycle does (output-copy.ts), into
+ * a fresh temporary file, and returns what was kept: the bytes, or the copy's failure.
+ */
+export async function copyFirstOutput(
+  outcome: PollOutcome,
+  channelBaseUrl: string,
+): Promise<{ ok: true; bytes: Buffer } | { ok: false; code: string; transient: boolean }> {
+  if (outcome.state !== 'succeeded') throw new Error(`expected success: ${JSON.stringify(outcome)}`);
+  const output = outcome.outputs[0];
+  if (!output) throw new Error('no output');
+  const dir = await mkdtemp(join(tmpdir(), 'mg-copy-'));
+  try {
+    const destination = join(dir, 'out');
+    const copied = await copyOutput(output.url, { channelBaseUrl, expect: output.type, destination, timeoutMs: 5_000 });
+    if (!copied.ok) return { ok: false, code: copied.error.code, transient: copied.transient };
+    return { ok: true, bytes: await readFile(destination) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
