@@ -8,6 +8,8 @@ import { Agent, request, type Dispatcher, type FormData } from 'undici';
 import type { ChannelHttp, HttpCall, HttpOutcome } from './protocol.js';
 
 const MAX_TEXT = 1024 * 1024;
+/** Larger API answers are not read (an API answer is a few KiB): `lost`, so a submit stays safe. */
+const MAX_BODY = 8 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** Error codes raised before a single byte of the request went out. */
@@ -95,7 +97,18 @@ export function createChannelHttp(options: ChannelHttpOptions): ChannelHttp & { 
         ...(dispatcher === undefined ? {} : { dispatcher }),
       });
       sent = true;
-      const raw = Buffer.from(await response.body.arrayBuffer());
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_BODY) {
+          response.body.once('error', () => {});
+          response.body.destroy();
+          return { kind: 'lost', reason: `answer larger than ${MAX_BODY} bytes` };
+        }
+        chunks.push(chunk);
+      }
+      const raw = Buffer.concat(chunks, size);
       const text = raw.subarray(0, MAX_TEXT).toString('utf8');
       let json: unknown;
       try {

@@ -12,6 +12,19 @@ beforeAll(async () => {
     seen.push(`${req.method ?? ''} ${req.url ?? ''} ${req.headers['authorization'] ?? ''}`);
     if (req.url === '/lose') return void req.socket.destroy();
     if (req.url === '/hang') return;
+    if (req.url === '/huge') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const block = Buffer.alloc(1024 * 1024, 0x20);
+      let sent = 0;
+      const more = (): void => {
+        while (sent < 12 && res.write(block)) sent += 1;
+        if (sent >= 12) res.end();
+        else res.once('drain', () => { sent += 1; more(); });
+      };
+      more();
+      res.on('error', () => undefined);
+      return;
+    }
     if (req.url?.endsWith('/text')) return void res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
     res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' }).end(JSON.stringify({ ok: false }));
   });
@@ -40,6 +53,9 @@ describe('channel HTTP', () => {
     const http = createChannelHttp({ baseUrl: origin, timeoutMs: 300 });
     expect(await http.request({ method: 'POST', path: '/lose', json: {} })).toMatchObject({ kind: 'lost' });
     expect(await http.request({ method: 'POST', path: '/hang', json: {} })).toEqual({ kind: 'lost', reason: 'no answer within 300 ms' });
+    const big = createChannelHttp({ baseUrl: origin, timeoutMs: 10_000 });
+    expect(await big.request({ method: 'GET', path: '/huge' })).toEqual({ kind: 'lost', reason: 'answer larger than 8388608 bytes' });
+    await big.close();
     await http.close();
   });
 
