@@ -125,9 +125,11 @@ describe('minimax v2 (H3)', () => {
 
   it('an accepted submission whose answer is lost is unknown, and the fake holds exactly one job for it', async () => {
     const before = fake.http.stats.accepted;
-    const outcome = await minimaxAdapter.submit(h3, videoJob({ prompt: 'x [fake:lose-answer]', image: PNG_DATA_URL }));
+    const outcome = await minimaxAdapter.submit(h3, videoJob({ prompt: 'lost one [fake:lose-answer]', image: PNG_DATA_URL }));
     expect(outcome.outcome).toBe('unknown');
     expect(fake.http.stats.accepted).toBe(before + 1);
+    expect(fake.acceptedByPrompt.get('lost one [fake:lose-answer]')).toBe(1);
+    expect(fake.http.stats.lostAnswers).toBeGreaterThan(0);
     expect(minimaxAdapter.reconcile).toBeUndefined();
   });
 

@@ -21,6 +21,8 @@ export interface FalFake {
   readonly origin: string;
   readonly book: TaskBook;
   readonly http: FakeHttp;
+  /** Accepted submissions per prompt (see FakeStats.acceptedByPrompt). */
+  readonly acceptedByPrompt: ReadonlyMap<string, number>;
   /** The path each request was submitted on (owner/app/subpath). */
   pathOf(requestId: string): string | undefined;
   close(): Promise<void>;
@@ -53,8 +55,7 @@ export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
     const app = path.split('/').slice(0, 2).join('/');
     const output = /flux|sdxl|text-to-image/.test(path) && plan.output === 'mp4' ? 'png' : plan.output;
     const task = book.create(prompt, body, { ...plan, output }, { path, app });
-    http.stats.accepted += 1;
-    http.stats.acceptedIds.push(task.id);
+    http.stats.accept(task);
     if (plan.loseAnswer) return 'lose';
     return { status: 200, json: { request_id: task.id, ...urls(app, task.id), queue_position: 0, status: 'IN_QUEUE' } };
   }
@@ -132,6 +133,7 @@ export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
     },
     book,
     http,
+    acceptedByPrompt: http.stats.acceptedByPrompt,
     pathOf: (id) => book.get(id)?.meta['path'],
     close: () => http.close(),
   };

@@ -18,6 +18,8 @@ export interface MinimaxFake {
   readonly origin: string;
   readonly book: TaskBook;
   readonly http: FakeHttp;
+  /** Accepted submissions per prompt (see FakeStats.acceptedByPrompt). */
+  readonly acceptedByPrompt: ReadonlyMap<string, number>;
   close(): Promise<void>;
 }
 
@@ -111,8 +113,7 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     const refused = refusalV2(plan);
     if (refused) return refused;
     const task = book.create(prompt, body, plan, { version: 'v2' });
-    http.stats.accepted += 1;
-    http.stats.acceptedIds.push(task.id);
+    http.stats.accept(task);
     return plan.loseAnswer ? 'lose' : { status: 200, json: { task_id: task.id } };
   }
 
@@ -177,8 +178,7 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     }
     const task = book.create(prompt, body, plan, { version: 'v1' });
     files.set(`${task.id}9`, task.id);
-    http.stats.accepted += 1;
-    http.stats.acceptedIds.push(task.id);
+    http.stats.accept(task);
     return plan.loseAnswer ? 'lose' : { status: 200, json: { task_id: task.id, ...baseResp() } };
   }
 
@@ -236,6 +236,7 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     },
     book,
     http,
+    acceptedByPrompt: http.stats.acceptedByPrompt,
     close: () => http.close(),
   };
 }

@@ -30,6 +30,8 @@ export interface PixverseFake {
   readonly origin: string;
   readonly book: TaskBook;
   readonly http: FakeHttp;
+  /** Accepted submissions per prompt (see FakeStats.acceptedByPrompt). */
+  readonly acceptedByPrompt: ReadonlyMap<string, number>;
   /** Every `Ai-trace-id` received, in order (uploads and generations). */
   readonly traceIds: string[];
   /** Uploaded images by id: the bytes (file upload) or the URL given. */
@@ -138,8 +140,7 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
     // A reused trace id leaves the task generating forever (section D.1).
     if (gated.reused) plan = { ...plan, outcome: 'stuck' };
     const task = book.create(prompt, body, plan, { endpoint, trace: gated.trace });
-    http.stats.accepted += 1;
-    http.stats.acceptedIds.push(task.id);
+    http.stats.accept(task);
     return plan.loseAnswer ? 'lose' : ok({ video_id: Number(task.id), credit: 45 });
   }
 
@@ -188,6 +189,7 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
     },
     book,
     http,
+    acceptedByPrompt: http.stats.acceptedByPrompt,
     traceIds,
     uploads,
     endpointOf: (id) => book.get(id)?.meta['endpoint'],

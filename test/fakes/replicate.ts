@@ -18,6 +18,8 @@ export interface ReplicateFake {
   readonly origin: string;
   readonly book: TaskBook;
   readonly http: FakeHttp;
+  /** Accepted submissions per prompt (see FakeStats.acceptedByPrompt). */
+  readonly acceptedByPrompt: ReadonlyMap<string, number>;
   /** The model path or version each prediction was created with. */
   modelOf(id: string): string | undefined;
   /** Make a prediction report this status word from now on (aborted, or words we do not know). */
@@ -81,8 +83,7 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     const output = /flux|sdxl|image/.test(model ?? '') && plan.output === 'mp4' ? 'png' : plan.output;
     const meta: Record<string, string> = model === undefined ? { version: String(body['version']) } : { model };
     const task = book.create(prompt, body, { ...plan, output }, meta);
-    http.stats.accepted += 1;
-    http.stats.acceptedIds.push(task.id);
+    http.stats.accept(task);
     return plan.loseAnswer ? 'lose' : { status: 201, json: prediction(task) };
   }
 
@@ -124,6 +125,7 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     },
     book,
     http,
+    acceptedByPrompt: http.stats.acceptedByPrompt,
     modelOf: (id) => book.get(id)?.meta['model'] ?? book.get(id)?.meta['version'],
     forceStatus: (id, word) => void forced.set(id, word),
     close: () => http.close(),

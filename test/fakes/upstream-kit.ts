@@ -100,11 +100,20 @@ export class FakeStats {
   requests = 0;
   accepted = 0;
   readonly acceptedIds: string[] = [];
+  /** Accepted submissions per prompt: with one prompt per task, "one paid job per task" is every value being 1. */
+  readonly acceptedByPrompt = new Map<string, number>();
   readonly byRole = new Map<RequestRole, number>();
   readonly perSecond = new Map<RequestRole, Map<number, number>>();
   /** Requests refused with a 429 (faults and business rate limits). */
   throttled = 0;
   lostAnswers = 0;
+
+  /** Records an accepted (paid) submission. */
+  accept(task: FakeTask): void {
+    this.accepted += 1;
+    this.acceptedIds.push(task.id);
+    this.acceptedByPrompt.set(task.prompt, (this.acceptedByPrompt.get(task.prompt) ?? 0) + 1);
+  }
 
   count(role: RequestRole, wallMs: number): void {
     this.requests += 1;
