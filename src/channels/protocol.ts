@@ -41,6 +41,8 @@ export interface ChannelJob {
   readonly model: string;
   /** The catalog's resolved parameters (validated, defaults applied), as stored on the task. */
   readonly params: ResolvedParams;
+  /** For `reconcile`: when the lost submission was sent (ms since the epoch), to search a task list around it. */
+  readonly submittedAt?: number;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
