@@ -268,7 +268,11 @@ export class FakeHttp {
 
   async listen(): Promise<void> {
     const server = createServer((req, res) => {
-      void this.handle(req, res);
+      // A fake's own bug answers 500 (and is visible in the test), never an unhandled rejection.
+      this.handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) send(res, { status: 500, json: { fake_error: err instanceof Error ? err.message : String(err) } });
+        else res.destroy();
+      });
     });
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

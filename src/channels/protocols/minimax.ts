@@ -111,7 +111,8 @@ async function commonRefusals(ctx: ChannelContext, job: ChannelJob, v1: boolean)
   if (!v1 && p['prompt_extend'] === true) return unsupportedParam('prompt_extend', ctx.channel, 'MiniMax v2 has no prompt optimizer');
   if (v1) {
     for (const name of ['videos', 'audios', 'audio', 'aspect_ratio'] as const) {
-      if (p[name] !== undefined) return unsupportedParam(name, ctx.channel, `MiniMax v1 model ${ctx.upstreamModel} takes no ${name}`);
+      const value = p[name];
+      if (value !== undefined && !(Array.isArray(value) && value.length === 0)) return unsupportedParam(name, ctx.channel, `MiniMax v1 model ${ctx.upstreamModel} takes no ${name}`);
     }
   }
   return undefined;
