@@ -1,0 +1,65 @@
+/**
+ * Builds the ChannelContext an adapter gets for one target, from the validated configuration.
+ * One HTTP pool per channel, shared by every task on it; the lifecycle creates a ChannelContexts
+ * once at start and closes it at shutdown.
+ */
+import type { Dispatcher } from 'undici';
+import type { ChannelConfig, ChannelsConfig, RouteTarget } from './config.js';
+import { createChannelHttp } from './http.js';
+import type { ChannelContext, ChannelHttp, ChannelLog, ChannelMedia } from './protocol.js';
+
+export interface ChannelContextsOptions {
+  readonly media: ChannelMedia;
+  readonly log: ChannelLog;
+  readonly now?: () => number;
+  /** Per-request timeout of upstream API calls (not output copies). Default 30 s. */
+  readonly requestTimeoutMs?: number;
+  /** Tests may route every channel through one pool. */
+  readonly dispatcher?: Dispatcher;
+}
+
+export interface ChannelContexts {
+  /** The context for a target; throws for the sandbox (it has no upstream) or an unknown channel. */
+  forTarget(target: RouteTarget): ChannelContext;
+  close(): Promise<void>;
+}
+
+export function createChannelContexts(config: ChannelsConfig, options: ChannelContextsOptions): ChannelContexts {
+  const pools = new Map<string, ChannelHttp & { close(): Promise<void> }>();
+  const now = options.now ?? Date.now;
+
+  function pool(channel: ChannelConfig): ChannelHttp {
+    let http = pools.get(channel.name);
+    if (!http) {
+      http = createChannelHttp({
+        baseUrl: channel.baseUrl,
+        timeoutMs: options.requestTimeoutMs ?? 30_000,
+        ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+      });
+      pools.set(channel.name, http);
+    }
+    return http;
+  }
+
+  return {
+    forTarget(target) {
+      const channel = config.channels.get(target.channel);
+      if (!channel) throw new Error(`no channel '${target.channel}'`);
+      if (channel.protocol === 'sandbox') throw new Error(`channel '${target.channel}' is the sandbox; it has no upstream context`);
+      return {
+        channel: channel.name,
+        baseUrl: channel.baseUrl,
+        apiKey: channel.apiKey,
+        upstreamModel: target.upstreamModel,
+        http: pool(channel),
+        media: options.media,
+        log: options.log,
+        now,
+      };
+    },
+    async close() {
+      await Promise.all([...pools.values()].map((http) => http.close()));
+      pools.clear();
+    },
+  };
+}

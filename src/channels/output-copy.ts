@@ -1,0 +1,179 @@
+/**
+ * Copies one upstream output into a file of ours, checking it on the way (CHANNELS.md sections 2
+ * and 3): a URL on the channel's own origin (scheme, host, port of base_url) is trusted as the
+ * operator configured it; any other host, first URL or redirect hop, goes through the media
+ * fetcher's URL and address policy. Bytes and time are capped; the file must be the promised
+ * media by its bytes (MP4: an `ftyp` box first; PNG: its signature). Failures are values with
+ * code `output_invalid`; `transient` says whether trying again later may help (network, 5xx).
+ *
+ * The channel's key is never sent: output URLs are signed by the upstream itself.
+ */
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { Transform, type TransformCallback } from 'node:stream';
+import { Agent, request, type Dispatcher } from 'undici';
+import { assertFetchableUrl, createFetchDispatcher, FetchError, type FetchAllowList } from '../media/fetcher.js';
+import { failure, type UpstreamFailure } from './failure.js';
+
+export const OUTPUT_COPY_DEFAULTS = {
+  /** 512 MiB: above any output of the catalog (30 s of 1080p). */
+  maxBytes: 512 * 1024 * 1024,
+  timeoutMs: 300_000,
+  maxRedirects: 3,
+} as const;
+
+export interface OutputCopyOptions {
+  /** The channel's base_url: its origin is trusted. */
+  readonly channelBaseUrl: string;
+  readonly expect: 'video' | 'image';
+  /** Where to write; removed again when the copy fails. */
+  readonly destination: string;
+  readonly maxBytes?: number;
+  readonly timeoutMs?: number;
+  /** Connections to the channel's origin (default: a plain pool). */
+  readonly trustedDispatcher?: Dispatcher;
+  /** Connections anywhere else: build it with createFetchDispatcher (default: one with `allow`). */
+  readonly policedDispatcher?: Dispatcher;
+  /** MEDIAGATE_FETCH_ALLOW_*, used when no policedDispatcher is given. */
+  readonly allow?: FetchAllowList;
+  readonly signal?: AbortSignal;
+}
+
+export type OutputCopyOutcome =
+  | { readonly ok: true; readonly bytes: number; readonly contentType: 'video/mp4' | 'image/png' }
+  | { readonly ok: false; readonly error: UpstreamFailure; readonly transient: boolean };
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** True when the first bytes are the promised media: an ISO BMFF `ftyp` box, or the PNG signature. */
+export function looksLike(expect: 'video' | 'image', head: Buffer): boolean {
+  if (expect === 'image') return head.length >= 8 && head.subarray(0, 8).equals(PNG_SIGNATURE);
+  if (head.length < 12 || head.toString('latin1', 4, 8) !== 'ftyp') return false;
+  const size = head.readUInt32BE(0);
+  return size === 1 || size >= 16;
+}
+
+class Invalid extends Error {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** Counts bytes past the cap and checks the head of the stream before anything else is written. */
+class Checker extends Transform {
+  total = 0;
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private checked = false;
+  constructor(
+    private readonly expect: 'video' | 'image',
+    private readonly maxBytes: number,
+  ) {
+    super();
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.total += chunk.length;
+    if (this.total > this.maxBytes) return done(new Invalid(`the output is larger than ${this.maxBytes} bytes`, false));
+    if (this.checked) return done(null, chunk);
+    this.head.push(chunk);
+    this.headBytes += chunk.length;
+    if (this.headBytes < 16) return done();
+    return this.release(done);
+  }
+  override _flush(done: TransformCallback): void {
+    if (this.checked) return done();
+    if (this.headBytes === 0) return done(new Invalid('the output is empty', false));
+    this.release(done);
+  }
+  private release(done: TransformCallback): void {
+    const head = Buffer.concat(this.head);
+    if (!looksLike(this.expect, head)) return done(new Invalid(`the output is not ${this.expect === 'video' ? 'an MP4 video' : 'a PNG image'}`, false));
+    this.checked = true;
+    this.head = [];
+    done(null, head);
+  }
+}
+
+function discard(body: Dispatcher.ResponseData['body']): void {
+  // Destroying reports an error on the stream that nobody else listens for.
+  body.once('error', () => {});
+  body.destroy();
+}
+
+let sharedTrusted: Dispatcher | undefined;
+const policedByAllow = new WeakMap<object, Dispatcher>();
+let sharedPoliced: Dispatcher | undefined;
+
+function policed(options: OutputCopyOptions): Dispatcher {
+  if (options.policedDispatcher) return options.policedDispatcher;
+  if (options.allow === undefined) return (sharedPoliced ??= createFetchDispatcher());
+  let dispatcher = policedByAllow.get(options.allow);
+  if (!dispatcher) policedByAllow.set(options.allow, (dispatcher = createFetchDispatcher({ allow: options.allow })));
+  return dispatcher;
+}
+
+export async function copyOutput(rawUrl: string, options: OutputCopyOptions): Promise<OutputCopyOutcome> {
+  const maxBytes = options.maxBytes ?? OUTPUT_COPY_DEFAULTS.maxBytes;
+  const timeoutMs = options.timeoutMs ?? OUTPUT_COPY_DEFAULTS.timeoutMs;
+  const origin = new URL(options.channelBaseUrl).origin;
+  const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+  const fail = (message: string, transient: boolean): OutputCopyOutcome => ({ ok: false, error: failure('output_invalid', `the upstream output could not be kept: ${message}`), transient });
+
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    return fail('its URL is not valid', false);
+  }
+  try {
+    for (let hop = 0; ; hop += 1) {
+      const trusted = url.origin === origin;
+      if (!trusted) url = assertFetchableUrl(url);
+      const response = await request(url, {
+        method: 'GET',
+        signal,
+        dispatcher: trusted ? (options.trustedDispatcher ?? (sharedTrusted ??= new Agent({ keepAliveTimeout: 5_000 }))) : policed(options),
+        headers: { 'user-agent': 'mediagate', accept: options.expect === 'video' ? 'video/mp4,*/*;q=0.5' : 'image/png,*/*;q=0.5' },
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      if (REDIRECTS.has(response.statusCode)) {
+        discard(response.body);
+        const location = response.headers.location;
+        const next = Array.isArray(location) ? location[0] : location;
+        if (next === undefined) return fail(`HTTP ${response.statusCode} without a Location`, false);
+        if (hop >= OUTPUT_COPY_DEFAULTS.maxRedirects) return fail('too many redirects', false);
+        url = new URL(next, url);
+        continue;
+      }
+      if (response.statusCode !== 200) {
+        discard(response.body);
+        // 403/404/410: expired or missing for good; 429/5xx may pass.
+        const transient = response.statusCode === 429 || response.statusCode >= 500;
+        return fail(`HTTP ${response.statusCode}${response.statusCode === 403 ? ' (expired or refused)' : ''}`, transient);
+      }
+      const declared = Number(response.headers['content-length']);
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        discard(response.body);
+        return fail(`it declares ${declared} bytes; at most ${maxBytes} are kept`, false);
+      }
+      const checker = new Checker(options.expect, maxBytes);
+      await pipeline(response.body, checker, createWriteStream(options.destination));
+      return { ok: true, bytes: checker.total, contentType: options.expect === 'video' ? 'video/mp4' : 'image/png' };
+    }
+  } catch (err) {
+    await rm(options.destination, { force: true });
+    if (err instanceof Invalid) return fail(err.message, err.transient);
+    if (err instanceof FetchError) return fail(err.message, false);
+    for (let at: unknown = err, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth += 1) {
+      if (at.name === 'AddressRefusedError') return fail('its host is not a public address', false);
+    }
+    if (signal.aborted) return fail(`the transfer took longer than ${timeoutMs} ms`, true);
+    return fail('the transfer failed', true);
+  }
+}

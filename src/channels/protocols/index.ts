@@ -1,0 +1,19 @@
+/** Adapters by protocol name. */
+import type { ProtocolAdapter, ProtocolName } from '../protocol.js';
+import { arkAdapter } from './ark.js';
+import { dashscopeAdapter } from './dashscope.js';
+import { falAdapter } from './fal.js';
+import { mediagateAdapter } from './mediagate.js';
+import { minimaxAdapter } from './minimax.js';
+import { pixverseAdapter } from './pixverse.js';
+import { replicateAdapter } from './replicate.js';
+
+export const ADAPTERS: Partial<Record<ProtocolName, ProtocolAdapter>> = {
+  mediagate: mediagateAdapter,
+  dashscope: dashscopeAdapter,
+  ark: arkAdapter,
+  minimax: minimaxAdapter,
+  pixverse: pixverseAdapter,
+  fal: falAdapter,
+  replicate: replicateAdapter,
+};

@@ -1,0 +1,140 @@
+import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route } from './upstream-kit.js';
+
+/**
+ * A fake fal queue (PROVIDER-PROTOCOLS.md section E1), the fake's origin standing for
+ * `https://queue.fal.run`:
+ * - `POST /{owner}/{app}[/{path}]` with `Authorization: Key ...` and the model input as the body
+ *   -> `{request_id, response_url, status_url, cancel_url, queue_position, status:"IN_QUEUE"}`;
+ *   the URLs use owner/app only, never the subpath.
+ * - `GET /{owner}/{app}/requests/{id}/status[?logs=1]`: HTTP 202 while IN_QUEUE / IN_PROGRESS,
+ *   200 once COMPLETED. There is no FAILED: a failed job is COMPLETED and its error shows when
+ *   the result is fetched.
+ * - `GET /{owner}/{app}/requests/{id}`: the result (`{video:{url,...}}` or `{images:[...]}`), or
+ *   422 `{detail:[{loc,msg,type}]}` (validation, and `content_policy_violation` for moderation),
+ *   or 504 `{detail, error_type}` with `X-Fal-Error-Type` (infrastructure failure).
+ * - `PUT /{owner}/{app}/requests/{id}/cancel`: 202 CANCELLATION_REQUESTED, 400 ALREADY_COMPLETED,
+ *   404 NOT_FOUND.
+ * The queue never refuses for concurrency (it queues); an exhausted balance is a 403 at submit.
+ */
+
+export interface FalFake {
+  readonly origin: string;
+  readonly book: TaskBook;
+  readonly http: FakeHttp;
+  /** Accepted submissions per prompt (see FakeStats.acceptedByPrompt). */
+  readonly acceptedByPrompt: ReadonlyMap<string, number>;
+  /** The path each request was submitted on (owner/app/subpath). */
+  pathOf(requestId: string): string | undefined;
+  close(): Promise<void>;
+}
+
+export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
+  const book = new TaskBook(options, 'mp4');
+  const apiKey = options.apiKey ?? 'fal-test-key';
+  let http: FakeHttp;
+
+  const detail = (status: number, text: string, errorType?: string): Reply => ({
+    status,
+    json: errorType ? { detail: text, error_type: errorType } : { detail: text },
+    headers: errorType ? { 'x-fal-error-type': errorType } : {},
+  });
+
+  const urls = (app: string, id: string): Record<string, string> => ({
+    response_url: `${http.origin}/${app}/requests/${id}`,
+    status_url: `${http.origin}/${app}/requests/${id}/status`,
+    cancel_url: `${http.origin}/${app}/requests/${id}/cancel`,
+  });
+
+  function submit(req: FakeRequest, path: string): Answer {
+    if (bearer(req, 'Key') !== apiKey) return detail(401, 'Unauthorized');
+    const body = req.json;
+    if (!isRecord(body)) return detail(422, 'Input should be a valid dictionary');
+    const prompt = typeof body['prompt'] === 'string' ? body['prompt'] : '';
+    const plan = book.planFor(prompt, body);
+    if (plan.refuse === 'quota') return detail(403, 'User is locked. Reason: Exhausted balance. Top up your balance at fal.ai/dashboard/billing.');
+    const app = path.split('/').slice(0, 2).join('/');
+    const output = /flux|sdxl|text-to-image/.test(path) && plan.output === 'mp4' ? 'png' : plan.output;
+    const task = book.create(prompt, body, { ...plan, output }, { path, app });
+    http.stats.accept(task);
+    if (plan.loseAnswer) return 'lose';
+    return { status: 200, json: { request_id: task.id, ...urls(app, task.id), queue_position: 0, status: 'IN_QUEUE' } };
+  }
+
+  function find(req: FakeRequest, app: string, id: string): FakeTask | Reply {
+    if (bearer(req, 'Key') !== apiKey) return detail(401, 'Unauthorized');
+    const task = book.get(id);
+    if (!task || task.meta['app'] !== app) return detail(404, 'Request not found');
+    return task;
+  }
+
+  function status(req: FakeRequest, app: string, id: string): Answer {
+    const task = find(req, app, id);
+    if ('status' in task) return task;
+    const state = book.state(task);
+    const logs = req.url.searchParams.get('logs') === '1' ? [{ message: `step ${state.progress}%`, level: 'INFO', timestamp: new Date(book.clock()).toISOString() }] : undefined;
+    if (state.phase === 'queued') return { status: 202, json: { status: 'IN_QUEUE', queue_position: 3, response_url: urls(app, id)['response_url'] } };
+    if (state.phase === 'running') return { status: 202, json: { status: 'IN_PROGRESS', response_url: urls(app, id)['response_url'], ...(logs ? { logs } : {}) } };
+    return { status: 200, json: { status: 'COMPLETED', response_url: urls(app, id)['response_url'], ...(logs ? { logs } : {}), metrics: { inference_time: task.plan.runMs / 1000 } } };
+  }
+
+  function result(req: FakeRequest, app: string, id: string): Answer {
+    const task = find(req, app, id);
+    if ('status' in task) return task;
+    const state = book.state(task);
+    switch (state.phase) {
+      case 'queued':
+      case 'running':
+        return detail(400, 'Request is still in progress');
+      case 'cancelled':
+        return detail(400, 'Request was cancelled', 'request_cancelled');
+      case 'failed':
+        return detail(504, 'Request timed out', 'request_timeout');
+      case 'moderated':
+        return { status: 422, json: { detail: [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation' }] } };
+      case 'succeeded':
+        break;
+    }
+    if (task.plan.refuse === 'invalid' || task.plan.refuse === 'moderation') {
+      const type = task.plan.refuse === 'moderation' ? 'content_policy_violation' : 'value_error';
+      return { status: 422, json: { detail: [{ loc: ['body', 'image_url'], msg: 'invalid input', type }] } };
+    }
+    if (task.plan.output === 'png') {
+      return { status: 200, json: { images: [{ url: http.fileUrl(task, 'output.png'), content_type: 'image/png', width: 16, height: 16 }], seed: 42 } };
+    }
+    return { status: 200, json: { video: { url: http.fileUrl(task, 'output.mp4'), content_type: 'video/mp4', file_name: 'output.mp4', file_size: 1766 }, seed: 42 } };
+  }
+
+  function cancel(req: FakeRequest, app: string, id: string): Answer {
+    if (bearer(req, 'Key') !== apiKey) return detail(401, 'Unauthorized');
+    const task = book.get(id);
+    if (!task || task.meta['app'] !== app) return { status: 404, json: { status: 'NOT_FOUND' } };
+    return book.cancel(task) ? { status: 202, json: { status: 'CANCELLATION_REQUESTED' } } : { status: 400, json: { status: 'ALREADY_COMPLETED' } };
+  }
+
+  function route(req: FakeRequest): Route | undefined {
+    const path = req.url.pathname.replace(/^\/+/, '');
+    const request = /^([^/]+\/[^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(path);
+    if (request) {
+      const [, app = '', id = '', tail] = request;
+      if (req.method === 'GET' && tail === '/status') return { role: 'poll', answer: () => status(req, app, id) };
+      if (req.method === 'GET' && tail === undefined) return { role: 'poll', answer: () => result(req, app, id) };
+      if (req.method === 'PUT' && tail === '/cancel') return { role: 'cancel', answer: () => cancel(req, app, id) };
+      return undefined;
+    }
+    if (req.method === 'POST' && path.split('/').length >= 2) return { role: 'submit', answer: () => submit(req, path) };
+    return undefined;
+  }
+
+  http = new FakeHttp(book, route, () => detail(404, 'Not Found'));
+  await http.listen();
+  return {
+    get origin() {
+      return http.origin;
+    },
+    book,
+    http,
+    acceptedByPrompt: http.stats.acceptedByPrompt,
+    pathOf: (id) => book.get(id)?.meta['path'],
+    close: () => http.close(),
+  };
+}

@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route } from './upstream-kit.js';
+
+/**
+ * A fake Replicate predictions API (PROVIDER-PROTOCOLS.md section E2):
+ * - `POST /v1/models/{owner}/{name}/predictions` `{input}` or `POST /v1/predictions`
+ *   `{version, input}`, bearer auth -> 201 prediction `{id, status:"starting", urls:{get,cancel}}`.
+ * - `GET /v1/predictions/{id}`: starting -> processing (tqdm-style `logs`) -> succeeded (`output`
+ *   a URL for videos, an array of URLs for images) | failed (`error`, e.g. the NSFW checker) |
+ *   canceled; `aborted` can be forced. After `outputTtlMs` the prediction reads
+ *   `data_removed: true` with `output: null` (API predictions are deleted after an hour).
+ * - `POST /v1/predictions/{id}/cancel`; `GET /v1/account` (for probes).
+ * - errors: 401 problem JSON, 422 input validation, 402 insufficient credit, 429
+ *   `{"detail":"Request was throttled. ..."}`, 404 `{"detail":"Not found."}`.
+ */
+
+export interface ReplicateFake {
+  readonly origin: string;
+  readonly book: TaskBook;
+  readonly http: FakeHttp;
+  /** Accepted submissions per prompt (see FakeStats.acceptedByPrompt). */
+  readonly acceptedByPrompt: ReadonlyMap<string, number>;
+  /** The model path or version each prediction was created with. */
+  modelOf(id: string): string | undefined;
+  /** Make a prediction report this status word from now on (aborted, or words we do not know). */
+  forceStatus(id: string, word: string): void;
+  close(): Promise<void>;
+}
+
+export async function startReplicateFake(options: KitOptions = {}): Promise<ReplicateFake> {
+  const book = new TaskBook(options, 'mp4', () => randomBytes(13).toString('hex').slice(0, 26));
+  const apiKey = options.apiKey ?? 'r8_test_key';
+  const forced = new Map<string, string>();
+  let http: FakeHttp;
+
+  const problem = (status: number, title: string, detail: string): Reply => ({ status, json: { title, detail, status }, headers: { 'content-type': 'application/problem+json' } });
+
+  function prediction(task: FakeTask): Record<string, unknown> {
+    const state = book.state(task);
+    const id = task.id;
+    const body = isRecord(task.body) ? task.body : {};
+    const words = { queued: 'starting', running: 'processing', succeeded: 'succeeded', failed: 'failed', moderated: 'failed', cancelled: 'canceled' } as const;
+    const status = forced.get(id) ?? words[state.phase];
+    const removed = state.endedAt !== undefined && book.clock() > state.endedAt + task.plan.outputTtlMs;
+    let output: unknown = null;
+    if (state.phase === 'succeeded' && !removed) output = task.plan.output === 'png' ? [http.fileUrl(task, 'out-0.png')] : http.fileUrl(task, 'output.mp4');
+    const error = state.phase === 'moderated' ? 'NSFW content detected. Try running it again, or try a different prompt.' : state.phase === 'failed' ? 'CUDA out of memory' : null;
+    const logs = state.phase === 'queued' ? '' : `${String(state.progress).padStart(3)}%|${'#'.repeat(Math.floor(state.progress / 10))}| ${state.progress}/100\n`;
+    return {
+      id,
+      model: task.meta['model'],
+      version: task.meta['version'] ?? 'dp-4d0c2b9f',
+      input: body['input'],
+      logs,
+      output,
+      data_removed: removed,
+      error,
+      status,
+      created_at: new Date(task.createdAt).toISOString(),
+      started_at: state.phase === 'queued' ? null : new Date(task.createdAt + task.plan.queuedMs).toISOString(),
+      completed_at: state.endedAt === undefined ? null : new Date(state.endedAt).toISOString(),
+      urls: { get: `${http.origin}/v1/predictions/${id}`, cancel: `${http.origin}/v1/predictions/${id}/cancel`, web: `https://replicate.com/p/${id}` },
+      metrics: state.endedAt === undefined ? {} : { predict_time: task.plan.runMs / 1000 },
+    };
+  }
+
+  function create(req: FakeRequest, model: string | undefined): Answer {
+    if (bearer(req) !== apiKey) return problem(401, 'Unauthenticated', 'You did not pass a valid authentication token');
+    const body = req.json;
+    if (!isRecord(body) || !isRecord(body['input'])) return problem(422, 'Input validation failed', '- input: input is required');
+    if (model === undefined && typeof body['version'] !== 'string') return problem(422, 'Invalid version or not permitted', 'version is required');
+    const input = body['input'];
+    const prompt = typeof input['prompt'] === 'string' ? input['prompt'] : '';
+    let plan = book.planFor(prompt, body);
+    switch (plan.refuse) {
+      case 'invalid': return problem(422, 'Input validation failed', '- input.duration: duration must be one of the following: 5, 10');
+      case 'quota': return problem(402, 'Insufficient credit', 'You have insufficient credit to run this model. Go to https://replicate.com/account/billing#billing to purchase credit.');
+      case 'rate-limit': return { status: 429, json: { detail: 'Request was throttled. Your rate limit resets in ~30s.' } };
+      // The safety checker refuses at once, as a failed prediction.
+      case 'moderation': plan = { ...plan, outcome: 'moderation', queuedMs: 0, runMs: 0 }; break;
+      case 'none': break;
+    }
+    const output = /flux|sdxl|image/.test(model ?? '') && plan.output === 'mp4' ? 'png' : plan.output;
+    const meta: Record<string, string> = model === undefined ? { version: String(body['version']) } : { model };
+    const task = book.create(prompt, body, { ...plan, output }, meta);
+    http.stats.accept(task);
+    return plan.loseAnswer ? 'lose' : { status: 201, json: prediction(task) };
+  }
+
+  function get(req: FakeRequest, id: string): Answer {
+    if (bearer(req) !== apiKey) return problem(401, 'Unauthenticated', 'You did not pass a valid authentication token');
+    const task = book.get(id);
+    return task ? { status: 200, json: prediction(task) } : { status: 404, json: { detail: 'Not found.' } };
+  }
+
+  function cancel(req: FakeRequest, id: string): Answer {
+    if (bearer(req) !== apiKey) return problem(401, 'Unauthenticated', 'You did not pass a valid authentication token');
+    const task = book.get(id);
+    if (!task) return { status: 404, json: { detail: 'Not found.' } };
+    book.cancel(task);
+    // Replicate answers the prediction either way; a finished one keeps its status.
+    return { status: 200, json: prediction(task) };
+  }
+
+  function route(req: FakeRequest): Route | undefined {
+    const path = req.url.pathname;
+    const byModel = /^\/v1\/models\/([^/]+\/[^/]+)\/predictions$/.exec(path);
+    if (req.method === 'POST' && byModel) return { role: 'submit', answer: () => create(req, byModel[1]) };
+    if (req.method === 'POST' && path === '/v1/predictions') return { role: 'submit', answer: () => create(req, undefined) };
+    const one = /^\/v1\/predictions\/([^/]+)(\/cancel)?$/.exec(path);
+    const id = one?.[1];
+    if (id !== undefined && req.method === 'GET' && one?.[2] === undefined) return { role: 'poll', answer: () => get(req, id) };
+    if (id !== undefined && req.method === 'POST' && one?.[2] === '/cancel') return { role: 'cancel', answer: () => cancel(req, id) };
+    if (req.method === 'GET' && path === '/v1/account') {
+      return { role: 'other', answer: () => (bearer(req) === apiKey ? { status: 200, json: { type: 'user', username: 'tester' } } : problem(401, 'Unauthenticated', 'You did not pass a valid authentication token')) };
+    }
+    return undefined;
+  }
+
+  http = new FakeHttp(book, route, () => ({ status: 404, json: { detail: 'Not found.' } }));
+  await http.listen();
+  return {
+    get origin() {
+      return http.origin;
+    },
+    book,
+    http,
+    acceptedByPrompt: http.stats.acceptedByPrompt,
+    modelOf: (id) => book.get(id)?.meta['model'] ?? book.get(id)?.meta['version'],
+    forceStatus: (id, word) => void forced.set(id, word),
+    close: () => http.close(),
+  };
+}
