@@ -14,7 +14,7 @@ import { openPostgresStore } from '../src/tasks/store/postgres.js';
 import type { Task } from '../src/tasks/types.js';
 import { MODELS, createValidator } from '../src/catalog/index.js';
 import { eventually } from './helpers/eventually.js';
-import { createTestDatabase, selectedBackends, type Backend, type TestDatabase } from './helpers/postgres.js';
+import { createTestDatabase, postgresAvailability, selectedBackends, type Backend, type TestDatabase } from './helpers/postgres.js';
 import { startWorkerProcess, type ServiceProcess } from './helpers/process.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -105,7 +105,8 @@ async function poll(server: TestServer, path: string): Promise<unknown> {
   return response.json();
 }
 
-const backends = selectedBackends();
+const availability = await postgresAvailability();
+const backends = selectedBackends().filter((backend) => backend === 'sqlite' || availability.enabled);
 
 describe.each(backends)('task events on %s', (backend: Backend) => {
   let server: TestServer;
@@ -235,7 +236,7 @@ describe.each(backends)('task events on %s', (backend: Backend) => {
   });
 });
 
-describe.runIf(backends.includes('postgres'))('task events across processes (PostgreSQL)', () => {
+describe.skipIf(!availability.enabled)(`task events across processes (PostgreSQL) ${availability.reason}`, () => {
   let database: TestDatabase;
   let api: TestServer;
   let worker: ServiceProcess | undefined;
