@@ -76,6 +76,11 @@ export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
         if (!res.writableEnded) res.end();
       };
       res.on('close', stop);
+      // A client gone during the first read has closed already: no 'close' is coming.
+      if (res.destroyed || request.raw.destroyed) {
+        stop();
+        return;
+      }
       deps.closing.addEventListener('abort', end, { once: true });
       // Sends the headers now: a proxy or client sees the stream open before the first change.
       stream.comment('stream');
