@@ -13,6 +13,7 @@ import { LocalStorage } from './storage/local.js';
 import { UrlSigner } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
+import type { TaskFeed } from './tasks/feed.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
 import { WorkerPool } from './tasks/worker-pool.js';
@@ -40,6 +41,8 @@ export interface MediagateProcess {
 /** The whole service: the HTTP API, and the workers unless `config.workers` is false. */
 export interface Mediagate extends MediagateProcess {
   readonly http: FastifyInstance;
+  /** Changes of tasks made by any process, which the event streams follow. */
+  readonly feed: TaskFeed;
   /** Starts listening (and the workers); resolves with the bound address. */
   start(): Promise<{ url: string }>;
 }
@@ -83,8 +86,10 @@ interface Core {
   readonly process: MediagateProcess;
   readonly storage: LocalStorage;
   readonly secret: string;
+  /** The task feed of this backend (tasks/feed.ts); the caller closes it. */
+  readonly openFeed: () => TaskFeed;
   /** Starts the workers, if any, and the sweeper. */
-  startWork(): Promise<void>;
+  readonly startWork: () => Promise<void>;
 }
 
 /** Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet. */
@@ -150,6 +155,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
     },
     storage,
     secret,
+    openFeed: () => backend.openFeed(service),
     async startWork() {
       await pool?.start();
       sweeper = startSweeper({
@@ -171,8 +177,9 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
  * storage, engine, worker pool and HTTP server. Nothing listens until start().
  */
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
-  const { process: core, storage, secret, startWork } = await createCore(config, options);
+  const { process: core, storage, secret, startWork, openFeed } = await createCore(config, options);
   const { store, keys, service } = core;
+  const feed = openFeed();
   // Loaded here: a worker-only process never loads the HTTP stack.
   const [{ createMetrics }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
     import('./http/metrics.js'),
@@ -188,6 +195,8 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     {
       validator: createValidator(MODELS),
       service,
+      feed,
+      sseKeepAliveMs: config.sseKeepAliveMs,
       store,
       keys,
       storage,
@@ -210,6 +219,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   return {
     ...core,
     http,
+    feed,
     async start() {
       const url = await http.listen({ port: config.port, host: config.host });
       if (config.port === 0 && !config.publicUrlExplicit) publicUrl = url;
@@ -218,6 +228,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     },
     async close(drainMs) {
       await http.close();
+      await feed.close();
       await core.close(drainMs);
     },
   };

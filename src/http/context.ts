@@ -2,6 +2,7 @@ import type { Validator } from '../catalog/index.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { UrlSigner } from '../storage/signing.js';
+import type { TaskFeed } from '../tasks/feed.js';
 import type { TaskService } from '../tasks/service.js';
 import type { Store } from '../tasks/store/store.js';
 import type { JsonLimits } from './json-limits.js';
@@ -12,6 +13,10 @@ import type { KeyLimits } from './rate-limit.js';
 export interface HttpContext {
   readonly validator: Validator;
   readonly service: TaskService;
+  /** Changes of tasks made by any process: the event streams follow it. */
+  readonly feed: TaskFeed;
+  /** The longest an event stream stays silent: a comment line is sent at least this often. */
+  readonly sseKeepAliveMs: number;
   readonly store: Store;
   readonly keys: KeyRegistry;
   readonly storage: OutputStorage;

@@ -6,8 +6,7 @@ import { MODELS, imageRequestSchema, videoRequestSchema, type JsonSchema, type M
  * them, discriminated by `model`.
  */
 
-export const componentName = (row: ModelRow): string =>
-  `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
+export const componentName = (row: ModelRow): string => `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
 
 export function requestSchema(row: ModelRow): JsonSchema {
   const { $id: _id, ...schema } = row.kind === 'video' ? videoRequestSchema(row) : imageRequestSchema(row);
@@ -126,6 +125,28 @@ function createBody(kind: 'video' | 'image') {
 
 const taskIdParam = [{ name: 'task_id', in: 'path', required: true, schema: { type: 'string' } }];
 
+/** `GET .../{task_id}/events` (decisions 8.3); the web console feature-detects it here. */
+function eventsPath(family: 'video' | 'image'): Record<string, unknown> {
+  const error = family === 'video' ? 'VideoError' : 'ImageError';
+  const poll = family === 'video' ? 'VideoTask' : 'ImageStatus';
+  return {
+    get: {
+      operationId: family === 'video' ? 'streamVideoEvents' : 'streamImageEvents',
+      summary: `Follow a ${family} generation task live (server-sent events)`,
+      description:
+        `One event \`task\` per change of status or progress; its \`data\` is the task exactly as a status poll returns it (${poll}), ` +
+        "its `id` orders the events (the task's version). The first event is the current state; the stream ends after a final state. " +
+        'A comment line is sent at least every 15 s. Send `Last-Event-ID` to resume after an event.',
+      parameters: [...taskIdParam, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
+      responses: {
+        '200': { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' }, itemSchema: ref(poll) } } },
+        '404': { description: 'Unknown task, or a task of another API key', content: json(ref(error)) },
+        '401': { description: 'Missing or invalid API key', content: json(ref(error)) },
+      },
+    },
+  };
+}
+
 export function buildOpenApi(serverUrl: string): Record<string, unknown> {
   const schemas: Record<string, unknown> = {
     VideoTask: VIDEO_TASK,
@@ -140,8 +161,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     info: {
       title: 'mediagate',
       version: '1',
-      description:
-        'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
+      description: 'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],
@@ -166,6 +186,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
           },
         },
       },
+      '/v1/video/generations/{task_id}/events': eventsPath('video'),
       '/v1/images/generations/async': {
         post: {
           operationId: 'createImage',
@@ -186,6 +207,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
           },
         },
       },
+      '/v1/images/generations/async/{task_id}/events': eventsPath('image'),
       '/v1/models': {
         get: {
           operationId: 'listModels',

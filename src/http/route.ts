@@ -9,6 +9,8 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface RouteDeps {
   readonly ctx: HttpContext;
   readonly urlFor: UrlFor;
+  /** Aborted when the server starts closing: long-lived responses (event streams) end then. */
+  readonly closing: AbortSignal;
 }
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;

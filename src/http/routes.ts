@@ -1,6 +1,7 @@
 import { getConsoleAsset, getConsolePage, getFavicon, redirectToConsole } from './console-assets.js';
 import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from './response-schemas.js';
 import type { Route } from './route.js';
+import { streamTaskEvents } from './routes/events.js';
 import { getFile } from './routes/files.js';
 import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
 import { getModel, listModels } from './routes/models.js';
@@ -24,6 +25,7 @@ export const ROUTES: readonly Route[] = [
     handler: getTask('video'),
     fast: getTaskFast('video'),
   },
+  { path: '/v1/video/generations/:task_id/events', methods: ['GET'], family: 'video', auth: true, handler: streamTaskEvents('video') },
   { path: '/v1/images/generations/async', methods: ['POST'], family: 'image', auth: true, handler: createTask('image') },
   {
     path: '/v1/images/generations/async/:task_id',
@@ -34,6 +36,7 @@ export const ROUTES: readonly Route[] = [
     handler: getTask('image'),
     fast: getTaskFast('image'),
   },
+  { path: '/v1/images/generations/async/:task_id/events', methods: ['GET'], family: 'image', auth: true, handler: streamTaskEvents('image') },
   { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels },
   { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel },
   { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile },

@@ -65,7 +65,8 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const debugEnabled = logger.isLevelEnabled('debug');
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
-  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx) };
+  const closingStreams = new AbortController();
+  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), closing: closingStreams.signal };
   const allowedMethods = allowedMethodsFor(routes);
   let closing = false;
   const dispatch = createDispatch({
@@ -112,7 +113,9 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
         return;
       }
       const body = JSON.stringify(errorBody('video', errors.malformedJson('the request is not valid HTTP.')));
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     return503OnClosing: true,
@@ -183,14 +186,19 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
 
   app.addHook('preClose', (done) => {
     closing = true;
+    // Event streams never end by themselves; a close waits for open connections.
+    closingStreams.abort();
     done();
   });
 
   // Every route comes from the table; one registered any other way is a mistake caught here.
-  const declared = new Set(routes.flatMap((route) => route.methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).map((method) => `${method} ${route.path}`)));
+  const declared = new Set(
+    routes.flatMap((route) => route.methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).map((method) => `${method} ${route.path}`)),
+  );
   app.addHook('onRoute', (options) => {
     for (const method of [options.method].flat()) {
-      if (!declared.has(`${method} ${options.url ?? ''}`)) throw new UndeclaredRouteError(`${method} ${options.url ?? ''} is not in the route table (http/routes.ts)`);
+      if (!declared.has(`${method} ${options.url ?? ''}`))
+        throw new UndeclaredRouteError(`${method} ${options.url ?? ''} is not in the route table (http/routes.ts)`);
     }
   });
   const auth = authHook(ctx.keys, ctx.keyLimits);

@@ -2,6 +2,7 @@ import { GraphileTaskSource, graphileJobs, migrateQueue } from './sources/graphi
 import { PollingTaskSource } from './sources/polling.js';
 import type { TaskLog, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
+import { postgresFeed, serviceFeed, type TaskFeed } from './feed.js';
 import { openPostgresStore } from './store/postgres.js';
 import { openSqliteStore } from './store/sqlite.js';
 import type { Store } from './store/store.js';
@@ -20,6 +21,8 @@ export interface TaskBackend {
   migrate(): Promise<{ store: number[] }>;
   /** Where this process's workers take tasks from. */
   taskSource(options: TaskSourceOptions): TaskSource;
+  /** The changes of tasks made by any process (tasks/feed.ts); close it before the backend. */
+  openFeed(service: TaskService): TaskFeed;
   /** Closes the store (and the connection pool). Stop the task source first. */
   close(): Promise<void>;
 }
@@ -61,10 +64,11 @@ export function openBackend(options: BackendOptions): TaskBackend {
       },
       taskSource: ({ service, leaseMs, maxAttempts, log, pollMs }) =>
         new PollingTaskSource({ service, leaseMs, maxAttempts, log, ...(pollMs === undefined ? {} : { pollMs }) }),
+      openFeed: (service) => serviceFeed(service, store, options.log),
       close: () => store.close(),
     };
   }
-  const { log } = options;
+  const { log, databaseUrl } = options;
   const { store, pool } = openPostgresStore({
     connectionString: options.databaseUrl,
     poolSize: options.pgPoolSize,
@@ -90,6 +94,7 @@ export function openBackend(options: BackendOptions): TaskBackend {
         ...(reapMs === undefined ? {} : { reapMs }),
         ...(localQueueSize === undefined ? {} : { localQueueSize }),
       }),
+    openFeed: () => postgresFeed({ connectionString: databaseUrl, store, log }),
     close: () => store.close(),
   };
 }

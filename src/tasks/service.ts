@@ -7,6 +7,8 @@ import type { ClaimedTask, Task, TaskError, TaskOutput } from './types.js';
 export interface TaskServiceEvents {
   created: [task: Task];
   settled: [task: { id: string; status: 'completed' | 'failed' }];
+  /** A transition took effect (after its commit): the task's row changed. tasks/feed.ts re-reads it. */
+  changed: [task: { id: string }];
 }
 
 export interface TaskServiceOptions {
@@ -46,6 +48,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
       error: null,
       outputs: [],
       attempt: 0,
+      version: 0,
     };
     await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt });
     this.emit('created', task);
@@ -64,7 +67,17 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   async claimMany(workerId: string, leaseMs: number, maxAttempts: number, limit: number): Promise<ClaimedTask[]> {
     await this.sweepAbandoned(maxAttempts);
     const now = this.now();
-    return this.store.claimTasks(workerId, now, now + leaseMs, limit);
+    return this.changedAll(await this.store.claimTasks(workerId, now, now + leaseMs, limit));
+  }
+
+  private changedAll<T extends { id: string }>(tasks: T[]): T[] {
+    for (const task of tasks) this.emit('changed', { id: task.id });
+    return tasks;
+  }
+
+  private changedIf(won: boolean, id: string): boolean {
+    if (won) this.emit('changed', { id });
+    return won;
   }
 
   /** claimMany of one task. */
@@ -79,7 +92,9 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   async claimById(id: string, workerId: string, leaseMs: number, maxAttempts: number): Promise<ClaimedTask | undefined> {
     await this.sweepAbandoned(maxAttempts);
     const now = this.now();
-    return this.store.claimTaskById(id, workerId, now, now + leaseMs);
+    const claimed = await this.store.claimTaskById(id, workerId, now, now + leaseMs);
+    if (claimed) this.emit('changed', { id });
+    return claimed;
   }
 
   private lastAbandonedSweep = Number.NEGATIVE_INFINITY;
@@ -104,7 +119,10 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
       message: `The task was interrupted ${maxAttempts} times (its worker stopped) and was not retried again.`,
       param: '',
     });
-    for (const id of abandoned) this.emit('settled', { id, status: 'failed' });
+    for (const id of abandoned) {
+      this.emit('changed', { id });
+      this.emit('settled', { id, status: 'failed' });
+    }
     return abandoned.length;
   }
 
@@ -133,26 +151,26 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return this.store.heartbeat(task.id, task.attempt, this.now() + leaseMs);
   }
 
-  progress(task: ClaimedTask, percent: number): Promise<boolean> {
-    return this.store.setProgress(task.id, task.attempt, Math.max(0, Math.min(99, Math.round(percent))));
+  async progress(task: ClaimedTask, percent: number): Promise<boolean> {
+    return this.changedIf(await this.store.setProgress(task.id, task.attempt, Math.max(0, Math.min(99, Math.round(percent)))), task.id);
   }
 
   /** processing -> completed, with progress 100 and the outputs. */
   async complete(task: ClaimedTask, outputs: readonly TaskOutput[]): Promise<boolean> {
-    const won = await this.store.complete(task.id, task.attempt, outputs, this.now());
+    const won = this.changedIf(await this.store.complete(task.id, task.attempt, outputs, this.now()), task.id);
     if (won) this.emit('settled', { id: task.id, status: 'completed' });
     return won;
   }
 
   /** processing -> failed, keeping the last progress. */
   async fail(task: ClaimedTask, error: TaskError): Promise<boolean> {
-    const won = await this.store.fail(task.id, task.attempt, error, this.now());
+    const won = this.changedIf(await this.store.fail(task.id, task.attempt, error, this.now()), task.id);
     if (won) this.emit('settled', { id: task.id, status: 'failed' });
     return won;
   }
 
   /** processing -> queued: handed back by a worker that is shutting down (with a new job, on a queue). */
-  release(task: ClaimedTask): Promise<boolean> {
-    return this.store.release(task.id, task.attempt);
+  async release(task: ClaimedTask): Promise<boolean> {
+    return this.changedIf(await this.store.release(task.id, task.attempt), task.id);
   }
 }

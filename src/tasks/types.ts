@@ -41,6 +41,8 @@ export interface Task {
   readonly error: TaskError | null;
   readonly outputs: readonly TaskOutput[];
   readonly attempt: number;
+  /** Bumped by every transition (migration 4): orders a task's events across processes. */
+  readonly version: number;
 }
 
 /** A task as a worker sees it after claiming it: with its parameters and lease. */

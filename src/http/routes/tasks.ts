@@ -41,8 +41,8 @@ async function requireOwnedTask(service: TaskService, request: FastifyRequest, f
   return task;
 }
 
-/** The body of a task in its family's shape. */
-function taskBody({ urlFor }: RouteDeps, family: Family): (task: Task) => object {
+/** The body of a task in its family's shape: what a status poll answers. */
+export function taskBody({ urlFor }: RouteDeps, family: Family): (task: Task) => object {
   return family === 'video' ? (task) => videoTask(task, urlFor) : (task) => imageTask(task, urlFor);
 }
 

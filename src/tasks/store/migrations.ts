@@ -1,5 +1,8 @@
 import { bigint, type Dialect } from './dialect.js';
 
+/** The PostgreSQL notification channel of task changes (tasks/feed.ts listens on it). */
+export const TASK_CHANNEL = 'mediagate_task';
+
 /**
  * Versioned schema migrations, applied in order at start (and by `mediagate migrate`). A
  * migration is never edited once released; a change is a new version. Each step names its SQL
@@ -55,6 +58,24 @@ const MIGRATIONS: readonly Migration[] = [
     // `attempt` counts every claim (it is the settle fence), including the claims after a
     // graceful hand-back; only attempts whose worker stopped count towards MEDIAGATE_MAX_ATTEMPTS.
     up: () => [`ALTER TABLE tasks ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0`],
+  },
+  {
+    version: 4,
+    name: 'tasks.version: bumped by every transition; PostgreSQL notifies each change on commit',
+    // `version` orders a task's events across processes (the SSE `id`). On PostgreSQL a row
+    // trigger sends `pg_notify('mediagate_task', id)` whenever a statement bumps it: a NOTIFY
+    // is delivered only when its transaction commits, so listeners never see a change that was
+    // rolled back, and every transition statement (the batch forms too) is covered in one place.
+    up: (dialect) =>
+      dialect === 'postgres'
+        ? [
+            `ALTER TABLE tasks ADD COLUMN version INTEGER NOT NULL DEFAULT 0`,
+            `CREATE OR REPLACE FUNCTION mediagate_task_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN PERFORM pg_notify('${TASK_CHANNEL}', NEW.id); RETURN NULL; END $$`,
+            `CREATE TRIGGER tasks_notify AFTER UPDATE OF version ON tasks FOR EACH ROW
+             WHEN (OLD.version IS DISTINCT FROM NEW.version) EXECUTE FUNCTION mediagate_task_notify()`,
+          ]
+        : [`ALTER TABLE tasks ADD COLUMN version INTEGER NOT NULL DEFAULT 0`],
   },
 ];
 

@@ -2,7 +2,21 @@ import type { ModelKind, ResolvedParams } from '../../catalog/index.js';
 import type { ClaimedTask, Task, TaskError, TaskOutput, TaskStatus } from '../types.js';
 
 /** Columns a status read needs: everything but `params`, which may be megabytes of media. */
-export const TASK_COLUMNS = ['id', 'kind', 'model', 'owner', 'status', 'progress', 'created_at', 'started_at', 'completed_at', 'error', 'outputs', 'attempt'] as const;
+export const TASK_COLUMNS = [
+  'id',
+  'kind',
+  'model',
+  'owner',
+  'status',
+  'progress',
+  'created_at',
+  'started_at',
+  'completed_at',
+  'error',
+  'outputs',
+  'attempt',
+  'version',
+] as const;
 
 /** What a claim returns: a worker needs the parameters and the lease owner too. */
 export const CLAIMED_COLUMNS = [...TASK_COLUMNS, 'params', 'lease_owner'] as const;
@@ -30,6 +44,7 @@ export interface TaskRow {
   /** JSON array of TaskOutput. */
   outputs: string;
   attempt: Int;
+  version: Int;
 }
 
 /** A row as a claim returns it. */
@@ -53,6 +68,7 @@ export function toTask(row: TaskRow): Task {
     error: row.error === null ? null : (JSON.parse(row.error) as TaskError),
     outputs: JSON.parse(row.outputs) as TaskOutput[],
     attempt: num(row.attempt),
+    version: num(row.version),
   };
 }
 

@@ -11,6 +11,7 @@ import { CLAIMED_COLUMNS, columns, type ClaimedRow } from '../rows.js';
 function claimSet(owner: string, now: string, leaseUntil: string): string {
   return `status = 'processing',
              attempt = t.attempt + 1,
+             version = t.version + 1,
              lease_owner = ${owner},
              lease_expires_at = ${leaseUntil},
              started_at = COALESCE(t.started_at, ${now}),

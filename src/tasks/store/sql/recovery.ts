@@ -7,7 +7,7 @@ import type { JobQueueSql } from '../store.js';
  */
 export const failAbandoned = operation<{ now: number; maxAttempts: number; error: string }, { id: string }>(
   'fail-abandoned',
-  () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, lease_owner = NULL, lease_expires_at = NULL
+  () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, lease_owner = NULL, lease_expires_at = NULL, version = t.version + 1
        WHERE t.status = 'processing' AND t.lease_expires_at < @now AND t.interruptions + 1 >= @maxAttempts
    RETURNING id`,
 );

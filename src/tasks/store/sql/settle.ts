@@ -11,7 +11,7 @@ function fence(id: string, attempt: string): string {
 
 /** processing -> completed. A settled task keeps `lease_owner`: the worker that settled it. */
 function completeSet(now: string, outputs: string): string {
-  return `status = 'completed', progress = 100, completed_at = ${now}, outputs = ${outputs}, lease_expires_at = NULL`;
+  return `status = 'completed', progress = 100, version = t.version + 1, completed_at = ${now}, outputs = ${outputs}, lease_expires_at = NULL`;
 }
 
 interface Fenced {
@@ -27,7 +27,8 @@ export const heartbeat = operation<Fenced & { leaseUntil: number }>(
 /** Progress only rises. */
 export const setProgress = operation<Fenced & { progress: number }>(
   'set-progress',
-  () => `UPDATE tasks AS t SET progress = @progress WHERE ${fence('@id', '@attempt')} AND (t.progress IS NULL OR t.progress < @progress)`,
+  () =>
+    `UPDATE tasks AS t SET progress = @progress, version = t.version + 1 WHERE ${fence('@id', '@attempt')} AND (t.progress IS NULL OR t.progress < @progress)`,
 );
 
 export const complete = operation<Fenced & { now: number; outputs: string }>(
@@ -49,11 +50,12 @@ export const completeMany = operation<{ ids: string[]; attempts: number[]; outpu
 /** processing -> failed. */
 export const fail = operation<Fenced & { now: number; error: string }>(
   'fail',
-  () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, lease_expires_at = NULL WHERE ${fence('@id', '@attempt')}`,
+  () =>
+    `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, lease_expires_at = NULL, version = t.version + 1 WHERE ${fence('@id', '@attempt')}`,
 );
 
 /** processing -> queued: a worker hands back a task it cannot finish (graceful shutdown). */
-const releaseSource = `UPDATE tasks AS t SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL WHERE ${fence('@id', '@attempt')}`;
+const releaseSource = `UPDATE tasks AS t SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, version = t.version + 1 WHERE ${fence('@id', '@attempt')}`;
 
 export const release = operation<Fenced>('release', () => releaseSource);
 

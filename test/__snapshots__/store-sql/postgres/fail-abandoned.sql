@@ -1,3 +1,3 @@
-UPDATE tasks AS t SET status = 'failed', completed_at = $1, error = $2, lease_owner = NULL, lease_expires_at = NULL
+UPDATE tasks AS t SET status = 'failed', completed_at = $1, error = $2, lease_owner = NULL, lease_expires_at = NULL, version = t.version + 1
        WHERE t.status = 'processing' AND t.lease_expires_at < $1 AND t.interruptions + 1 >= $3
    RETURNING id

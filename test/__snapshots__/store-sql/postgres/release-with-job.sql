@@ -1,4 +1,4 @@
-WITH released AS (UPDATE tasks AS t SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL WHERE t.id = $1 AND t.status = 'processing' AND t.attempt = $2 RETURNING t.id, t.created_at),
+WITH released AS (UPDATE tasks AS t SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, version = t.version + 1 WHERE t.id = $1 AND t.status = 'processing' AND t.attempt = $2 RETURNING t.id, t.created_at),
            jobs AS (SELECT 1 FROM graphile_worker.add_jobs(
     ARRAY(SELECT ROW('mediagate_render', json_build_object('id', r.id), NULL, to_timestamp(r.created_at / 1000.0), NULL, r.id, NULL, NULL)::graphile_worker.job_spec
             FROM released r),

@@ -1,1 +1,1 @@
-UPDATE tasks AS t SET status = 'failed', completed_at = ?, error = ?, lease_expires_at = NULL WHERE t.id = ? AND t.status = 'processing' AND t.attempt = ?
+UPDATE tasks AS t SET status = 'failed', completed_at = ?, error = ?, lease_expires_at = NULL, version = t.version + 1 WHERE t.id = ? AND t.status = 'processing' AND t.attempt = ?

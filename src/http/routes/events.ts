@@ -1,0 +1,145 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { errors } from '../../errors.js';
+import type { Task, TaskStatus } from '../../tasks/types.js';
+import type { Family } from '../envelopes.js';
+import { pathParam, type Handler, type RouteDeps } from '../route.js';
+import { ofFamily, taskBody } from './tasks.js';
+
+const FINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+/** A client's `Last-Event-ID`: one of our ids (a task's version), else ignored. */
+export function parseLastEventId(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || !/^\d{1,15}$/.test(value.trim())) return undefined;
+  return Number(value.trim());
+}
+
+/**
+ * Headers of an event stream. `no-transform` and `X-Accel-Buffering: no` keep proxies (nginx,
+ * CDNs) from buffering or compressing it, which would hold events back.
+ */
+const STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+  connection: 'keep-alive',
+};
+
+/**
+ * `GET /v1/video/generations/{task_id}/events`, `GET /v1/images/generations/async/{task_id}/events`
+ * (decisions 8.3): one `task` event per change of status or progress, `data` the status poll's
+ * body, `id` the task's version (bumped by every transition, so it orders events whichever
+ * process made them). The first event is the current state; the stream ends after a final one.
+ */
+export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
+  return (deps) => {
+    const body = taskBody(deps, family);
+    const { feed, service, sseKeepAliveMs } = deps.ctx;
+    return async (request, reply) => {
+      const id = pathParam(request, 'task_id');
+      const owner = request.owner;
+      // Subscribed before the first read, so a change between the read and the subscription is not lost.
+      const pending: Task[] = [];
+      let deliver: (task: Task) => void = (task) => pending.push(task);
+      const unsubscribe = feed.subscribe(owner, id, (task) => deliver(task));
+      let task: Task | undefined;
+      try {
+        task = ofFamily(await service.get(owner, id), family);
+      } catch (error) {
+        unsubscribe();
+        throw error;
+      }
+      if (task === undefined) {
+        unsubscribe();
+        throw errors.taskNotFound(id);
+      }
+
+      reply.hijack();
+      const res = reply.raw;
+      for (const [name, value] of Object.entries(STREAM_HEADERS)) reply.header(name, value);
+      res.writeHead(200, headersOf(reply.getHeaders()));
+      if (request.method === 'HEAD' || deps.closing.aborted) {
+        unsubscribe();
+        res.end();
+        return;
+      }
+      const stream = new TaskStream(res, body, parseLastEventId(request.headers['last-event-id']));
+      const keepAlive = setInterval(() => stream.comment('keep-alive'), sseKeepAliveMs);
+      const stop = (): void => {
+        clearInterval(keepAlive);
+        unsubscribe();
+        deps.closing.removeEventListener('abort', end);
+        deliver = () => undefined;
+      };
+      const end = (): void => {
+        stop();
+        if (!res.writableEnded) res.end();
+      };
+      res.on('close', stop);
+      // A client gone during the first read has closed already: no 'close' is coming.
+      if (res.destroyed || request.raw.destroyed) {
+        stop();
+        return;
+      }
+      deps.closing.addEventListener('abort', end, { once: true });
+      // Sends the headers now: a proxy or client sees the stream open before the first change.
+      stream.comment('stream');
+      deliver = (next) => {
+        if (stream.send(next)) end();
+      };
+      if (stream.send(task)) {
+        end();
+        return;
+      }
+      for (const next of pending.splice(0)) deliver(next);
+    };
+  };
+}
+
+/** The headers set so far (default headers, CORS) as node:http takes them. */
+function headersOf(headers: Record<string, string | number | string[] | undefined>): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = value;
+  return out;
+}
+
+/** One open stream: which state it sent last, and the SSE framing. */
+class TaskStream {
+  private version: number;
+  private status: TaskStatus | undefined;
+  private progress: number | null | undefined;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly body: (task: Task) => object,
+    lastEventId: number | undefined,
+  ) {
+    this.version = lastEventId ?? -1;
+  }
+
+  /**
+   * Sends `task` if it is newer than what the client has and differs in status or progress
+   * (a takeover bumps the version without a visible change). True when the task is final and
+   * the client has it: the stream should end.
+   */
+  send(task: Task): boolean {
+    if (task.version > this.version) {
+      const changed = task.status !== this.status || task.progress !== this.progress;
+      this.version = task.version;
+      if (changed) {
+        this.status = task.status;
+        this.progress = task.progress;
+        this.write(`id: ${task.version}\nevent: task\ndata: ${JSON.stringify(this.body(task))}\n\n`);
+      }
+    }
+    return FINAL.has(task.status) && task.version <= this.version;
+  }
+
+  comment(text: string): void {
+    this.write(`: ${text}\n\n`);
+  }
+
+  private write(text: string): void {
+    if (!this.res.writableEnded && !this.res.destroyed) this.res.write(text);
+  }
+}
