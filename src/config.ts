@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { loadChannelsConfig, type ChannelsConfig } from './channels/config.js';
 
 /**
  * The one place that reads the environment. Every option is documented here (default, unit,
@@ -77,6 +78,13 @@ export interface Config {
   readonly jsonMaxStringBytes: number;
   /** MEDIAGATE_CORS_ORIGINS: origins (scheme://host[:port]) or `*` allowed to call the API from a browser. Default none (CORS off). */
   readonly corsOrigins: readonly string[] | '*';
+  /** MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels (README, "Routing to real providers"). Default unset: every model to the sandbox. */
+  readonly channelsFile: string | undefined;
+  /**
+   * The channels file read and validated once, here, with this same environment (its keys come
+   * from the variables it names). A fault throws ChannelsConfigError (exit 78, JSON paths).
+   */
+  readonly channels: ChannelsConfig;
 }
 
 export class ConfigError extends Error {
@@ -201,6 +209,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
   }
   const concurrency = integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256);
+  const rawChannelsFile = env['MEDIAGATE_CHANNELS_FILE']?.trim();
+  const channelsFile = rawChannelsFile ? resolve(rawChannelsFile) : undefined;
   const config: Config = {
     port,
     host,
@@ -236,6 +246,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonMaxItems: integer(env, 'MEDIAGATE_JSON_MAX_ITEMS', 1000, 10, 10_000_000),
     jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     corsOrigins: corsOrigins(env),
+    channelsFile,
+    channels: overrides.channels ?? loadChannelsConfig(channelsFile, env),
   };
   return Object.freeze({ ...config, ...overrides });
 }

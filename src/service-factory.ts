@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
-import { MODELS, createValidator } from './catalog/index.js';
+import { createValidator } from './catalog/index.js';
+import { routedModels } from './channels/config.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
@@ -89,7 +90,7 @@ interface Core {
 
 /** Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet. */
 async function createCore(config: Config, options: MediagateOptions): Promise<Core> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel, secrets: config.apiKeys, format: config.logFormat });
+  const logger = options.logger ?? createLogger({ level: config.logLevel, secrets: [...config.apiKeys, ...config.channels.secrets], format: config.logFormat });
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');
@@ -184,9 +185,11 @@ export async function createMediagate(config: Config, options: MediagateOptions 
 
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
+  const models = routedModels(config.channels);
   const http = buildHttpServer(
     {
-      validator: createValidator(MODELS),
+      models,
+      validator: createValidator(models),
       service,
       store,
       keys,

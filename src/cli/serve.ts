@@ -1,3 +1,4 @@
+import { ChannelsConfigError } from '../channels/config.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMediagate } from '../service-factory.js';
 import { describeListenError, portProblem } from './port-check.js';
@@ -8,10 +9,15 @@ export interface ServeOptions {
   readonly http: boolean;
 }
 
-function fail(error: unknown): never {
+export function fail(error: unknown): never {
   if (error instanceof ConfigError) {
     process.stderr.write(`mediagate: configuration error: ${error.message}\n`);
     process.exit(78); // EX_CONFIG
+  }
+  if (error instanceof ChannelsConfigError) {
+    // One line per fault, each naming the JSON path at fault (CHANNELS.md section 1).
+    process.stderr.write(`mediagate: configuration error: MEDIAGATE_CHANNELS_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
+    process.exit(error.exitCode);
   }
   throw error;
 }
