@@ -116,15 +116,19 @@ describe('channel keys are redacted from logs', () => {
       channels: { wan: { protocol: 'dashscope', base_url: 'https://dashscope-intl.aliyuncs.com', api_key_env: 'CHANNEL_TEST_KEY' } },
       routes: [{ model: '*', to: [{ channel: 'wan' }] }],
     });
-    const ran = await run([], {
-      MEDIAGATE_CHANNELS_FILE: path,
-      CHANNEL_TEST_KEY: key,
-      MEDIAGATE_DATA_DIR: join(dir, 'data-secret'),
-      MEDIAGATE_API_KEYS: 'mg_wiring_key_0123456789',
-      MEDIAGATE_WORKERS: 'false',
-      LOG_FORMAT: 'json',
-      PORT: '0',
-    }, 'test/fixtures/log-channel-secret.ts');
+    const ran = await run(
+      [],
+      {
+        MEDIAGATE_CHANNELS_FILE: path,
+        CHANNEL_TEST_KEY: key,
+        MEDIAGATE_DATA_DIR: join(dir, 'data-secret'),
+        MEDIAGATE_API_KEYS: 'mg_wiring_key_0123456789',
+        MEDIAGATE_WORKERS: 'false',
+        LOG_FORMAT: 'json',
+        PORT: '0',
+      },
+      'test/fixtures/log-channel-secret.ts',
+    );
     expect(ran.code).toBe(0);
     expect(ran.stdout).toContain('upstream said [redacted]');
     expect(ran.stdout).toContain('answer echoed the key [redacted]');
@@ -160,7 +164,9 @@ describe('what clients see: only routed models', () => {
 
   it('GET /v1/models lists exactly the routed models, in catalog order', async () => {
     const body = (await (await fetch(`${server.url}/v1/models`, { headers: auth() })).json()) as { data: { id: string }[] };
-    expect(body.data.map((m) => m.id)).toEqual([ROUTED_VIDEO, ROUTED_IMAGE].sort((a, b) => MODELS.findIndex((r) => r.id === a) - MODELS.findIndex((r) => r.id === b)));
+    expect(body.data.map((m) => m.id)).toEqual(
+      [ROUTED_VIDEO, ROUTED_IMAGE].sort((a, b) => MODELS.findIndex((r) => r.id === a) - MODELS.findIndex((r) => r.id === b)),
+    );
   });
 
   it('GET /v1/models/{id}: a routed model answers, an unrouted one is 404 in the envelope', async () => {
@@ -183,17 +189,29 @@ describe('what clients see: only routed models', () => {
   });
 
   it('a create naming an unrouted model is 400 unsupported_value on model, in both families, before any upstream call', async () => {
-    const video = await fetch(`${server.url}/v1/video/generations`, { method: 'POST', headers: auth(), body: JSON.stringify({ model: UNROUTED_VIDEO, prompt: 'a cat' }) });
+    const video = await fetch(`${server.url}/v1/video/generations`, {
+      method: 'POST',
+      headers: auth(),
+      body: JSON.stringify({ model: UNROUTED_VIDEO, prompt: 'a cat' }),
+    });
     expect(video.status).toBe(400);
     expect(await video.json()).toMatchObject({ error: { code: 'unsupported_value', param: 'model' } });
-    const image = await fetch(`${server.url}/v1/images/generations/async`, { method: 'POST', headers: auth(), body: JSON.stringify({ model: UNROUTED_IMAGE, prompt: 'a cat' }) });
+    const image = await fetch(`${server.url}/v1/images/generations/async`, {
+      method: 'POST',
+      headers: auth(),
+      body: JSON.stringify({ model: UNROUTED_IMAGE, prompt: 'a cat' }),
+    });
     expect(image.status).toBe(400);
     expect(await image.json()).toMatchObject({ code: 'unsupported_value', data: null });
     expect(fake.http.stats.requests).toBe(0);
   });
 
   it('a create naming a routed model is accepted', async () => {
-    const image = await fetch(`${server.url}/v1/images/generations/async`, { method: 'POST', headers: auth(), body: JSON.stringify({ model: ROUTED_IMAGE, prompt: 'a cat' }) });
+    const image = await fetch(`${server.url}/v1/images/generations/async`, {
+      method: 'POST',
+      headers: auth(),
+      body: JSON.stringify({ model: ROUTED_IMAGE, prompt: 'a cat' }),
+    });
     expect(image.status).toBe(200);
   });
 });

@@ -53,9 +53,19 @@ export function createChannelMetrics(registry: Registry = new Registry()): Chann
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
   });
-  const throttles = new Counter({ name: 'mediagate_channel_throttled_total', help: 'Upstream 429 answers by operation', labelNames: ['channel', 'operation'], registers });
+  const throttles = new Counter({
+    name: 'mediagate_channel_throttled_total',
+    help: 'Upstream 429 answers by operation',
+    labelNames: ['channel', 'operation'],
+    registers,
+  });
   const polls = new Counter({ name: 'mediagate_channel_polls_total', help: 'Upstream polls by outcome', labelNames: ['channel', 'outcome'], registers });
-  const copyBytes = new Counter({ name: 'mediagate_channel_copy_bytes_total', help: 'Output bytes copied from upstreams into storage', labelNames: ['channel'], registers });
+  const copyBytes = new Counter({
+    name: 'mediagate_channel_copy_bytes_total',
+    help: 'Output bytes copied from upstreams into storage',
+    labelNames: ['channel'],
+    registers,
+  });
   return {
     setInFlight: (channel, count) => inFlight.set({ channel }, count),
     submitted: (channel, outcome) => submissions.inc({ channel, outcome }),

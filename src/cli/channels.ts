@@ -84,7 +84,8 @@ export async function channelsCheck(options: ChannelsCheckOptions): Promise<numb
   out('');
   const results = await Promise.all(upstreams.map(async (channel) => ({ channel, result: await probeOne(channels, channel) })));
   const rows = [['CHANNEL', 'PROBE', 'MS', 'DETAIL']];
-  for (const { channel, result } of results) rows.push([channel.name, result.ok ? 'ok' : 'FAILED', String(result.ms), result.ok ? result.detail : result.reason]);
+  for (const { channel, result } of results)
+    rows.push([channel.name, result.ok ? 'ok' : 'FAILED', String(result.ms), result.ok ? result.detail : result.reason]);
   out(formatTable(rows));
   const failed = results.filter((r) => !r.result.ok).length;
   if (failed > 0) {

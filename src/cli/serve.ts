@@ -58,7 +58,13 @@ export async function serve(options: ServeOptions): Promise<void> {
     exitWith(line);
   }
   app.logger.info(
-    { url, workers: config.workers ? config.concurrency : 0, dataDir: config.dataDir, engine: config.engine, store: config.databaseUrl ? 'postgres' : 'sqlite' },
+    {
+      url,
+      workers: config.workers ? config.concurrency : 0,
+      dataDir: config.dataDir,
+      engine: config.engine,
+      store: config.databaseUrl ? 'postgres' : 'sqlite',
+    },
     'mediagate listening',
   );
   if (!config.publicUrlExplicit && (config.host === '0.0.0.0' || config.host === '::')) {

@@ -7,8 +7,7 @@ import { requestSchema } from './openapi.js';
  * allowed values, ranges and defaults, and a request to copy.
  */
 
-const escape = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
 type Schema = Record<string, unknown>;
 
@@ -28,7 +27,8 @@ function constraint(schema: Schema): string {
   }
   if (schema['minItems'] !== undefined) parts.push(`at least ${String(schema['minItems'])} items`);
   if (schema['maxItems'] !== undefined) parts.push(`at most ${String(schema['maxItems'])} items`);
-  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input') parts.push('https:// URL or Base64 data URL');
+  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input')
+    parts.push('https:// URL or Base64 data URL');
   if (schema['default'] !== undefined) parts.push(`default <code>${escape(JSON.stringify(schema['default']))}</code>`);
   return parts.join('; ');
 }

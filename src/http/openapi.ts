@@ -6,8 +6,7 @@ import { imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow 
  * them, discriminated by `model`.
  */
 
-export const componentName = (row: ModelRow): string =>
-  `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
+export const componentName = (row: ModelRow): string => `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
 
 export function requestSchema(row: ModelRow): JsonSchema {
   const { $id: _id, ...schema } = row.kind === 'video' ? videoRequestSchema(row) : imageRequestSchema(row);
@@ -142,8 +141,7 @@ export function buildOpenApi(serverUrl: string, models: readonly ModelRow[]): Re
     info: {
       title: 'mediagate',
       version: '1',
-      description:
-        'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
+      description: 'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],

@@ -17,16 +17,16 @@ function describe(row: ModelRow) {
 /** `GET /v1/models`: the models this deployment routes. */
 export function listModels({ ctx }: RouteDeps): Handler {
   const list = { object: 'list', data: ctx.models.map(describe) };
-  return async () => list;
+  return () => Promise.resolve(list);
 }
 
 /** `GET /v1/models/{id}`: ids contain slashes, so the id is the rest of the path. */
 export function getModel({ ctx }: RouteDeps): Handler {
   const rows = new Map(ctx.models.map((row) => [row.id, row]));
-  return async (request) => {
+  return (request) => {
     const id = decodeURIComponent(pathParam(request, '*'));
     const row = rows.get(id);
-    if (!row) throw new ApiError(404, 'not_found', 'model', `Unknown model '${id.slice(0, 200)}'.`);
-    return describe(row);
+    if (!row) return Promise.reject(new ApiError(404, 'not_found', 'model', `Unknown model '${id.slice(0, 200)}'.`));
+    return Promise.resolve(describe(row));
   };
 }
