@@ -1,7 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { loadChannelsConfig, type ChannelsConfig } from './channels/config.js';
 
 /**
  * The one place that reads the environment. Every option is documented here (default, unit,
@@ -78,13 +77,13 @@ export interface Config {
   readonly jsonMaxStringBytes: number;
   /** MEDIAGATE_CORS_ORIGINS: origins (scheme://host[:port]) or `*` allowed to call the API from a browser. Default none (CORS off). */
   readonly corsOrigins: readonly string[] | '*';
-  /** MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels (README, "Routing to real providers"). Default unset: every model to the sandbox. */
-  readonly channelsFile: string | undefined;
   /**
-   * The channels file read and validated once, here, with this same environment (its keys come
-   * from the variables it names). A fault throws ChannelsConfigError (exit 78, JSON paths).
+   * MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels (README, "Routing to
+   * real providers"), as an absolute path. Default unset: every model to the sandbox. Read and
+   * validated once at start by the process's entry (src/cli/serve.ts, `readChannels`) with the
+   * environment object given here, and passed to the factory as `options.channels`.
    */
-  readonly channels: ChannelsConfig;
+  readonly channelsFile: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -247,7 +246,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     corsOrigins: corsOrigins(env),
     channelsFile,
-    channels: overrides.channels ?? loadChannelsConfig(channelsFile, env),
   };
   return Object.freeze({ ...config, ...overrides });
 }

@@ -7,13 +7,15 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS } from '../src/catalog/index.js';
-import { ChannelsConfigError } from '../src/channels/config.js';
+import { ChannelsConfigError, loadChannelsConfig, routedModels } from '../src/channels/config.js';
 import { loadConfig } from '../src/config.js';
 import { createMetrics } from '../src/http/metrics.js';
+import { createMediagate } from '../src/service-factory.js';
 import { startArkFake, type ArkFake } from './fakes/ark.js';
 import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
 import { startServer, type TestServer } from './helpers/server.js';
@@ -61,32 +63,45 @@ describe('MEDIAGATE_CHANNELS_FILE in config', () => {
   it('unset: no file, every catalog model routed to the sandbox', () => {
     const config = loadConfig({});
     expect(config.channelsFile).toBeUndefined();
-    for (const row of MODELS) expect(config.channels.targetsFor(row.id)).toEqual([{ channel: 'sandbox', upstreamModel: row.id }]);
+    const channels = loadChannelsConfig(config.channelsFile, {});
+    for (const row of MODELS) expect(channels.targetsFor(row.id)).toEqual([{ channel: 'sandbox', upstreamModel: row.id }]);
   });
 
-  it('is read with the same environment: the key comes from the variable the file names', async () => {
+  it('an absolute path; loaded with the same environment, the key comes from the variable the file names', async () => {
     const path = await channelsFile('good.json', {
       channels: { wan: { protocol: 'dashscope', base_url: 'https://dashscope-intl.aliyuncs.com', api_key_env: 'WIRING_KEY' } },
       routes: [{ model: 'vendora/famw-2.7-t2v', to: [{ channel: 'wan', upstream_model: 'wan2.7-t2v' }] }],
     });
-    const config = loadConfig({ MEDIAGATE_CHANNELS_FILE: path, WIRING_KEY: 'sk-wiring-secret-1' });
+    const env = { MEDIAGATE_CHANNELS_FILE: relative(process.cwd(), path), WIRING_KEY: 'sk-wiring-secret-1' };
+    const config = loadConfig(env);
     expect(config.channelsFile).toBe(path);
-    expect(config.channels.channels.get('wan')).toMatchObject({ apiKey: 'sk-wiring-secret-1', apiKeyEnv: 'WIRING_KEY' });
-    expect(config.channels.secrets).toEqual(['sk-wiring-secret-1']);
-    expect(config.channels.isRouted('vendora/famw-2.7-i2v')).toBe(false);
+    const channels = loadChannelsConfig(config.channelsFile, env);
+    expect(channels.channels.get('wan')).toMatchObject({ apiKey: 'sk-wiring-secret-1', apiKeyEnv: 'WIRING_KEY' });
+    expect(channels.secrets).toEqual(['sk-wiring-secret-1']);
+    expect(routedModels(channels).map((row) => row.id)).toEqual(['vendora/famw-2.7-t2v']);
   });
 
   it('a fault throws ChannelsConfigError naming each JSON path at fault', async () => {
     const path = await channelsFile('bad-unit.json', BAD);
     let caught: unknown;
     try {
-      loadConfig({ MEDIAGATE_CHANNELS_FILE: path });
+      loadChannelsConfig(loadConfig({ MEDIAGATE_CHANNELS_FILE: path }).channelsFile, {});
     } catch (error) {
       caught = error;
     }
     expect(caught).toBeInstanceOf(ChannelsConfigError);
     const faults = (caught as ChannelsConfigError).faults;
     for (const at of BAD_FAULTS) expect(faults.some((line) => line.startsWith(`${at}:`))).toBe(true);
+  });
+
+  it('the factory refuses a config naming a file whose channels were not passed (never a silent sandbox)', async () => {
+    const path = await channelsFile('unpassed.json', { routes: [{ model: '*', to: [{ channel: 'sandbox' }] }] });
+    const config = loadConfig({
+      MEDIAGATE_CHANNELS_FILE: path,
+      MEDIAGATE_DATA_DIR: join(dir, 'data-unpassed'),
+      MEDIAGATE_API_KEYS: 'mg_wiring_key_0123456789',
+    });
+    await expect(createMediagate(config, { logger: pino({ level: 'silent' }) })).rejects.toThrow(/options\.channels/);
   });
 });
 
@@ -155,7 +170,8 @@ describe('what clients see: only routed models', () => {
         { model: ROUTED_IMAGE, to: [{ channel: 'sandbox' }] },
       ],
     });
-    server = await startServer({ MEDIAGATE_CHANNELS_FILE: path, ROUTING_KEY: 'sk-routing-fake', MEDIAGATE_ENGINE: 'instant' });
+    const env = { MEDIAGATE_CHANNELS_FILE: path, ROUTING_KEY: 'sk-routing-fake', MEDIAGATE_ENGINE: 'instant' };
+    server = await startServer(env, { channels: loadChannelsConfig(path, env) });
   });
   afterAll(async () => {
     await server?.close();

@@ -4,7 +4,7 @@ import { createChannelMedia } from '../channels/media.js';
 import { ADAPTERS } from '../channels/protocols/index.js';
 import type { ProbeOutcome } from '../channels/protocol.js';
 import { formatTable } from './keys.js';
-import { readConfig } from './serve.js';
+import { readChannels, readConfig } from './serve.js';
 
 export interface ChannelsCheckOptions {
   readonly probe: boolean;
@@ -67,7 +67,7 @@ async function probeOne(config: ChannelsConfig, channel: ChannelConfig): Promise
  */
 export async function channelsCheck(options: ChannelsCheckOptions): Promise<number> {
   const config = readConfig({ workers: false });
-  const channels = config.channels;
+  const channels = readChannels(config);
   const out = (text: string): void => void process.stdout.write(`${text}\n`);
   if (!config.channelsFile) {
     out('MEDIAGATE_CHANNELS_FILE is not set: every model is rendered by the built-in sandbox channel.');

@@ -1,4 +1,4 @@
-import { ChannelsConfigError } from '../channels/config.js';
+import { ChannelsConfigError, loadChannelsConfig, type ChannelsConfig } from '../channels/config.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMediagate } from '../service-factory.js';
 import { describeListenError, portProblem } from './port-check.js';
@@ -35,12 +35,22 @@ export function readConfig(overrides: Partial<Config> = {}): Config {
   }
 }
 
+/** The channels file the config names, read once with the same environment; a fault exits 78. */
+export function readChannels(config: Config): ChannelsConfig {
+  try {
+    return loadChannelsConfig(config.channelsFile, process.env);
+  } catch (error) {
+    return fail(error);
+  }
+}
+
 /** `mediagate serve`: API and workers in one process (the default), or API only. */
 export async function serve(options: ServeOptions): Promise<void> {
   const config = readConfig({ workers: options.workers });
+  const channels = readChannels(config);
   const problem = await portProblem(config.host, config.port);
   if (problem) exitWith(problem);
-  const app = await createMediagate(config);
+  const app = await createMediagate(config, { channels });
   if (app.generatedKey) {
     process.stdout.write(
       `\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n` +
