@@ -79,6 +79,13 @@ export interface Config {
   readonly jsonMaxStringBytes: number;
   /** MEDIAGATE_CORS_ORIGINS: origins (scheme://host[:port]) or `*` allowed to call the API from a browser. Default none (CORS off). */
   readonly corsOrigins: readonly string[] | '*';
+  /**
+   * MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels (README, "Routing to
+   * real providers"), as an absolute path. Default unset: every model to the sandbox. Read and
+   * validated once at start by the process's entry (src/cli/serve.ts, `readChannels`) with the
+   * environment object given here, and passed to the factory as `options.channels`.
+   */
+  readonly channelsFile: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -203,6 +210,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
   }
   const concurrency = integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256);
+  const rawChannelsFile = env['MEDIAGATE_CHANNELS_FILE']?.trim();
+  const channelsFile = rawChannelsFile ? resolve(rawChannelsFile) : undefined;
   const config: Config = {
     port,
     host,
@@ -239,6 +248,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonMaxItems: integer(env, 'MEDIAGATE_JSON_MAX_ITEMS', 1000, 10, 10_000_000),
     jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     corsOrigins: corsOrigins(env),
+    channelsFile,
   };
   return Object.freeze({ ...config, ...overrides });
 }

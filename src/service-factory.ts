@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
-import { MODELS, createValidator } from './catalog/index.js';
+import { createValidator } from './catalog/index.js';
+import { defaultChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
@@ -22,6 +23,8 @@ export interface MediagateOptions {
   /** Replaces the engine chosen by config (tests inject slow or failing engines). */
   readonly engine?: Engine;
   readonly logger?: Logger;
+  /** The loaded MEDIAGATE_CHANNELS_FILE (src/cli/serve.ts, readChannels); absent: every model to the sandbox. */
+  readonly channels?: ChannelsConfig;
 }
 
 /** What a serving process and a worker-only process both hold. */
@@ -94,7 +97,11 @@ interface Core {
 
 /** Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet. */
 async function createCore(config: Config, options: MediagateOptions): Promise<Core> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel, secrets: config.apiKeys, format: config.logFormat });
+  // Loaded by the entry (cli/serve.ts readChannels): routing everything to the sandbox instead would be silent.
+  if (config.channelsFile !== undefined && options.channels === undefined)
+    throw new Error('MEDIAGATE_CHANNELS_FILE is set: pass loadChannelsConfig(config.channelsFile, env) as options.channels');
+  const logger =
+    options.logger ?? createLogger({ level: config.logLevel, secrets: [...config.apiKeys, ...(options.channels?.secrets ?? [])], format: config.logFormat });
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');
@@ -191,9 +198,11 @@ export async function createMediagate(config: Config, options: MediagateOptions 
 
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
+  const models = routedModels(options.channels ?? defaultChannelsConfig());
   const http = buildHttpServer(
     {
-      validator: createValidator(MODELS),
+      models,
+      validator: createValidator(models),
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,

@@ -274,6 +274,14 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
   return routed(channels, routes, secrets);
 }
 
+/**
+ * The catalog rows a deployment offers: the routed ones, in catalog order. Computed once at start
+ * and passed down, so /v1/models, /docs, /openapi.json, the console and validation agree.
+ */
+export function routedModels(config: ChannelsConfig, models: readonly ModelRow[] = MODELS): readonly ModelRow[] {
+  return models.filter((row) => config.isRouted(row.id));
+}
+
 /** Reads and validates the file; no path: the default (everything to the sandbox). */
 export function loadChannelsConfig(path: string | undefined, env: Env, models: readonly ModelRow[] = MODELS): ChannelsConfig {
   if (path === undefined || path === '') return defaultChannelsConfig(models);

@@ -22,7 +22,9 @@ async function withStore<T>(run: (store: Store) => Promise<T>, existing = false)
   if (existing) {
     const sqlitePath = join(config.dataDir, 'mediagate.db');
     if (!config.databaseUrl && !existsSync(sqlitePath)) {
-      throw new CliError(`no key store at ${sqlitePath} (SQLite in MEDIAGATE_DATA_DIR, default ./data): set MEDIAGATE_DATA_DIR to the server's data directory, or DATABASE_URL`);
+      throw new CliError(
+        `no key store at ${sqlitePath} (SQLite in MEDIAGATE_DATA_DIR, default ./data): set MEDIAGATE_DATA_DIR to the server's data directory, or DATABASE_URL`,
+      );
     }
     // Never the URL itself: it may hold a password.
     process.stderr.write(`store: ${config.databaseUrl ? 'PostgreSQL at DATABASE_URL' : `SQLite ${sqlitePath}`}\n`);
@@ -102,7 +104,9 @@ export function registerKeyCommands(program: Command): void {
 
   keys
     .command('revoke')
-    .description('revoke an API key by id; a running server stops accepting it within 5 s (a key from MEDIAGATE_API_KEYS comes back at the next start: remove it from the variable)')
+    .description(
+      'revoke an API key by id; a running server stops accepting it within 5 s (a key from MEDIAGATE_API_KEYS comes back at the next start: remove it from the variable)',
+    )
     .argument('<id>', 'the key id shown by `keys create` or `keys list`')
     .action(async (id: string) => {
       const revoked = await withStore((store) => store.revokeKey(id, Date.now()));

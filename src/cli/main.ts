@@ -38,6 +38,17 @@ program
     await migrate();
   });
 
+program
+  .command('channels')
+  .description('operator tools for MEDIAGATE_CHANNELS_FILE (routing to real providers)')
+  .command('check')
+  .description('validate the channels file and the variables it names; print channels and routes')
+  .option('--probe', 'also make one cheap authenticated call to each channel')
+  .action(async (options: { probe?: boolean }) => {
+    const { channelsCheck } = await import('./channels.js');
+    process.exitCode = await channelsCheck({ probe: options.probe === true });
+  });
+
 registerVideoCommands(program);
 registerImageCommands(program);
 registerTaskCommands(program);

@@ -1,3 +1,4 @@
+import { ChannelsConfigError, loadChannelsConfig, type ChannelsConfig } from '../channels/config.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMediagate } from '../service-factory.js';
 import { describeListenError, portProblem } from './port-check.js';
@@ -8,10 +9,15 @@ export interface ServeOptions {
   readonly http: boolean;
 }
 
-function fail(error: unknown): never {
+export function fail(error: unknown): never {
   if (error instanceof ConfigError) {
     process.stderr.write(`mediagate: configuration error: ${error.message}\n`);
     process.exit(78); // EX_CONFIG
+  }
+  if (error instanceof ChannelsConfigError) {
+    // One line per fault, each naming the JSON path at fault (CHANNELS.md section 1).
+    process.stderr.write(`mediagate: configuration error: MEDIAGATE_CHANNELS_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
+    process.exit(error.exitCode);
   }
   throw error;
 }
@@ -29,12 +35,22 @@ export function readConfig(overrides: Partial<Config> = {}): Config {
   }
 }
 
+/** The channels file the config names, read once with the same environment; a fault exits 78. */
+export function readChannels(config: Config): ChannelsConfig {
+  try {
+    return loadChannelsConfig(config.channelsFile, process.env);
+  } catch (error) {
+    return fail(error);
+  }
+}
+
 /** `mediagate serve`: API and workers in one process (the default), or API only. */
 export async function serve(options: ServeOptions): Promise<void> {
   const config = readConfig({ workers: options.workers });
+  const channels = readChannels(config);
   const problem = await portProblem(config.host, config.port);
   if (problem) exitWith(problem);
-  const app = await createMediagate(config);
+  const app = await createMediagate(config, { channels });
   if (app.generatedKey) {
     process.stdout.write(
       `\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n` +
@@ -52,7 +68,13 @@ export async function serve(options: ServeOptions): Promise<void> {
     exitWith(line);
   }
   app.logger.info(
-    { url, workers: config.workers ? config.concurrency : 0, dataDir: config.dataDir, engine: config.engine, store: config.databaseUrl ? 'postgres' : 'sqlite' },
+    {
+      url,
+      workers: config.workers ? config.concurrency : 0,
+      dataDir: config.dataDir,
+      engine: config.engine,
+      store: config.databaseUrl ? 'postgres' : 'sqlite',
+    },
     'mediagate listening',
   );
   if (!config.publicUrlExplicit && (config.host === '0.0.0.0' || config.host === '::')) {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { errors } from '../errors.js';
-import { MODELS } from '../catalog/index.js';
+import type { ModelRow } from '../catalog/index.js';
 import { consoleHints } from './console-hints.js';
 import { pathParam, type Handler, type RouteDeps } from './route.js';
 
@@ -55,10 +55,10 @@ interface ConsoleBuild {
 }
 
 /** The built console, read once per server (undefined when it was not built). */
-function loadConsole(bodyLimitBytes: number): ConsoleBuild | undefined {
+function loadConsole(models: readonly ModelRow[], bodyLimitBytes: number): ConsoleBuild | undefined {
   const dir = consoleDir();
   if (!dir) return undefined;
-  const hints = attribute(JSON.stringify(consoleHints(MODELS, bodyLimitBytes)));
+  const hints = attribute(JSON.stringify(consoleHints(models, bodyLimitBytes)));
   const page = readFileSync(`${dir}index.html`, 'utf8').replace('__MEDIAGATE_HINTS__', hints);
   const assets = new Map<string, Buffer>();
   for (const name of readdirSync(`${dir}assets`)) if (ASSET_NAME.test(name)) assets.set(name, readFileSync(`${dir}assets/${name}`));
@@ -69,7 +69,7 @@ const builds = new WeakMap<RouteDeps['ctx'], ConsoleBuild | null>();
 function buildFor(deps: RouteDeps): ConsoleBuild | undefined {
   let build = builds.get(deps.ctx);
   if (build === undefined) {
-    build = loadConsole(deps.ctx.bodyLimitBytes) ?? null;
+    build = loadConsole(deps.ctx.models, deps.ctx.bodyLimitBytes) ?? null;
     builds.set(deps.ctx, build);
   }
   return build ?? undefined;

@@ -1,4 +1,4 @@
-import type { Validator } from '../catalog/index.js';
+import type { ModelRow, Validator } from '../catalog/index.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { UrlSigner } from '../storage/signing.js';
@@ -11,6 +11,8 @@ import type { KeyLimits } from './rate-limit.js';
 
 /** Everything the routes need, built once by the app factory and passed in. */
 export interface HttpContext {
+  /** The models this deployment offers (the routed catalog rows); the validator knows only these. */
+  readonly models: readonly ModelRow[];
   readonly validator: Validator;
   readonly service: TaskService;
   /** Changes of tasks made by any process: the event streams follow it. */

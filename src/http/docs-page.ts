@@ -1,4 +1,4 @@
-import { MODELS, type ModelRow } from '../catalog/index.js';
+import type { ModelRow } from '../catalog/index.js';
 import { requestSchema } from './openapi.js';
 
 /**
@@ -7,8 +7,7 @@ import { requestSchema } from './openapi.js';
  * allowed values, ranges and defaults, and a request to copy.
  */
 
-const escape = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
 type Schema = Record<string, unknown>;
 
@@ -28,7 +27,8 @@ function constraint(schema: Schema): string {
   }
   if (schema['minItems'] !== undefined) parts.push(`at least ${String(schema['minItems'])} items`);
   if (schema['maxItems'] !== undefined) parts.push(`at most ${String(schema['maxItems'])} items`);
-  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input') parts.push('https:// URL or Base64 data URL');
+  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input')
+    parts.push('https:// URL or Base64 data URL');
   if (schema['default'] !== undefined) parts.push(`default <code>${escape(JSON.stringify(schema['default']))}</code>`);
   return parts.join('; ');
 }
@@ -70,8 +70,8 @@ function modelSection(row: ModelRow): string {
 <pre>${escape(example(row))}</pre></section>`;
 }
 
-export function renderDocsPage(): string {
-  const toc = MODELS.map((row) => `<li><a href="#${escape(row.id)}">${escape(row.id)}</a></li>`).join('');
+export function renderDocsPage(models: readonly ModelRow[]): string {
+  const toc = models.map((row) => `<li><a href="#${escape(row.id)}">${escape(row.id)}</a></li>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mediagate API</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -92,6 +92,6 @@ th{background:#fafafa}small{color:#777;font-weight:normal}section{margin:2rem 0}
 <h2>Errors</h2>
 <p>Video endpoints: <code>{"error":{"type","code","message","param"}}</code>; image endpoints: <code>{"code","message","data":null}</code>. Validation codes: <code>missing_parameter</code>, <code>invalid_parameter</code>, <code>unsupported_parameter</code>, <code>unsupported_value</code>; <code>param</code> names the top-level field at fault.</p>
 <h2>Models</h2><ul>${toc}</ul>
-${MODELS.map(modelSection).join('\n')}
+${models.map(modelSection).join('\n')}
 </body></html>`;
 }

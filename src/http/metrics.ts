@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createChannelMetrics, type ChannelMetrics } from '../channels/metrics.js';
 
 /** Prometheus metrics of one process, served at GET /metrics. */
 export interface Metrics {
@@ -10,6 +11,8 @@ export interface Metrics {
   readonly tasksCreated: Counter<'kind' | 'model'>;
   readonly tasksSettled: Counter<'status'>;
   readonly tasksByStatus: Gauge<'status'>;
+  /** Per-channel series (src/channels/metrics.ts), recorded by the upstream lifecycle. */
+  readonly channels: ChannelMetrics;
 }
 
 export function createMetrics(): Metrics {
@@ -25,9 +28,19 @@ export function createMetrics(): Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
-    fastPolls: new Counter({ name: 'mediagate_http_fast_polls_total', help: 'Status polls answered before routing (also in mediagate_http_requests_total)', registers: [registry] }),
+    fastPolls: new Counter({
+      name: 'mediagate_http_fast_polls_total',
+      help: 'Status polls answered before routing (also in mediagate_http_requests_total)',
+      registers: [registry],
+    }),
     tasksCreated: new Counter({ name: 'mediagate_tasks_created_total', help: 'Tasks accepted', labelNames: ['kind', 'model'], registers: [registry] }),
-    tasksSettled: new Counter({ name: 'mediagate_tasks_settled_total', help: 'Tasks that reached a final state in this process', labelNames: ['status'], registers: [registry] }),
+    tasksSettled: new Counter({
+      name: 'mediagate_tasks_settled_total',
+      help: 'Tasks that reached a final state in this process',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
     tasksByStatus: new Gauge({ name: 'mediagate_tasks', help: 'Tasks in the store by status', labelNames: ['status'], registers: [registry] }),
+    channels: createChannelMetrics(registry),
   };
 }

@@ -1,4 +1,4 @@
-import { MODELS, imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../catalog/index.js';
+import { imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../catalog/index.js';
 
 /**
  * The OpenAPI 3.1 document, derived from the catalog: each model's request body is its row's
@@ -112,8 +112,10 @@ function errorResponses(schema: string) {
   };
 }
 
-function createBody(kind: 'video' | 'image') {
-  const rows = MODELS.filter((row) => row.kind === kind);
+function createBody(kind: 'video' | 'image', models: readonly ModelRow[]) {
+  const rows = models.filter((row) => row.kind === kind);
+  // No routed model of this kind: every create is refused (unsupported_value on model).
+  if (rows.length === 0) return { required: true, content: json({ type: 'object', description: 'No model of this kind is offered by this deployment.' }) };
   return {
     required: true,
     content: json({
@@ -147,7 +149,7 @@ function eventsPath(family: 'video' | 'image'): Record<string, unknown> {
   };
 }
 
-export function buildOpenApi(serverUrl: string): Record<string, unknown> {
+export function buildOpenApi(serverUrl: string, models: readonly ModelRow[]): Record<string, unknown> {
   const schemas: Record<string, unknown> = {
     VideoTask: VIDEO_TASK,
     VideoError: VIDEO_ERROR,
@@ -155,7 +157,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     ImageStatus: IMAGE_STATUS,
     ImageError: IMAGE_ERROR,
   };
-  for (const row of MODELS) schemas[componentName(row)] = requestSchema(row);
+  for (const row of models) schemas[componentName(row)] = requestSchema(row);
   return {
     openapi: '3.1.0',
     info: {
@@ -170,7 +172,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         post: {
           operationId: 'createVideo',
           summary: 'Create a video generation task',
-          requestBody: createBody('video'),
+          requestBody: createBody('video', models),
           responses: { '200': { description: 'The task, queued', content: json(ref('VideoTask')) }, ...errorResponses('VideoError') },
         },
       },
@@ -191,7 +193,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         post: {
           operationId: 'createImage',
           summary: 'Create an image generation task',
-          requestBody: createBody('image'),
+          requestBody: createBody('image', models),
           responses: { '200': { description: 'Creation envelope', content: json(ref('ImageCreated')) }, ...errorResponses('ImageError') },
         },
       },

@@ -6,14 +6,14 @@ import type { Handler, RouteDeps } from '../route.js';
 export function getOpenApi({ ctx }: RouteDeps): Handler {
   let openapi: string | undefined;
   return async (_request, reply) => {
-    openapi ??= JSON.stringify(buildOpenApi(ctx.publicUrl()));
+    openapi ??= JSON.stringify(buildOpenApi(ctx.publicUrl(), ctx.models));
     return reply.type('application/json').send(openapi);
   };
 }
 
 /** `GET /docs`: a static page, locked down (no scripts, no framing). */
-export function getDocs(): Handler {
-  const docs = renderDocsPage();
+export function getDocs({ ctx }: RouteDeps): Handler {
+  const docs = renderDocsPage(ctx.models);
   return async (_request, reply) =>
     reply
       .type('text/html; charset=utf-8')
@@ -28,7 +28,7 @@ export function getDocs(): Handler {
 
 /** `GET /healthz`: the process answers. */
 export function getHealth(): Handler {
-  return async () => ({ status: 'ok' });
+  return () => Promise.resolve({ status: 'ok' });
 }
 
 /** `GET /readyz`: the store answers too. */

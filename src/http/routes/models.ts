@@ -1,7 +1,7 @@
-import { MODELS, findModel, type ModelRow } from '../../catalog/index.js';
+import type { ModelRow } from '../../catalog/index.js';
 import { ApiError } from '../../errors.js';
 import { requestSchema } from '../openapi.js';
-import { pathParam, type Handler } from '../route.js';
+import { pathParam, type Handler, type RouteDeps } from '../route.js';
 
 function describe(row: ModelRow) {
   return {
@@ -14,18 +14,19 @@ function describe(row: ModelRow) {
   };
 }
 
-/** `GET /v1/models`. */
-export function listModels(): Handler {
-  const list = { object: 'list', data: MODELS.map(describe) };
-  return async () => list;
+/** `GET /v1/models`: the models this deployment routes. */
+export function listModels({ ctx }: RouteDeps): Handler {
+  const list = { object: 'list', data: ctx.models.map(describe) };
+  return () => Promise.resolve(list);
 }
 
 /** `GET /v1/models/{id}`: ids contain slashes, so the id is the rest of the path. */
-export function getModel(): Handler {
-  return async (request) => {
+export function getModel({ ctx }: RouteDeps): Handler {
+  const rows = new Map(ctx.models.map((row) => [row.id, row]));
+  return (request) => {
     const id = decodeURIComponent(pathParam(request, '*'));
-    const row = findModel(id);
-    if (!row) throw new ApiError(404, 'not_found', 'model', `Unknown model '${id.slice(0, 200)}'.`);
-    return describe(row);
+    const row = rows.get(id);
+    if (!row) return Promise.reject(new ApiError(404, 'not_found', 'model', `Unknown model '${id.slice(0, 200)}'.`));
+    return Promise.resolve(describe(row));
   };
 }
