@@ -84,7 +84,7 @@ interface Core {
   readonly storage: LocalStorage;
   readonly secret: string;
   /** Starts the workers, if any, and the sweeper. */
-  startWork(): Promise<void>;
+  readonly startWork: () => Promise<void>;
 }
 
 /** Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet. */

@@ -17,15 +17,15 @@ function describe(row: ModelRow) {
 /** `GET /v1/models`. */
 export function listModels(): Handler {
   const list = { object: 'list', data: MODELS.map(describe) };
-  return async () => list;
+  return () => Promise.resolve(list);
 }
 
 /** `GET /v1/models/{id}`: ids contain slashes, so the id is the rest of the path. */
 export function getModel(): Handler {
-  return async (request) => {
+  return (request) => {
     const id = decodeURIComponent(pathParam(request, '*'));
     const row = findModel(id);
     if (!row) throw new ApiError(404, 'not_found', 'model', `Unknown model '${id.slice(0, 200)}'.`);
-    return describe(row);
+    return Promise.resolve(describe(row));
   };
 }
