@@ -3,6 +3,23 @@
  * beside the API's request error codes (errors.ts). Engines throw them (EngineError), the worker
  * pool and TaskService record them; tests assert them. A new failure is a new entry here.
  */
+
+/** The upstream channels' failures (/work/shared/CHANNELS.md section 2); channels/failure.ts types its codes from these. */
+export const CHANNEL_FAILURE_CODES = [
+  /** The upstream failed the task. */
+  'upstream_error',
+  /** The upstream's moderation refused the input or the output. */
+  'content_policy_violation',
+  /** The upstream task ran past the channel's `timeout_s`. */
+  'upstream_timeout',
+  /** No target of the channel would accept the task. */
+  'upstream_unavailable',
+  /** A submission's outcome is unknown and resubmitting could run it twice. */
+  'upstream_submission_unknown',
+  /** The upstream's file was missing, too large or not the promised media. */
+  'output_invalid',
+] as const;
+
 export const TASK_FAILURE_CODES = [
   // Engines, while rendering.
   /** An input (image, mask, parameter) could not be read or decoded. */
@@ -17,19 +34,8 @@ export const TASK_FAILURE_CODES = [
   'timeout',
   /** Anything else (also a task whose workers stopped MEDIAGATE_MAX_ATTEMPTS times). */
   'generation_failed',
-  // Upstream channels (/work/shared/CHANNELS.md section 2).
-  /** The upstream failed the task. */
-  'upstream_error',
-  /** The upstream's moderation refused the input or the output. */
-  'content_policy_violation',
-  /** The upstream task ran past the channel's `timeout_s`. */
-  'upstream_timeout',
-  /** No target of the channel would accept the task. */
-  'upstream_unavailable',
-  /** A submission's outcome is unknown and resubmitting could run it twice. */
-  'upstream_submission_unknown',
-  /** The upstream's file was missing, too large or not the promised media. */
-  'output_invalid',
+  // Upstream channels.
+  ...CHANNEL_FAILURE_CODES,
 ] as const;
 
 export type TaskFailureCode = (typeof TASK_FAILURE_CODES)[number];

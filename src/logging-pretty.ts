@@ -29,7 +29,7 @@ export function prettyLine(json: string): string {
   const fields = Object.entries(record)
     .filter(([key]) => !SKIP.has(key))
     .map(([key, inner]) => `${key}=${value(inner)}`);
-  let out = [time, level, String(record['msg'] ?? ''), ...fields].filter((part) => part !== '').join(' ');
+  let out = [time, level, typeof record['msg'] === 'string' ? record['msg'] : '', ...fields].filter((part) => part !== '').join(' ');
   const err = record['err'];
   if (err !== null && typeof err === 'object') {
     const stack = (err as Record<string, unknown>)['stack'];

@@ -197,11 +197,11 @@ describe('image create and task commands', () => {
   it('task get tries the other family when the id prefix misleads', async () => {
     const video = { id: 'img_looks_like_an_image', object: 'video.generation', model: 'm', status: 'queued', outputs: [], created_at: 1, started_at: null, completed_at: null, progress: null, error: null };
     const paths: string[] = [];
-    const fetch: Fetch = async (url) => {
+    const fetch: Fetch = (url) => {
       paths.push(new URL(url).pathname);
-      return url.includes('/v1/images/')
+      return Promise.resolve(url.includes('/v1/images/')
         ? new Response(JSON.stringify({ code: 'task_not_found', message: 'no', data: null }), { status: 404 })
-        : new Response(JSON.stringify(video), { status: 200 });
+        : new Response(JSON.stringify(video), { status: 200 }));
     };
     const seen = await findTask(new Mediagate({ baseURL: 'http://x.test', apiKey: 'k', fetch }), video.id);
     expect(seen).toMatchObject({ kind: 'video', id: video.id, status: 'queued' });
@@ -326,8 +326,8 @@ describe.skipIf(!hasScript)('on a terminal', () => {
     const screen = run.stdout;
     const frames = screen.split('\r').filter((frame) => frame.includes('vid_'));
     expect(frames.length).toBeGreaterThan(5);
-    expect(screen).toMatch(/vid_\S+ \[[█░]{24}\] +\d+% +processing +\d+:\d\d\x1b\[K/);
-    expect(screen).toMatch(/✔ vid_\S+ \[█{24}\] 100% +completed +\d+:\d\d\x1b\[K/);
+    expect(screen).toMatch(new RegExp(String.raw`vid_\S+ \[[█░]{24}\] +\d+% +processing +\d+:\d\d\u001b\[K`));
+    expect(screen).toMatch(new RegExp(String.raw`✔ vid_\S+ \[█{24}\] 100% +completed +\d+:\d\d\u001b\[K`));
     // The plain per-change lines are only for non-terminals.
     expect(screen).not.toMatch(PROGRESS_LINE);
     expect(screen).toMatch(/http:\/\/127\.0\.0\.1:\d+\/files\/vid_\S+\.mp4/);

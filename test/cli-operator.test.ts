@@ -134,7 +134,7 @@ describe('npm start (the README command) under a process manager', () => {
     const sources = ['src/cli/main.ts', 'src/cli/serve.ts', 'src/cli/signals.ts', 'src/logging.ts', 'src/logging-pretty.ts', 'src/config.ts'];
     if (sources.some((file) => statSync(join(ROOT, file)).mtimeMs > built)) {
       return new Promise<void>((resolve, reject) => {
-        execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT }, (error) => (error ? reject(error) : resolve()));
+        execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT }, (error) => (error ? reject(new Error('tsc -p tsconfig.build.json failed', { cause: error })) : resolve()));
       });
     }
     return undefined;

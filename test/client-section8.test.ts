@@ -290,11 +290,10 @@ describe('idempotent creates', () => {
   it('createAndWait passes the key and waits over events', async () => {
     const waiting = client.videos.createAndWait({ model: T2V, prompt: 'caw' }, { idempotencyKey: 'caw-1', pollInterval: 10 });
     const deadline = Date.now() + 5_000;
-    let task = stub.tasks('video').at(-1);
     while (stub.requestsTo(/^\/v1\/video\/generations$/, 'POST').at(-1)?.headers['idempotency-key'] !== 'caw-1' && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    task = stub.tasks('video').at(-1);
+    const task = stub.tasks('video').at(-1);
     await stub.streamsOpen(task?.id ?? '');
     stub.advance(task?.id ?? '', { status: 'completed' });
     expect((await waiting).id).toBe(task?.id);

@@ -78,7 +78,7 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
       throw new Error(`not created: ${now} ${errors.join(' | ')}`);
     }
     await shot('submitted');
-    await page.waitForFunction(() => ['completed', 'failed', 'cancelled'].includes((document.querySelector('.status') as HTMLElement | null)?.dataset['status'] ?? ''), null, { timeout: 60_000 });
+    await page.waitForFunction(() => ['completed', 'failed', 'cancelled'].includes(document.querySelector<HTMLElement>('.status')?.dataset['status'] ?? ''), null, { timeout: 60_000 });
     const status = (await page.locator('.status').getAttribute('data-status')) ?? '';
     const id = ((await page.locator('.status').textContent()) ?? '').split(':')[0] ?? '';
     const seen = await page.evaluate(() => (window as unknown as { seenProgress: number[] }).seenProgress);
@@ -117,7 +117,7 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     expect(new URL(page.url()).pathname).toBe('/console');
     await field('API key').fill(server.keys[0]);
     await field('API key').press('Enter');
-    await page.waitForFunction(() => !(document.querySelector('select') as HTMLSelectElement | null)?.disabled);
+    await page.waitForFunction(() => !document.querySelector('select')?.disabled);
     await shot('key-entered');
   });
 
@@ -186,7 +186,7 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     const { status, seen } = await generate();
     expect(status).toBe('completed');
     expectAdvanced(seen);
-    await page.waitForFunction(() => (document.querySelector('.media-result img') as HTMLImageElement | null)?.complete === true && (document.querySelector('.media-result img') as HTMLImageElement).naturalWidth > 0);
+    await page.waitForFunction(() => { const img = document.querySelector<HTMLImageElement>('.media-result img'); return img?.complete === true && img.naturalWidth > 0; });
     expect(await page.evaluate(() => [(document.querySelector('.media-result img') as HTMLImageElement).naturalWidth, (document.querySelector('.media-result img') as HTMLImageElement).naturalHeight])).toEqual([384, 256]);
     await shot('image-result');
 

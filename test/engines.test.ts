@@ -38,7 +38,7 @@ describe('engines in package-lock.json', () => {
     expect(lock.packages['node_modules/light-my-request/node_modules/cookie']?.version).toMatch(/^1\./);
     const { default: Fastify } = await import('fastify');
     const app = Fastify();
-    app.get('/', async (request) => ({ cookie: request.headers.cookie ?? null }));
+    app.get('/', (request) => Promise.resolve({ cookie: request.headers.cookie ?? null }));
     const response = await app.inject({ method: 'GET', url: '/', cookies: { a: 'b c' } });
     expect(response.json()).toEqual({ cookie: 'a=b%20c' });
     await app.close();

@@ -65,9 +65,9 @@ describe('group commit with a synchronous writer (SQLite)', () => {
   it('writes what arrives in one turn of the event loop in one call, and answers each caller after it', async () => {
     const calls: number[][] = [];
     const group = new GroupCommit<number, number>(
-      async (items) => {
+      (items) => {
         calls.push([...items]);
-        return items.map((n) => n * 10);
+        return Promise.resolve(items.map((n) => n * 10));
       },
       () => true,
     );
@@ -80,9 +80,9 @@ describe('group commit with a synchronous writer (SQLite)', () => {
 
   it('fails only the write that cannot be written, trying each alone after a failed batch', async () => {
     const group = new GroupCommit<number, number>(
-      async (items) => {
-        if (items.includes(13)) throw new Error('unlucky');
-        return items.map((n) => n + 1);
+      (items) => {
+        if (items.includes(13)) return Promise.reject(new Error('unlucky'));
+        return Promise.resolve(items.map((n) => n + 1));
       },
       () => true,
     );

@@ -201,9 +201,7 @@ describe('request ids, headers, and no stack traces', () => {
 
   it('a fault is a 500 in the envelope with no stack trace or internals', async () => {
     const fault = new Error('database exploded at /work/secret/path.ts:12');
-    server.app.service.get = async () => {
-      throw fault;
-    };
+    server.app.service.get = () => Promise.reject(fault);
     for (const path of ['/v1/video/generations/vid_x', '/v1/images/generations/async/img_x']) {
       const reply = await call(server, 'GET', path);
       expect(reply.status).toBe(500);

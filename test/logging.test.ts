@@ -193,7 +193,7 @@ describe('pretty format', () => {
     const logger = createLogger({ level: 'info', format: 'pretty', secrets: ['sekrit-key-1'], destination: { write: (line: string) => void out.push(line) } });
     logger.info({ task: 'vid_2' }, 'hello sekrit-key-1');
     expect(out).toHaveLength(1);
-    expect(out[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  hello \[redacted\] task=vid_2\n$/);
+    expect(out[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}hello \[redacted\] task=vid_2\n$/);
   });
 
   it('LOG_FORMAT is json, pretty or auto', () => {

@@ -118,7 +118,7 @@ describe('a route registered other than from the table', () => {
     const config = loadConfig({ PORT: '0', MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_API_KEYS: 'mg_test_key_alpha_0123456789', MEDIAGATE_WORKERS: 'false' });
     const app = await createMediagate(config, { logger: pino({ level: 'silent' }) });
     try {
-      const handler = async (): Promise<object> => ({});
+      const handler = (): Promise<object> => Promise.resolve({});
       expect(() => app.http.get('/rogue', handler)).toThrow(expect.objectContaining({ code: 'undeclared_route' }));
       // A known path, an undeclared method.
       expect(() => app.http.delete('/v1/video/generations', handler)).toThrow(expect.objectContaining({ code: 'undeclared_route' }));

@@ -154,7 +154,9 @@ describe.each(STORE_BACKENDS)('task store on $name', (backend) => {
     it('claims several named tasks at once, each for its own caller', async () => {
       const tasks = await Promise.all([1, 2, 3].map((n) => service.create('o', row, { n })));
       // Made in one turn of the event loop: on PostgreSQL, one UPDATE. Task 1 is named twice.
-      const results = await Promise.all([...tasks, tasks[0]].map((task, i) => (task ? service.claimById(task.id, `w${i}`, 10_000, 3) : undefined)));
+      const results = await Promise.all(
+        [...tasks, tasks[0]].map((task, i) => (task ? service.claimById(task.id, `w${i}`, 10_000, 3) : Promise.resolve(undefined))),
+      );
       const got = results.map((claimed) => claimed && { id: claimed.id, owner: claimed.leaseOwner, n: claimed.params['n'] });
       expect(got.slice(1, 3)).toEqual(tasks.slice(1).map((task, i) => ({ id: task.id, owner: `w${i + 1}`, n: i + 2 })));
       expect([got[0], got[3]].filter(Boolean)).toHaveLength(1);

@@ -37,11 +37,12 @@ const isObject = (value: unknown): value is Schema => typeof value === 'object' 
 const types = (schema: Schema): string[] => (Array.isArray(schema['type']) ? (schema['type'] as string[]) : typeof schema['type'] === 'string' ? [schema['type']] : []);
 const isMedia = (schema: Schema): boolean => schema['format'] === 'media-input';
 const ACCEPT: Record<string, string> = { image: 'image/*', end_image: 'image/*', images: 'image/*', videos: 'video/*', audios: 'audio/*', audio: 'audio/*' };
+const bound = (value: unknown, open: string): string => (typeof value === 'number' ? String(value) : open);
 
 function constraintText(schema: Schema): string {
   const parts: string[] = [];
-  if (typeof schema['minimum'] === 'number' || typeof schema['maximum'] === 'number') parts.push(`${String(schema['minimum'] ?? '…')} to ${String(schema['maximum'] ?? '…')}`);
-  if (typeof schema['minItems'] === 'number' || typeof schema['maxItems'] === 'number') parts.push(`${String(schema['minItems'] ?? 0)} to ${String(schema['maxItems'] ?? '…')} items`);
+  if (typeof schema['minimum'] === 'number' || typeof schema['maximum'] === 'number') parts.push(`${bound(schema['minimum'], '…')} to ${bound(schema['maximum'], '…')}`);
+  if (typeof schema['minItems'] === 'number' || typeof schema['maxItems'] === 'number') parts.push(`${bound(schema['minItems'], '0')} to ${bound(schema['maxItems'], '…')} items`);
   if (schema['default'] !== undefined) parts.push(`default ${JSON.stringify(schema['default'])}`);
   if (typeof schema['description'] === 'string') parts.push(schema['description']);
   return parts.join(' · ');

@@ -36,7 +36,7 @@ export class History {
     private readonly api: Api,
     private readonly options: Options,
   ) {
-    let saved: TaskView[] = [];
+    let saved: TaskView[];
     try {
       saved = JSON.parse(sessionStorage.getItem(TAB_STORAGE) ?? '[]') as TaskView[];
     } catch {

@@ -1,31 +1,13 @@
 /**
- * How an upstream failure reaches our task (CHANNELS.md section 2). There is no task-wide
- * failure code type yet, so the channel codes live here; the lifecycle puts them in the task's
+ * How an upstream failure reaches our task (CHANNELS.md section 2). The codes are the channel
+ * part of the task failure codes (failure-codes.ts); the lifecycle puts them in the task's
  * `error` with `type` `generation_error`.
  */
+import { CHANNEL_FAILURE_CODES } from '../failure-codes.js';
 
-export type ChannelFailureCode =
-  /** The upstream failed the job. */
-  | 'upstream_error'
-  /** Its moderation refused the input or the output. */
-  | 'content_policy_violation'
-  /** It ran past the channel's `timeout_s`. */
-  | 'upstream_timeout'
-  /** No target of the route would accept it. */
-  | 'upstream_unavailable'
-  /** The submission's answer was lost and could not be reconciled. */
-  | 'upstream_submission_unknown'
-  /** The upstream's file was missing, too large or not the promised media. */
-  | 'output_invalid';
+export { CHANNEL_FAILURE_CODES };
 
-export const CHANNEL_FAILURE_CODES: readonly ChannelFailureCode[] = [
-  'upstream_error',
-  'content_policy_violation',
-  'upstream_timeout',
-  'upstream_unavailable',
-  'upstream_submission_unknown',
-  'output_invalid',
-];
+export type ChannelFailureCode = (typeof CHANNEL_FAILURE_CODES)[number];
 
 /**
  * A failure as an adapter reports it. `code` is a ChannelFailureCode, except through a
@@ -41,6 +23,7 @@ export interface UpstreamFailure {
   readonly requestId?: string;
 }
 
-export function failure(code: ChannelFailureCode | string, message: string, param = '', requestId?: string): UpstreamFailure {
+/** `code`: a ChannelFailureCode, or another code as UpstreamFailure says. */
+export function failure(code: string, message: string, param = '', requestId?: string): UpstreamFailure {
   return requestId === undefined ? { code, param, message } : { code, param, message, requestId };
 }

@@ -36,11 +36,8 @@ export class Page<T> implements AsyncIterable<T> {
 
   /** Every page from this one on. */
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
-    let page: Page<T> | null = this;
-    while (page) {
-      yield page;
-      page = await page.nextPage();
-    }
+    yield this;
+    for (let page = await this.nextPage(); page; page = await page.nextPage()) yield page;
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {

@@ -13,22 +13,23 @@ type Schema = Record<string, unknown>;
 
 function typeOf(schema: Schema): string {
   const type = schema['type'];
-  const base = Array.isArray(type) ? type.join(' | ') : String(type ?? 'any');
+  const base = Array.isArray(type) ? type.join(' | ') : typeof type === 'string' ? type : 'any';
   if (base === 'array') return 'array of strings';
   return base;
 }
 
+const bound = (value: unknown, open: string): string => (typeof value === 'number' ? String(value) : open);
+
 function constraint(schema: Schema): string {
   const parts: string[] = [];
   if (Array.isArray(schema['enum'])) parts.push(`one of ${(schema['enum'] as unknown[]).map((v) => `<code>${escape(String(v))}</code>`).join(', ')}`);
-  if (schema['const'] !== undefined) parts.push(`<code>${escape(String(schema['const']))}</code>`);
+  if (schema['const'] !== undefined) parts.push(`<code>${escape(JSON.stringify(schema['const']))}</code>`);
   if (schema['minimum'] !== undefined || schema['maximum'] !== undefined) {
-    parts.push(`${schema['minimum'] ?? '−∞'} to ${schema['maximum'] ?? '∞'}`);
+    parts.push(`${bound(schema['minimum'], '−∞')} to ${bound(schema['maximum'], '∞')}`);
   }
-  if (schema['minItems'] !== undefined) parts.push(`at least ${String(schema['minItems'])} items`);
-  if (schema['maxItems'] !== undefined) parts.push(`at most ${String(schema['maxItems'])} items`);
-  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input')
-    parts.push('https:// URL or Base64 data URL');
+  if (schema['minItems'] !== undefined) parts.push(`at least ${bound(schema['minItems'], '0')} items`);
+  if (schema['maxItems'] !== undefined) parts.push(`at most ${bound(schema['maxItems'], '∞')} items`);
+  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input') parts.push('https:// URL or Base64 data URL');
   if (schema['default'] !== undefined) parts.push(`default <code>${escape(JSON.stringify(schema['default']))}</code>`);
   return parts.join('; ');
 }
@@ -62,7 +63,7 @@ function modelSection(row: ModelRow): string {
   const rows = Object.entries(properties)
     .map(
       ([name, p]) =>
-        `<tr><td><code>${escape(name)}</code>${required.has(name) ? ' <b>required</b>' : ''}</td><td>${escape(typeOf(p))}</td><td>${constraint(p)}</td><td>${escape(String(p['description'] ?? ''))}</td></tr>`,
+        `<tr><td><code>${escape(name)}</code>${required.has(name) ? ' <b>required</b>' : ''}</td><td>${escape(typeOf(p))}</td><td>${constraint(p)}</td><td>${escape(typeof p['description'] === 'string' ? p['description'] : '')}</td></tr>`,
     )
     .join('\n');
   return `<section id="${escape(row.id)}"><h3><code>${escape(row.id)}</code> <small>${row.kind}</small></h3><p>${escape(row.summary)} <a href="/console#model=${escape(encodeURIComponent(row.id))}">Try it in the console</a></p>

@@ -6,8 +6,8 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 function forward(level: Level): LogFn {
   return function (this: LazyChildLogger, ...args: unknown[]): void {
     const real = this.real();
-    (real[level] as (...line: unknown[]) => void).apply(real, args);
-  } as LogFn;
+    Reflect.apply(real[level], real, args);
+  };
 }
 
 /**

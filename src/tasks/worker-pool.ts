@@ -130,10 +130,10 @@ export class WorkerPool implements TaskRunner {
       lastWrite = now;
       service.progress(task, percent).catch((error: unknown) => log.warn({ err: error, task: task.id }, 'progress write failed'));
     };
-    let outcome: 'completed' | 'failed' | 'released' = 'failed';
+    let outcome: 'completed' | 'failed' | 'released';
     let failure: string | undefined;
     const startedAt = Date.now();
-    let won = false;
+    let won: boolean;
     let scratchLeft = true;
     const removeScratch = async (): Promise<void> => {
       if (!scratchLeft) return;

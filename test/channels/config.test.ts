@@ -73,7 +73,7 @@ describe('channels file', () => {
   });
 
   const cases: { name: string; doc: unknown; env?: Record<string, string>; faults: string[] }[] = [
-    { name: 'not JSON', doc: '{', faults: [expect.stringMatching(/^\(file\): not valid JSON/) as unknown as string] },
+    { name: 'not JSON', doc: '{', faults: [expect.stringMatching(/^\(file\): not valid JSON/)] },
     { name: 'not an object', doc: [], faults: ['(root): must be an object with "channels" and "routes"'] },
     { name: 'unknown top field', doc: { channels: {}, routes: [star], extra: 1 }, faults: ['extra: unknown field'] },
     { name: 'routes missing', doc: { channels: {} }, faults: ['routes: must be an array'] },

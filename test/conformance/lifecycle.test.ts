@@ -317,7 +317,7 @@ describe('video task lifecycle and output media', () => {
   it.each(RENDERS)(
     '$name',
     async (c) => {
-      const model = String(c.body['model']);
+      const model = typeof c.body['model'] === 'string' ? c.body['model'] : '';
       const id = expectQueuedVideoTask(await api.createVideo(c.body), model);
       const { final, history } = await pollVideo(id);
       checkVideoHistory(history);

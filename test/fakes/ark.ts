@@ -42,7 +42,6 @@ export async function startArkFake(options: ArkFakeOptions = {}): Promise<ArkFak
   const cap = options.queueCap ?? 120;
   const acceptedByPrompt = new Map<string, number>();
   const deleted = new Set<string>();
-  let http: FakeHttp;
 
   const error = (status: number, type: string, code: string, message: string, param = ''): Reply => {
     const requestId = randomUUID().replace(/-/g, '');
@@ -188,7 +187,7 @@ export async function startArkFake(options: ArkFakeOptions = {}): Promise<ArkFak
     return undefined;
   }
 
-  http = new FakeHttp(book, route, () => error(404, 'NotFound', 'NotFound', 'Not found.'));
+  const http = new FakeHttp(book, route, () => error(404, 'NotFound', 'NotFound', 'Not found.'));
   await http.listen();
   return { origin: http.origin, book, http, acceptedByPrompt, close: () => http.close() };
 }

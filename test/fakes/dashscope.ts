@@ -39,7 +39,6 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
   const apiKey = options.apiKey ?? 'sk-dashscope-test';
   const ttl = options.taskTtlMs ?? 24 * 3_600_000;
   const acceptedByPrompt = new Map<string, number>();
-  let http: FakeHttp;
 
   const error = (status: number, code: string, message: string): Reply => ({
     status: options.errorsInHttp200 && status !== 401 ? 200 : status,
@@ -166,7 +165,7 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
     return undefined;
   }
 
-  http = new FakeHttp(book, route, () => ({ status: 404, json: { code: 'NotFound', message: 'Not found', request_id: randomUUID() } }));
+  const http = new FakeHttp(book, route, () => ({ status: 404, json: { code: 'NotFound', message: 'Not found', request_id: randomUUID() } }));
   await http.listen();
   return { origin: http.origin, book, http, acceptedByPrompt, close: () => http.close() };
 }

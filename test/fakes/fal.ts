@@ -31,7 +31,6 @@ export interface FalFake {
 export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
   const book = new TaskBook(options, 'mp4');
   const apiKey = options.apiKey ?? 'fal-test-key';
-  let http: FakeHttp;
 
   const detail = (status: number, text: string, errorType?: string): Reply => ({
     status,
@@ -125,7 +124,7 @@ export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
     return undefined;
   }
 
-  http = new FakeHttp(book, route, () => detail(404, 'Not Found'));
+  const http = new FakeHttp(book, route, () => detail(404, 'Not Found'));
   await http.listen();
   return {
     get origin() {

@@ -34,7 +34,6 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
   const book = new TaskBook(options, 'mp4', () => String((next += 1)));
   const apiKey = options.apiKey ?? 'minimax-test-key';
   const files = new Map<string, string>();
-  let http: FakeHttp;
   const requestId = (): string => `req-${Math.random().toString(16).slice(2, 10)}`;
 
   // ---- v2 --------------------------------------------------------------------------------
@@ -64,7 +63,7 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
         const role = item['role'] ?? 'first_frame';
         if (role === 'first_frame' || role === 'last_frame') frames += 1;
         else if (role === 'reference_image') references += 1;
-        else return `unknown image role ${String(role)}`;
+        else return `unknown image role ${JSON.stringify(role)}`;
       } else if (item['type'] === 'video_url' || item['type'] === 'audio_url') {
         const expected = item['type'] === 'video_url' ? 'reference_video' : 'reference_audio';
         if (item['role'] !== expected) return `${String(item['type'])} requires role ${expected}`;
@@ -228,7 +227,7 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     return undefined;
   }
 
-  http = new FakeHttp(book, route, () => v2Error(404, 'not found'));
+  const http = new FakeHttp(book, route, () => v2Error(404, 'not found'));
   await http.listen();
   return {
     get origin() {

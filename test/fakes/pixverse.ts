@@ -60,7 +60,6 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
   const traceIds: string[] = [];
   const seenTraces = new Set<string>();
   const uploads = new Map<number, { bytes?: Buffer; url?: string; mime?: string }>();
-  let http: FakeHttp;
 
   const ok = (resp: unknown): Reply => ({ status: 200, json: { ErrCode: 0, ErrMsg: 'success', Resp: resp } });
   const err = (e: { code: number; msg: string }): Reply => ({ status: 200, json: { ErrCode: e.code, ErrMsg: e.msg, Resp: {} } });
@@ -117,7 +116,7 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
       for (const ref of refs) {
         if (!isRecord(ref) || !known(ref['img_id']) || (ref['type'] !== 'subject' && ref['type'] !== 'background')) return true;
         const name = ref['ref_name'];
-        if (typeof name !== 'string' || Buffer.byteLength(name) > 30 || !(body['prompt'] as string).includes(`@${name} `)) return true;
+        if (typeof name !== 'string' || Buffer.byteLength(name) > 30 || !body['prompt'].includes(`@${name} `)) return true;
       }
     }
     return false;
@@ -181,7 +180,7 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
     return undefined;
   }
 
-  http = new FakeHttp(book, route, () => ({ status: 404, json: { ErrCode: 404, ErrMsg: 'not found', Resp: {} } }));
+  const http = new FakeHttp(book, route, () => ({ status: 404, json: { ErrCode: 404, ErrMsg: 'not found', Resp: {} } }));
   await http.listen();
   return {
     get origin() {

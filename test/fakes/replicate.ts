@@ -31,7 +31,6 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
   const book = new TaskBook(options, 'mp4', () => randomBytes(13).toString('hex').slice(0, 26));
   const apiKey = options.apiKey ?? 'r8_test_key';
   const forced = new Map<string, string>();
-  let http: FakeHttp;
 
   const problem = (status: number, title: string, detail: string): Reply => ({ status, json: { title, detail, status }, headers: { 'content-type': 'application/problem+json' } });
 
@@ -117,7 +116,7 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     return undefined;
   }
 
-  http = new FakeHttp(book, route, () => ({ status: 404, json: { detail: 'Not found.' } }));
+  const http = new FakeHttp(book, route, () => ({ status: 404, json: { detail: 'Not found.' } }));
   await http.listen();
   return {
     get origin() {

@@ -119,7 +119,7 @@ export class FakeStats {
     this.requests += 1;
     this.byRole.set(role, (this.byRole.get(role) ?? 0) + 1);
     let seconds = this.perSecond.get(role);
-    if (!seconds) this.perSecond.set(role, (seconds = new Map()));
+    if (!seconds) this.perSecond.set(role, (seconds = new Map<number, number>()));
     const second = Math.floor(wallMs / 1000);
     seconds.set(second, (seconds.get(second) ?? 0) + 1);
   }

@@ -9,7 +9,7 @@ export function pacedEngine(inner: Engine, stepMs = 120, steps = 10): Engine {
   return {
     name: 'paced',
     async render(job) {
-      if (String(job.params['prompt'] ?? '').includes('[slow]')) {
+      if (typeof job.params['prompt'] === 'string' && job.params['prompt'].includes('[slow]')) {
         for (let step = 1; step <= steps; step++) {
           await new Promise((resolve) => setTimeout(resolve, stepMs));
           job.signal.throwIfAborted();

@@ -9,7 +9,7 @@ export interface OpenedStore {
   readonly store: Store;
   /** The backend the store belongs to: its task source is the one the service uses with it. */
   readonly backend: TaskBackend;
-  cleanup(): Promise<void>;
+  readonly cleanup: () => Promise<void>;
 }
 
 export interface StoreFixture {

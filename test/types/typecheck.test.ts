@@ -25,9 +25,10 @@ function compilerOptions(): ts.CompilerOptions {
 function check(files: readonly string[], virtual: ReadonlyMap<string, string> = new Map()): string[] {
   const options = compilerOptions();
   const host = ts.createCompilerHost(options);
-  const { fileExists, readFile } = host;
-  host.fileExists = (path) => virtual.has(path) || fileExists.call(host, path);
-  host.readFile = (path) => virtual.get(path) ?? readFile.call(host, path);
+  const fileExists = host.fileExists.bind(host);
+  const readFile = host.readFile.bind(host);
+  host.fileExists = (path) => virtual.has(path) || fileExists(path);
+  host.readFile = (path) => virtual.get(path) ?? readFile(path);
   const program = ts.createProgram([...files], options, host);
   const diagnostics = files.flatMap((file) => {
     const source = program.getSourceFile(file);

@@ -83,7 +83,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
   for (const key of keys.slice(0, -1)) {
     const next = at[key];
     if (typeof next === 'object' && next !== null && !Array.isArray(next)) at = next as Record<string, unknown>;
-    else at = (at[key] = {}) as Record<string, unknown>;
+    else at = at[key] = {};
   }
   at[keys[keys.length - 1] ?? path] = value;
 }

@@ -177,7 +177,7 @@ async function reconcile(ctx: ChannelContext, job: ChannelJob): Promise<Reconcil
     // Idempotency-Key (decisions 8.4) and this is a second job: say so where an operator looks.
     ctx.log.warn({ channel: ctx.channel, taskId: job.taskId }, 'reconcile: the upstream did not confirm a replay of the lost submission');
   }
-  const outcome = await submitAnswer(job, answer);
+  const outcome = submitAnswer(job, answer);
   if (outcome.outcome === 'accepted') return { outcome: 'found', upstreamId: outcome.upstreamId };
   return { outcome: 'undecided', reason: outcome.outcome === 'rejected' ? outcome.error.message : outcome.reason };
 }

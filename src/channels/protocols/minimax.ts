@@ -100,7 +100,7 @@ async function mediaUrl(ctx: ChannelContext, value: string, param: string): Prom
   return url;
 }
 
-async function commonRefusals(ctx: ChannelContext, job: ChannelJob, v1: boolean): Promise<SubmitOutcome | undefined> {
+function commonRefusals(ctx: ChannelContext, job: ChannelJob, v1: boolean): SubmitOutcome | undefined {
   const p = job.params;
   if (job.kind !== 'video') return unsupportedParam('model', ctx.channel, 'the MiniMax protocol generates videos only');
   if (p['seed'] !== undefined && p['seed'] !== -1) return unsupportedParam('seed', ctx.channel, 'MiniMax has no seed');
@@ -120,7 +120,7 @@ async function commonRefusals(ctx: ChannelContext, job: ChannelJob, v1: boolean)
 
 async function buildV2(ctx: ChannelContext, job: ChannelJob): Promise<Built> {
   const p = job.params;
-  const content: Record<string, unknown>[] = [{ type: 'text', text: String(p['prompt'] ?? '') }];
+  const content: Record<string, unknown>[] = [{ type: 'text', text: typeof p['prompt'] === 'string' ? p['prompt'] : '' }];
   const image = (url: unknown, role: string): void => {
     if (typeof url === 'string') content.push({ type: 'image_url', image_url: { url }, role });
   };
@@ -142,7 +142,7 @@ async function buildV2(ctx: ChannelContext, job: ChannelJob): Promise<Built> {
 
 function buildV1(ctx: ChannelContext, job: ChannelJob): Built {
   const p = job.params;
-  const body: Record<string, unknown> = { model: ctx.upstreamModel, prompt: String(p['prompt'] ?? '') };
+  const body: Record<string, unknown> = { model: ctx.upstreamModel, prompt: typeof p['prompt'] === 'string' ? p['prompt'] : '' };
   if (typeof p['image'] === 'string') body['first_frame_image'] = p['image'];
   if (typeof p['end_image'] === 'string') body['last_frame_image'] = p['end_image'];
   const images = asArray(p['images']).filter((v): v is string => typeof v === 'string');
@@ -156,7 +156,7 @@ function buildV1(ctx: ChannelContext, job: ChannelJob): Built {
 
 async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutcome> {
   const v1 = isV1Model(ctx.upstreamModel);
-  const refused = await commonRefusals(ctx, job, v1);
+  const refused = commonRefusals(ctx, job, v1);
   if (refused) return refused;
   let built: Built;
   try {

@@ -113,7 +113,7 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
   const refused = refusals(ctx, job);
   if (refused) return refused;
   const p = job.params;
-  const body: Record<string, unknown> = { model: ctx.upstreamModel, prompt: String(p['prompt'] ?? ''), duration: p['duration'], generate_audio_switch: p['audio_enable'] === true };
+  const body: Record<string, unknown> = { model: ctx.upstreamModel, prompt: typeof p['prompt'] === 'string' ? p['prompt'] : '', duration: p['duration'], generate_audio_switch: p['audio_enable'] === true };
   if (typeof p['resolution'] === 'string') body['quality'] = p['resolution'].toLowerCase();
   if (typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '') body['negative_prompt'] = p['negative_prompt'];
   if (typeof p['seed'] === 'number' && p['seed'] !== -1) body['seed'] = p['seed'];
@@ -183,7 +183,7 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
     return { state: 'transient', reason: `PixVerse ${error.code}: ${clip(error.message, 80)}` };
   }
   const status = asNumber(pick(answer.json, 'Resp.status'));
-  const word = String(pick(answer.json, 'Resp.status') ?? '');
+  const word = String(status ?? asString(pick(answer.json, 'Resp.status')) ?? '');
   switch (status) {
     case 5:
       // "Generating / waiting": PixVerse does not tell the queue from the run.

@@ -195,8 +195,8 @@ export class GraphileTaskSource implements TaskSource {
         },
       },
     });
-    this.reap();
-    this.timer = setInterval(() => this.reap(), this.reapMs);
+    void this.reap();
+    this.timer = setInterval(() => void this.reap(), this.reapMs);
     this.timer.unref();
   }
 
@@ -259,8 +259,10 @@ function taskIdOf(payload: unknown): string | undefined {
 function graphileLogger(log: TaskLog): Logger {
   return new Logger(() => (level: LogLevel, message: string, meta?: unknown) => {
     const obj = { component: 'graphile-worker', ...(meta instanceof Object ? { meta: summary(meta) } : {}) };
-    if (level === 'error') log.error(obj, message);
-    else if (level === 'warning') log.warn(obj, message);
+    // LogLevel is an ambient const enum, which isolatedModules cannot name: compare its strings.
+    const name: string = level;
+    if (name === 'error') log.error(obj, message);
+    else if (name === 'warning') log.warn(obj, message);
     else log.debug?.(obj, message);
   });
 }

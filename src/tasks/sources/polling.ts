@@ -25,11 +25,12 @@ export class PollingTaskSource implements TaskSource {
 
   constructor(private readonly options: PollingSourceOptions) {}
 
-  async start(runner: TaskRunner): Promise<void> {
+  start(runner: TaskRunner): Promise<void> {
     this.runner = runner;
     this.timer = setInterval(() => this.notify(), this.options.pollMs ?? 1000);
     this.timer.unref();
     this.notify();
+    return Promise.resolve();
   }
 
   /** Looks for work now; cheap to call often (calls coalesce). */
