@@ -16,6 +16,7 @@ import { openBackend, type TaskBackend } from './tasks/backend.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
 import { WorkerPool } from './tasks/worker-pool.js';
+import type { MetricsListener } from './http/metrics-listener.js';
 
 export interface MediagateOptions {
   /** Replaces the engine chosen by config (tests inject slow or failing engines). */
@@ -47,6 +48,8 @@ export interface Mediagate extends MediagateProcess {
 /** A worker-only process (`mediagate worker`): renders tasks, builds no HTTP server. */
 export interface MediagateWorker extends MediagateProcess {
   start(): Promise<void>;
+  /** The worker's /metrics URL once started, when MEDIAGATE_METRICS_PORT is set. */
+  readonly metricsUrl?: string | undefined;
 }
 
 async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
@@ -89,7 +92,11 @@ interface Core {
 
 /** Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet. */
 async function createCore(config: Config, options: MediagateOptions): Promise<Core> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel, secrets: config.apiKeys, format: config.logFormat });
+  const logger = options.logger ?? createLogger({
+      level: config.logLevel,
+      secrets: config.metricsToken === undefined ? config.apiKeys : [...config.apiKeys, config.metricsToken],
+      format: config.logFormat,
+    });
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');
@@ -174,13 +181,13 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   const { process: core, storage, secret, startWork } = await createCore(config, options);
   const { store, keys, service } = core;
   // Loaded here: a worker-only process never loads the HTTP stack.
-  const [{ createMetrics }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
+  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
     import('./http/metrics.js'),
     import('./http/rate-limit.js'),
     import('./http/server.js'),
   ]);
   const metrics = createMetrics();
-  service.on('settled', ({ status }) => metrics.tasksSettled.inc({ status }));
+  service.on('settled', (task) => observeSettled(metrics, task));
 
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
@@ -203,6 +210,13 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       }),
       jsonLimits: { maxDepth: config.jsonMaxDepth, maxItems: config.jsonMaxItems, maxStringBytes: config.jsonMaxStringBytes },
       corsOrigins: config.corsOrigins,
+      connectionLimits: {
+        headersTimeoutMs: config.headersTimeoutMs,
+        requestTimeoutMs: config.requestTimeoutMs,
+        maxConnections: config.maxConnections,
+        maxHeaderBytes: config.maxHeaderBytes,
+      },
+      ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken }),
     },
     core.logger,
   );
@@ -223,8 +237,39 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   };
 }
 
-/** A worker-only process: the same store, workers and sweeper, and no HTTP server. */
+/**
+ * A worker-only process: the same store, workers and sweeper, and no HTTP server; with
+ * MEDIAGATE_METRICS_PORT, a bare /metrics listener of its own (http/metrics-listener.ts).
+ */
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
   const { process: core, startWork } = await createCore(config, options);
-  return { ...core, start: startWork };
+  const port = config.metricsPort;
+  if (port === undefined) return { ...core, start: startWork };
+  const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }] = await Promise.all([
+    import('./http/metrics.js'),
+    import('./http/metrics-listener.js'),
+  ]);
+  const metrics = createTaskMetrics();
+  core.service.on('settled', (task) => observeSettled(metrics, task));
+  let listener: MetricsListener | undefined;
+  return {
+    ...core,
+    async start() {
+      listener = await startMetricsListener({
+        metrics,
+        port,
+        host: config.host,
+        token: config.metricsToken,
+        refresh: async () => setTaskGauge(metrics, await core.store.countByStatus()),
+      });
+      await startWork();
+    },
+    get metricsUrl() {
+      return listener?.url;
+    },
+    async close(drainMs) {
+      await listener?.close();
+      await core.close(drainMs);
+    },
+  };
 }

@@ -25,7 +25,7 @@ describe('a worker-only process', () => {
       const settled = once(worker.service, 'settled') as Promise<[{ id: string; status: string }]>;
       const task = await worker.service.create('owner', validated.row, validated.params);
       const [event] = await settled;
-      expect(event).toEqual({ id: task.id, status: 'completed' });
+      expect(event).toMatchObject({ id: task.id, status: 'completed', model: 'vendora/famw-2.7-t2v' });
     } finally {
       await worker.close(0);
       await rm(dataDir, { recursive: true, force: true });
