@@ -9,6 +9,8 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface RouteDeps {
   readonly ctx: HttpContext;
   readonly urlFor: UrlFor;
+  /** The routes this server has (the OpenAPI document describes exactly those). */
+  readonly routes: readonly Route[];
 }
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;

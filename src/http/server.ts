@@ -77,7 +77,7 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const debugEnabled = logger.isLevelEnabled('debug');
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
-  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx) };
+  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), routes };
   const allowedMethods = allowedMethodsFor(routes);
   const limits = ctx.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
   let closing = false;

@@ -6,10 +6,10 @@ import { buildOpenApi } from '../openapi.js';
 import type { Handler, RouteDeps } from '../route.js';
 
 /** `GET /openapi.json`, built on first request (the public URL may be known only at listen). */
-export function getOpenApi({ ctx }: RouteDeps): Handler {
+export function getOpenApi({ ctx, routes }: RouteDeps): Handler {
   let openapi: string | undefined;
   return async (_request, reply) => {
-    openapi ??= JSON.stringify(buildOpenApi(ctx.publicUrl()));
+    openapi ??= JSON.stringify(buildOpenApi(ctx.publicUrl(), routes));
     return reply.type('application/json').send(openapi);
   };
 }
