@@ -87,12 +87,14 @@ interface Core {
   readonly storage: LocalStorage;
   readonly secret: string;
   /** Starts the workers, if any, and the sweeper. */
-  startWork(): Promise<void>;
+  readonly startWork: () => Promise<void>;
 }
 
 /** Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet. */
 async function createCore(config: Config, options: MediagateOptions): Promise<Core> {
-  const logger = options.logger ?? createLogger({
+  const logger =
+    options.logger ??
+    createLogger({
       level: config.logLevel,
       secrets: config.metricsToken === undefined ? config.apiKeys : [...config.apiKeys, config.metricsToken],
       format: config.logFormat,

@@ -40,7 +40,12 @@ function trickle(raw: Raw, byte: string, everyMs: number): void {
 describe('connection limits', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startServer({ MEDIAGATE_HEADERS_TIMEOUT_S: '1', MEDIAGATE_REQUEST_TIMEOUT_S: '2', MEDIAGATE_MAX_HEADER_BYTES: '4096', MEDIAGATE_MAX_CONNECTIONS: '20' });
+    server = await startServer({
+      MEDIAGATE_HEADERS_TIMEOUT_S: '1',
+      MEDIAGATE_REQUEST_TIMEOUT_S: '2',
+      MEDIAGATE_MAX_HEADER_BYTES: '4096',
+      MEDIAGATE_MAX_CONNECTIONS: '20',
+    });
   });
   afterAll(async () => server.close());
 
@@ -48,7 +53,7 @@ describe('connection limits', () => {
     const raw = await open(server.url);
     raw.socket.write('POST /v1/video/generations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{');
     trickle(raw, ' ', 100);
-    await eventually(async () => raw.text().startsWith('HTTP/1.1 401'), { deadline: 5000, interval: 20, what: 'the 401' });
+    await eventually(() => Promise.resolve(raw.text().startsWith('HTTP/1.1 401')), { deadline: 5000, interval: 20, what: 'the 401' });
     const ms = await Promise.race([raw.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 10_000))]);
     raw.socket.destroy();
     expect(ms, 'the connection was still open after 10 s').toBeGreaterThan(0);
@@ -102,17 +107,28 @@ describe('connection cap', () => {
     const held = await Promise.all([open(server.url), open(server.url), open(server.url)]);
     // Each held connection is established on the server's side before the next one is tried.
     for (const raw of held) raw.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    await eventually(async () => held.every((raw) => raw.text().includes('"ok"')), { deadline: 5000, interval: 20, what: 'held connections served' });
+    await eventually(() => Promise.resolve(held.every((raw) => raw.text().includes('"ok"'))), {
+      deadline: 5000,
+      interval: 20,
+      what: 'held connections served',
+    });
     const extra = await open(server.url);
     const ms = await Promise.race([extra.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000))]);
     expect(ms, 'the connection past the cap stayed open').toBeGreaterThanOrEqual(0);
     expect(extra.text()).toBe('');
     for (const raw of held) raw.socket.destroy();
     await Promise.all(held.map((raw) => raw.closed));
-    await eventually(async () => (await fetch(`${server.url}/healthz`).then((res) => res.status, () => 0)) === 200, {
-      deadline: 5000,
-      interval: 50,
-      what: 'a new connection served',
-    });
+    await eventually(
+      async () =>
+        (await fetch(`${server.url}/healthz`).then(
+          (res) => res.status,
+          () => 0,
+        )) === 200,
+      {
+        deadline: 5000,
+        interval: 50,
+        what: 'a new connection served',
+      },
+    );
   });
 });

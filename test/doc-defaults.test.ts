@@ -38,7 +38,13 @@ describe('documented defaults', () => {
       expect(asSet(field, variable), variable).toBe(Number(match[2]));
       checked.push(variable);
     }
-    for (const variable of ['MEDIAGATE_RATE_LIMIT_PER_MIN', 'MEDIAGATE_HEADERS_TIMEOUT_S', 'MEDIAGATE_REQUEST_TIMEOUT_S', 'MEDIAGATE_MAX_CONNECTIONS', 'MEDIAGATE_MAX_HEADER_BYTES']) {
+    for (const variable of [
+      'MEDIAGATE_RATE_LIMIT_PER_MIN',
+      'MEDIAGATE_HEADERS_TIMEOUT_S',
+      'MEDIAGATE_REQUEST_TIMEOUT_S',
+      'MEDIAGATE_MAX_CONNECTIONS',
+      'MEDIAGATE_MAX_HEADER_BYTES',
+    ]) {
       expect(checked).toContain(variable);
     }
   });

@@ -141,6 +141,12 @@ describe.skipIf(split)('metrics of a `mediagate worker` process', () => {
     expect(series(text, 'mediagate_tasks', { status: 'cancelled' })).toBe(0);
     expect(series(text, 'mediagate_tasks', { status: 'completed' })).toBe(1);
     // The API process settled nothing itself: its counter has no series for it.
-    expect(series(await (await fetch(`${api.url}/metrics`)).text(), 'mediagate_tasks_settled_total', { model: 'vendora/famw-2.7-t2v', status: 'completed', code: '' })).toBeUndefined();
+    expect(
+      series(await (await fetch(`${api.url}/metrics`)).text(), 'mediagate_tasks_settled_total', {
+        model: 'vendora/famw-2.7-t2v',
+        status: 'completed',
+        code: '',
+      }),
+    ).toBeUndefined();
   });
 });

@@ -16,7 +16,10 @@ const reason = async (promise: Promise<void>): Promise<string> =>
   );
 
 describe('assertPublicUrl', () => {
-  const resolveTo = (...addresses: string[]) => async () => addresses.map((address) => ({ address }));
+  const resolveTo =
+    (...addresses: string[]) =>
+    () =>
+      Promise.resolve(addresses.map((address) => ({ address })));
 
   it('refuses what a fetch refuses and allows what it allows', async () => {
     expect(await reason(assertPublicUrl('https://127.0.0.1/a.png'))).toBe('refused');

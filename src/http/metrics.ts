@@ -68,7 +68,11 @@ export function createMetrics(): Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
-    fastPolls: new Counter({ name: 'mediagate_http_fast_polls_total', help: 'Status polls answered before routing (also in mediagate_http_requests_total)', registers: [registry] }),
+    fastPolls: new Counter({
+      name: 'mediagate_http_fast_polls_total',
+      help: 'Status polls answered before routing (also in mediagate_http_requests_total)',
+      registers: [registry],
+    }),
     tasksCreated: new Counter({ name: 'mediagate_tasks_created_total', help: 'Tasks accepted', labelNames: ['kind', 'model'], registers: [registry] }),
   };
 }

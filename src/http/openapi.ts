@@ -7,8 +7,7 @@ import type { Route } from './route.js';
  * them, discriminated by `model`.
  */
 
-export const componentName = (row: ModelRow): string =>
-  `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
+export const componentName = (row: ModelRow): string => `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
 
 export function requestSchema(row: ModelRow): JsonSchema {
   const { $id: _id, ...schema } = row.kind === 'video' ? videoRequestSchema(row) : imageRequestSchema(row);
@@ -192,8 +191,7 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[]): Recor
       title: 'mediagate',
       version: '1',
       license: { name: 'MIT', identifier: 'MIT' },
-      description:
-        'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
+      description: 'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],

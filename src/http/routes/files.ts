@@ -55,7 +55,10 @@ export function getFile({ ctx }: RouteDeps): Handler {
       }
       start = Math.max(0, start);
       end = Math.max(start, end);
-      reply.code(206).header('content-range', `bytes ${start}-${end}/${file.size}`).header('content-length', end - start + 1);
+      reply
+        .code(206)
+        .header('content-range', `bytes ${start}-${end}/${file.size}`)
+        .header('content-length', end - start + 1);
       return reply.send(file.stream({ start, end }));
     }
     reply.header('content-length', file.size);
