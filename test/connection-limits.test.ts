@@ -15,6 +15,12 @@ interface Raw {
   readonly closed: Promise<number>;
 }
 
+/** This process's API server itself, not a proxy in front of it (split topology). */
+function direct(server: TestServer): string {
+  const address = server.app.http.server.address();
+  return typeof address === 'object' && address !== null ? `http://127.0.0.1:${address.port}` : server.url;
+}
+
 /** Opens a socket; `closed` resolves with the ms from open to close. */
 async function open(url: string): Promise<Raw> {
   const { hostname, port } = new URL(url);
@@ -50,7 +56,7 @@ describe('connection limits', () => {
   afterAll(async () => server.close());
 
   it('closes a connection trickling a declared body at the request timeout, even after its 401', async () => {
-    const raw = await open(server.url);
+    const raw = await open(direct(server));
     raw.socket.write('POST /v1/video/generations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{');
     trickle(raw, ' ', 100);
     await eventually(() => Promise.resolve(raw.text().startsWith('HTTP/1.1 401')), { deadline: 5000, interval: 20, what: 'the 401' });
@@ -62,7 +68,7 @@ describe('connection limits', () => {
   });
 
   it('answers 408 and closes a connection trickling its headers, at the header timeout', async () => {
-    const raw = await open(server.url);
+    const raw = await open(direct(server));
     raw.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ');
     trickle(raw, 'a', 100);
     const ms = await Promise.race([raw.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 10_000))]);
@@ -74,19 +80,19 @@ describe('connection limits', () => {
   });
 
   it('answers 431 headers_too_large to an oversized header block', async () => {
-    const raw = await open(server.url);
+    const raw = await open(direct(server));
     raw.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(8192)}\r\n\r\n`);
     await raw.closed;
     expect(raw.text()).toMatch(/^HTTP\/1\.1 431 /);
     expect(JSON.parse(raw.text().split('\r\n\r\n')[1] ?? '')).toMatchObject({ error: { code: 'headers_too_large', param: '' } });
     // A header block under the cap is served.
-    const ok = await fetch(`${server.url}/healthz`, { headers: { 'x-big': 'a'.repeat(2048) } });
+    const ok = await fetch(`${direct(server)}/healthz`, { headers: { 'x-big': 'a'.repeat(2048) } });
     expect(ok.status).toBe(200);
   });
 
   it('gives request ids that are random, not a counter', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 20; i += 1) ids.push((await fetch(`${server.url}/healthz`)).headers.get('x-request-id') ?? '');
+    for (let i = 0; i < 20; i += 1) ids.push((await fetch(`${direct(server)}/healthz`)).headers.get('x-request-id') ?? '');
     expect(new Set(ids).size).toBe(20);
     for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{16}$/);
     // No shared prefix beyond chance: a counter behind a per-process prefix shares most of it.
@@ -104,7 +110,7 @@ describe('connection cap', () => {
   afterAll(async () => server.close());
 
   it('refuses connections past MEDIAGATE_MAX_CONNECTIONS and accepts again once one closes', async () => {
-    const held = await Promise.all([open(server.url), open(server.url), open(server.url)]);
+    const held = await Promise.all([open(direct(server)), open(direct(server)), open(direct(server))]);
     // Each held connection is established on the server's side before the next one is tried.
     for (const raw of held) raw.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     await eventually(() => Promise.resolve(held.every((raw) => raw.text().includes('"ok"'))), {
@@ -112,7 +118,7 @@ describe('connection cap', () => {
       interval: 20,
       what: 'held connections served',
     });
-    const extra = await open(server.url);
+    const extra = await open(direct(server));
     const ms = await Promise.race([extra.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000))]);
     expect(ms, 'the connection past the cap stayed open').toBeGreaterThanOrEqual(0);
     expect(extra.text()).toBe('');
@@ -120,7 +126,7 @@ describe('connection cap', () => {
     await Promise.all(held.map((raw) => raw.closed));
     await eventually(
       async () =>
-        (await fetch(`${server.url}/healthz`).then(
+        (await fetch(`${direct(server)}/healthz`).then(
           (res) => res.status,
           () => 0,
         )) === 200,
