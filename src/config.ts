@@ -86,6 +86,18 @@ export interface Config {
    * environment object given here, and passed to the factory as `options.channels`.
    */
   readonly channelsFile: string | undefined;
+  /** MEDIAGATE_HEADERS_TIMEOUT_S: the request's header block must arrive within this. Default 10; held in ms. */
+  readonly headersTimeoutMs: number;
+  /** MEDIAGATE_REQUEST_TIMEOUT_S: the whole request, body included, must arrive within this. Default 120; held in ms. */
+  readonly requestTimeoutMs: number;
+  /** MEDIAGATE_MAX_CONNECTIONS: open HTTP connections per process at most. Default 10000. */
+  readonly maxConnections: number;
+  /** MEDIAGATE_MAX_HEADER_BYTES: largest request header block; larger ones get 431. Default 16384. */
+  readonly maxHeaderBytes: number;
+  /** MEDIAGATE_METRICS_PORT: port of the /metrics listener of a `mediagate worker` process. Default unset: none. */
+  readonly metricsPort: number | undefined;
+  /** MEDIAGATE_METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. Default unset: open. */
+  readonly metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -179,6 +191,14 @@ function databaseUrl(env: Env): string | undefined {
   return raw;
 }
 
+/** A bearer token for /metrics, or undefined; checked here so a blank or spaced one stops the start. */
+function metricsToken(env: Env): string | undefined {
+  const raw = env['MEDIAGATE_METRICS_TOKEN'];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new ConfigError('MEDIAGATE_METRICS_TOKEN must be 16-256 printable ASCII characters without spaces.');
+  return raw;
+}
+
 function publicUrl(env: Env, host: string, port: number): string {
   const raw = env['MEDIAGATE_PUBLIC_URL']?.trim();
   if (!raw) {
@@ -249,6 +269,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     corsOrigins: corsOrigins(env),
     channelsFile,
+    headersTimeoutMs: seconds(env, 'MEDIAGATE_HEADERS_TIMEOUT_S', 10, 1, 3600),
+    requestTimeoutMs: seconds(env, 'MEDIAGATE_REQUEST_TIMEOUT_S', 120, 1, 86_400),
+    maxConnections: integer(env, 'MEDIAGATE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    maxHeaderBytes: integer(env, 'MEDIAGATE_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
+    metricsPort: env['MEDIAGATE_METRICS_PORT']?.trim() ? integer(env, 'MEDIAGATE_METRICS_PORT', 0, 0, 65535) : undefined,
+    metricsToken: metricsToken(env),
   };
+  // Node refuses a header timeout longer than the request timeout.
+  if (config.requestTimeoutMs < config.headersTimeoutMs) {
+    throw new ConfigError('MEDIAGATE_REQUEST_TIMEOUT_S must be at least MEDIAGATE_HEADERS_TIMEOUT_S.');
+  }
   return Object.freeze({ ...config, ...overrides });
 }

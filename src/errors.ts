@@ -8,7 +8,18 @@
 export type ValidationCode = 'missing_parameter' | 'invalid_parameter' | 'unsupported_parameter' | 'unsupported_value';
 
 export type ErrorCode =
-  ValidationCode | 'task_not_found' | 'invalid_api_key' | 'rate_limit_exceeded' | 'not_found' | 'method_not_allowed' | 'invalid_signature' | 'internal_error';
+  | ValidationCode
+  | 'task_not_found'
+  | 'invalid_api_key'
+  | 'rate_limit_exceeded'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'invalid_signature'
+  | 'internal_error'
+  // Connection-level limits (http/connection-limits.ts) and expired output URLs.
+  | 'url_expired'
+  | 'request_timeout'
+  | 'headers_too_large';
 
 /** The `type` field of the video family's error object. */
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'server_error';
@@ -50,6 +61,9 @@ export const errors = {
   rateLimited: (message: string, headers: Readonly<Record<string, string>>) =>
     new ApiError(429, 'rate_limit_exceeded', '', message, 'rate_limit_error', { headers }),
   invalidSignature: () => new ApiError(403, 'invalid_signature', 'sig', 'The file URL has an invalid signature or has expired.'),
+  urlExpired: () => new ApiError(403, 'url_expired', 'exp', 'The file URL has expired; fetch the task again for a fresh one.'),
+  requestTimeout: () => new ApiError(408, 'request_timeout', '', 'The request did not arrive within the server timeout.'),
+  headersTooLarge: (limit: number) => new ApiError(431, 'headers_too_large', '', `The request headers are larger than the limit of ${limit} bytes.`),
   fileGone: () => new ApiError(404, 'not_found', '', 'The file no longer exists.'),
   assetNotFound: (name: string) => new ApiError(404, 'not_found', 'name', `No console asset named ${name.slice(0, 100)}.`),
   internal: (cause: unknown) => new ApiError(500, 'internal_error', '', 'An unexpected error occurred; it has been logged.', 'server_error', { cause }),

@@ -18,6 +18,7 @@ import type { TaskFeed } from './tasks/feed.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
 import { WorkerPool } from './tasks/worker-pool.js';
+import type { MetricsListener } from './http/metrics-listener.js';
 
 export interface MediagateOptions {
   /** Replaces the engine chosen by config (tests inject slow or failing engines). */
@@ -53,6 +54,8 @@ export interface Mediagate extends MediagateProcess {
 /** A worker-only process (`mediagate worker`): renders tasks, builds no HTTP server. */
 export interface MediagateWorker extends MediagateProcess {
   start(): Promise<void>;
+  /** The worker's /metrics URL once started, when MEDIAGATE_METRICS_PORT is set. */
+  readonly metricsUrl?: string | undefined;
 }
 
 async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
@@ -100,8 +103,8 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
   // Loaded by the entry (cli/serve.ts readChannels): routing everything to the sandbox instead would be silent.
   if (config.channelsFile !== undefined && options.channels === undefined)
     throw new Error('MEDIAGATE_CHANNELS_FILE is set: pass loadChannelsConfig(config.channelsFile, env) as options.channels');
-  const logger =
-    options.logger ?? createLogger({ level: config.logLevel, secrets: [...config.apiKeys, ...(options.channels?.secrets ?? [])], format: config.logFormat });
+  const secrets = [...config.apiKeys, ...(options.channels?.secrets ?? []), ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');
@@ -188,13 +191,13 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   const { store, keys, service } = core;
   const feed = openFeed();
   // Loaded here: a worker-only process never loads the HTTP stack.
-  const [{ createMetrics }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
+  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
     import('./http/metrics.js'),
     import('./http/rate-limit.js'),
     import('./http/server.js'),
   ]);
   const metrics = createMetrics();
-  service.on('settled', ({ status }) => metrics.tasksSettled.inc({ status }));
+  service.on('settled', (task) => observeSettled(metrics, task));
 
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
@@ -221,6 +224,13 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       }),
       jsonLimits: { maxDepth: config.jsonMaxDepth, maxItems: config.jsonMaxItems, maxStringBytes: config.jsonMaxStringBytes },
       corsOrigins: config.corsOrigins,
+      connectionLimits: {
+        headersTimeoutMs: config.headersTimeoutMs,
+        requestTimeoutMs: config.requestTimeoutMs,
+        maxConnections: config.maxConnections,
+        maxHeaderBytes: config.maxHeaderBytes,
+      },
+      ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken }),
     },
     core.logger,
   );
@@ -243,8 +253,39 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   };
 }
 
-/** A worker-only process: the same store, workers and sweeper, and no HTTP server. */
+/**
+ * A worker-only process: the same store, workers and sweeper, and no HTTP server; with
+ * MEDIAGATE_METRICS_PORT, a bare /metrics listener of its own (http/metrics-listener.ts).
+ */
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
   const { process: core, startWork } = await createCore(config, options);
-  return { ...core, start: startWork };
+  const port = config.metricsPort;
+  if (port === undefined) return { ...core, start: startWork };
+  const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }] = await Promise.all([
+    import('./http/metrics.js'),
+    import('./http/metrics-listener.js'),
+  ]);
+  const metrics = createTaskMetrics();
+  core.service.on('settled', (task) => observeSettled(metrics, task));
+  let listener: MetricsListener | undefined;
+  return {
+    ...core,
+    async start() {
+      listener = await startMetricsListener({
+        metrics,
+        port,
+        host: config.host,
+        token: config.metricsToken,
+        refresh: async () => setTaskGauge(metrics, await core.store.countByStatus()),
+      });
+      await startWork();
+    },
+    get metricsUrl() {
+      return listener?.url;
+    },
+    async close(drainMs) {
+      await listener?.close();
+      await core.close(drainMs);
+    },
+  };
 }

@@ -87,6 +87,7 @@ async function render(
   const progress: number[] = [];
   const result = await engine.render({
     taskId: 'task-1',
+    owner: 'key-1',
     model: options.model ?? VIDEO_MODEL,
     params,
     workDir,
@@ -397,11 +398,12 @@ describe('render cache', () => {
   it('encodes equivalent requests once and gives each task its own identical file', async () => {
     const root = await mkdtemp(join(tmpdir(), 'mediagate-cache-'));
     const engine = createSandboxEngine({ ffmpegPath: defaultFfmpegPath(), cacheDir: join(root, 'cache') });
-    const render = async (name: string, params: Record<string, unknown>) => {
+    const render = async (name: string, params: Record<string, unknown>, owner = 'key-a') => {
       const workDir = join(root, name);
       await mkdir(workDir);
       const result = await engine.render({
         taskId: name,
+        owner,
         model: { id: 'm', kind: 'video', aspectRatios: [], checkImageRule3: false },
         params: { prompt: 'cache me', duration: 1, resolution: '360p', ...params },
         workDir,
@@ -419,6 +421,10 @@ describe('render cache', () => {
       expect((await stat(first)).ino).not.toBe((await stat(other)).ino);
       expect((await readFile(first)).equals(await readFile(second))).toBe(true);
       expect(await readdir(join(root, 'cache'))).toHaveLength(2);
+      // Another key's identical request is rendered anew: a hit would tell it what key-a made.
+      const otherKey = await render('d', { seed: 7 }, 'key-b');
+      expect((await stat(otherKey)).ino).not.toBe((await stat(first)).ino);
+      expect(await readdir(join(root, 'cache'))).toHaveLength(3);
     } finally {
       await engine.close();
       await rm(root, { recursive: true, force: true });

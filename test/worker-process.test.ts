@@ -15,7 +15,12 @@ import { createMediagateWorker } from '../src/service-factory.js';
 describe('a worker-only process', () => {
   it('renders a task and has no HTTP server', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-worker-'));
-    const config = loadConfig({ MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_API_KEYS: 'mg_test_key_alpha_0123456789', MEDIAGATE_ENGINE: 'instant', MEDIAGATE_CONCURRENCY: '1' });
+    const config = loadConfig({
+      MEDIAGATE_DATA_DIR: dataDir,
+      MEDIAGATE_API_KEYS: 'mg_test_key_alpha_0123456789',
+      MEDIAGATE_ENGINE: 'instant',
+      MEDIAGATE_CONCURRENCY: '1',
+    });
     const worker = await createMediagateWorker(config, { logger: pino({ level: 'silent' }) });
     try {
       expect('http' in worker).toBe(false);
@@ -25,7 +30,7 @@ describe('a worker-only process', () => {
       const settled = once(worker.service, 'settled') as Promise<[{ id: string; status: string }]>;
       const task = await worker.service.create('owner', validated.row, validated.params);
       const [event] = await settled;
-      expect(event).toEqual({ id: task.id, status: 'completed' });
+      expect(event).toMatchObject({ id: task.id, status: 'completed', model: 'vendora/famw-2.7-t2v' });
     } finally {
       await worker.close(0);
       await rm(dataDir, { recursive: true, force: true });

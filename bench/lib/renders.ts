@@ -34,6 +34,7 @@ export async function measureRenders(repeat: number, ffmpegPath = defaultFfmpegP
         const started = performance.now();
         await engine.render({
           taskId: `bench${i}`,
+          owner: 'bench',
           model: { id: 'bench', kind: item.kind, aspectRatios: [], checkImageRule3: false },
           params: { prompt: 'a benchmark of the sandbox engine', ...item.params },
           workDir,

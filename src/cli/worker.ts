@@ -24,7 +24,13 @@ export async function worker(): Promise<void> {
   }
   await app.start();
   app.logger.info(
-    { workers: config.concurrency, dataDir: config.dataDir, engine: config.engine, store: config.databaseUrl ? 'postgres' : 'sqlite' },
+    {
+      workers: config.concurrency,
+      dataDir: config.dataDir,
+      engine: config.engine,
+      store: config.databaseUrl ? 'postgres' : 'sqlite',
+      ...(app.metricsUrl === undefined ? {} : { metrics: app.metricsUrl }),
+    },
     'mediagate worker started',
   );
   closeOnSignals(app, config.drainMs);

@@ -20,6 +20,8 @@ export interface RenderModelInfo {
 
 export interface RenderJob {
   readonly taskId: string;
+  /** The API key id the task belongs to: anything kept between renders is scoped by it. */
+  readonly owner: string;
   readonly model: RenderModelInfo;
   readonly params: ResolvedParams;
   /** A fresh, empty directory owned by this attempt; the engine writes its outputs here. */

@@ -5,6 +5,7 @@ import type { UrlSigner } from '../storage/signing.js';
 import type { TaskFeed } from '../tasks/feed.js';
 import type { TaskService } from '../tasks/service.js';
 import type { Store } from '../tasks/store/store.js';
+import type { ConnectionLimits } from './connection-limits.js';
 import type { JsonLimits } from './json-limits.js';
 import type { Metrics } from './metrics.js';
 import type { KeyLimits } from './rate-limit.js';
@@ -32,6 +33,10 @@ export interface HttpContext {
   readonly keyLimits?: KeyLimits;
   /** Depth, item and string bounds checked on raw JSON bodies before parsing. */
   readonly jsonLimits?: JsonLimits;
+  /** Header/request timeouts, connection cap, header size; absent = the documented defaults. */
+  readonly connectionLimits?: ConnectionLimits;
+  /** MEDIAGATE_METRICS_TOKEN: required as a bearer token by /metrics when set. */
+  readonly metricsToken?: string;
   /** MEDIAGATE_CORS_ORIGINS; absent or empty = CORS off. */
   readonly corsOrigins?: readonly string[] | '*';
 }

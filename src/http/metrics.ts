@@ -1,25 +1,68 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { createChannelMetrics, type ChannelMetrics } from '../channels/metrics.js';
+import type { SettledTask } from '../tasks/service.js';
+import type { TaskStatus } from '../tasks/types.js';
 
-/** Prometheus metrics of one process, served at GET /metrics. */
-export interface Metrics {
+/** Every status the tasks gauge reports, 0 when no task has it (a scrape never sees a gap). */
+export const GAUGE_STATUSES: readonly TaskStatus[] = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
+
+/** Seconds: from a fast instant render to the longest a render may take (600 s by default). */
+const TASK_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+
+/** Task series, in the API process and in each `mediagate worker` process. */
+export interface TaskMetrics {
   readonly registry: Registry;
+  /** Labels: the model, the final status, and the failure code ('' unless failed). */
+  readonly tasksSettled: Counter<'model' | 'status' | 'code'>;
+  readonly queueWait: Histogram<'model'>;
+  readonly renderTime: Histogram<'model'>;
+  readonly tasksByStatus: Gauge<'status'>;
+}
+
+/** Prometheus metrics of one API process, served at GET /metrics. */
+export interface Metrics extends TaskMetrics {
   readonly requests: Counter<'route' | 'method' | 'status'>;
   readonly duration: Histogram<'route'>;
   /** Status polls answered before routing (http/dispatch.ts); also counted in `requests`. */
   readonly fastPolls: Counter;
   readonly tasksCreated: Counter<'kind' | 'model'>;
-  readonly tasksSettled: Counter<'status'>;
-  readonly tasksByStatus: Gauge<'status'>;
   /** Per-channel series (src/channels/metrics.ts), recorded by the upstream lifecycle. */
   readonly channels: ChannelMetrics;
 }
 
-export function createMetrics(): Metrics {
-  const registry = new Registry();
+export function createTaskMetrics(registry = new Registry()): TaskMetrics {
   collectDefaultMetrics({ register: registry, prefix: 'mediagate_' });
   return {
     registry,
+    tasksSettled: new Counter({
+      name: 'mediagate_tasks_settled_total',
+      help: 'Tasks that reached a final state in this process, by model, status and failure code',
+      labelNames: ['model', 'status', 'code'],
+      registers: [registry],
+    }),
+    queueWait: new Histogram({
+      name: 'mediagate_task_queue_wait_seconds',
+      help: 'Time from creation to the start of rendering, of tasks settled in this process',
+      labelNames: ['model'],
+      buckets: TASK_BUCKETS,
+      registers: [registry],
+    }),
+    renderTime: new Histogram({
+      name: 'mediagate_task_render_seconds',
+      help: 'Time from the start of rendering to the final state, of tasks settled in this process',
+      labelNames: ['model'],
+      buckets: TASK_BUCKETS,
+      registers: [registry],
+    }),
+    tasksByStatus: new Gauge({ name: 'mediagate_tasks', help: 'Tasks in the store by status', labelNames: ['status'], registers: [registry] }),
+  };
+}
+
+export function createMetrics(): Metrics {
+  const task = createTaskMetrics();
+  const registry = task.registry;
+  return {
+    ...task,
     requests: new Counter({ name: 'mediagate_http_requests_total', help: 'HTTP requests', labelNames: ['route', 'method', 'status'], registers: [registry] }),
     duration: new Histogram({
       name: 'mediagate_http_request_duration_seconds',
@@ -34,13 +77,19 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
     tasksCreated: new Counter({ name: 'mediagate_tasks_created_total', help: 'Tasks accepted', labelNames: ['kind', 'model'], registers: [registry] }),
-    tasksSettled: new Counter({
-      name: 'mediagate_tasks_settled_total',
-      help: 'Tasks that reached a final state in this process',
-      labelNames: ['status'],
-      registers: [registry],
-    }),
-    tasksByStatus: new Gauge({ name: 'mediagate_tasks', help: 'Tasks in the store by status', labelNames: ['status'], registers: [registry] }),
     channels: createChannelMetrics(registry),
   };
+}
+
+/** Records one settled task (TaskService `settled`). */
+export function observeSettled(metrics: TaskMetrics, task: SettledTask): void {
+  const model = task.model ?? 'unknown';
+  metrics.tasksSettled.inc({ model, status: task.status, code: task.code ?? '' });
+  if (task.queuedMs !== undefined) metrics.queueWait.observe({ model }, Math.max(0, task.queuedMs) / 1000);
+  if (task.renderMs !== undefined) metrics.renderTime.observe({ model }, Math.max(0, task.renderMs) / 1000);
+}
+
+/** Sets the tasks gauge from the store's counts; a status with no task is 0, not absent. */
+export function setTaskGauge(metrics: TaskMetrics, counts: Readonly<Record<string, number>>): void {
+  for (const status of new Set([...GAUGE_STATUSES, ...Object.keys(counts)])) metrics.tasksByStatus.set({ status }, counts[status] ?? 0);
 }

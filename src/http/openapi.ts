@@ -1,4 +1,5 @@
 import { imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../catalog/index.js';
+import type { Route } from './route.js';
 
 /**
  * The OpenAPI 3.1 document, derived from the catalog: each model's request body is its row's
@@ -39,14 +40,26 @@ const IMAGE_ERROR = {
   properties: { code: { type: 'string' }, message: { type: 'string' }, data: { type: 'null' } },
 };
 
-const VIDEO_TASK = {
+/**
+ * Statuses an operation can produce: `cancelled` only once a cancel route is in the table (a
+ * client must not be told to handle a state nothing reaches).
+ */
+function statuses(routes: readonly Route[]): { video: string[]; image: string[] } {
+  const cancel = routes.some((route) => route.path.endsWith('/cancel'));
+  return {
+    video: ['queued', 'processing', 'completed', 'failed', ...(cancel ? ['cancelled'] : [])],
+    image: ['QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE', ...(cancel ? ['CANCELLED'] : [])],
+  };
+}
+
+const videoTask = (status: readonly string[]) => ({
   type: 'object',
   required: ['id', 'object', 'model', 'status', 'outputs', 'created_at'],
   properties: {
     id: { type: 'string' },
     object: { const: 'video.generation' },
     model: { type: 'string' },
-    status: { enum: ['queued', 'processing', 'completed', 'failed', 'cancelled'] },
+    status: { enum: status },
     outputs: {
       type: 'array',
       items: { type: 'object', required: ['type', 'url'], properties: { type: { const: 'video' }, url: { type: 'string', format: 'uri' } } },
@@ -66,7 +79,7 @@ const VIDEO_TASK = {
       ],
     },
   },
-};
+});
 
 const IMAGE_CREATED = {
   type: 'object',
@@ -78,7 +91,7 @@ const IMAGE_CREATED = {
   },
 };
 
-const IMAGE_STATUS = {
+const imageStatus = (status: readonly string[]) => ({
   type: 'object',
   required: ['code', 'message', 'data'],
   properties: {
@@ -89,7 +102,7 @@ const IMAGE_STATUS = {
       required: ['task_id', 'status', 'progress', 'outputs', 'submit_time', 'start_time', 'finish_time', 'fail_reason'],
       properties: {
         task_id: { type: 'string' },
-        status: { enum: ['QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE', 'CANCELLED'] },
+        status: { enum: status },
         progress: { type: 'string', pattern: '^\\d{1,3}%$', examples: ['0%', '100%'] },
         outputs: { type: 'array', items: { type: 'string', format: 'uri' } },
         submit_time: { type: 'integer', description: 'Unix time, seconds.' },
@@ -99,16 +112,51 @@ const IMAGE_STATUS = {
       },
     },
   },
+});
+
+const MODEL = {
+  type: 'object',
+  required: ['id', 'object', 'kind', 'endpoint', 'description', 'schema'],
+  properties: {
+    id: { type: 'string', examples: ['vendora/famw-2.7-t2v'] },
+    object: { const: 'model' },
+    kind: { enum: ['video', 'image'] },
+    endpoint: { type: 'string', description: 'The create operation that takes this model.' },
+    description: { type: 'string' },
+    schema: { type: 'object', description: 'The JSON Schema the request body of this model is validated with.' },
+  },
 };
+
+const MODEL_LIST = {
+  type: 'object',
+  required: ['object', 'data'],
+  properties: { object: { const: 'list' }, data: { type: 'array', items: ref('Model') } },
+};
+
+/** Over a per-key limit (http/rate-limit.ts): when to try again, and the limit itself. */
+const RATE_LIMIT_HEADERS = {
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Policy': { description: 'The limit of this key (IETF draft RateLimit header fields).', schema: { type: 'string' } },
+  RateLimit: { description: 'What is left of the limit, and when it resets.', schema: { type: 'string' } },
+};
+
+/** Responses every keyed operation can give, in the family's error envelope. */
+function keyedResponses(schema: string) {
+  const r = (description: string) => ({ description, content: json(ref(schema)) });
+  return {
+    '401': r('Missing or invalid API key'),
+    '429': { description: 'Over the per-key request rate or tasks in flight', headers: RATE_LIMIT_HEADERS, content: json(ref(schema)) },
+    '500': r('Unexpected server fault'),
+  };
+}
 
 function errorResponses(schema: string) {
   const r = (description: string) => ({ description, content: json(ref(schema)) });
   return {
     '400': r('Validation error'),
-    '401': r('Missing or invalid API key'),
     '413': r('Body larger than the configured cap'),
     '415': r('Content-Type is not application/json'),
-    '500': r('Unexpected server fault'),
+    ...keyedResponses(schema),
   };
 }
 
@@ -141,21 +189,24 @@ function eventsPath(family: 'video' | 'image'): Record<string, unknown> {
         'A comment line is sent at least every 15 s. Send `Last-Event-ID` to resume after an event.',
       parameters: [...taskIdParam, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
       responses: {
-        '200': { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' }, itemSchema: ref(poll) } } },
+        '200': { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string', description: `Events whose data is a ${poll}` } } } },
         '404': { description: 'Unknown task, or a task of another API key', content: json(ref(error)) },
-        '401': { description: 'Missing or invalid API key', content: json(ref(error)) },
+        ...keyedResponses(error),
       },
     },
   };
 }
 
-export function buildOpenApi(serverUrl: string, models: readonly ModelRow[]): Record<string, unknown> {
+export function buildOpenApi(serverUrl: string, routes: readonly Route[], models: readonly ModelRow[]): Record<string, unknown> {
+  const status = statuses(routes);
   const schemas: Record<string, unknown> = {
-    VideoTask: VIDEO_TASK,
+    VideoTask: videoTask(status.video),
     VideoError: VIDEO_ERROR,
     ImageCreated: IMAGE_CREATED,
-    ImageStatus: IMAGE_STATUS,
+    ImageStatus: imageStatus(status.image),
     ImageError: IMAGE_ERROR,
+    Model: MODEL,
+    ModelList: MODEL_LIST,
   };
   for (const row of models) schemas[componentName(row)] = requestSchema(row);
   return {
@@ -163,6 +214,7 @@ export function buildOpenApi(serverUrl: string, models: readonly ModelRow[]): Re
     info: {
       title: 'mediagate',
       version: '1',
+      license: { name: 'MIT', identifier: 'MIT' },
       description: 'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
     },
     servers: [{ url: serverUrl }],
@@ -184,7 +236,7 @@ export function buildOpenApi(serverUrl: string, models: readonly ModelRow[]): Re
           responses: {
             '200': { description: 'The task', content: json(ref('VideoTask')) },
             '404': { description: 'Unknown task, or a task of another API key', content: json(ref('VideoError')) },
-            '401': { description: 'Missing or invalid API key', content: json(ref('VideoError')) },
+            ...keyedResponses('VideoError'),
           },
         },
       },
@@ -205,7 +257,7 @@ export function buildOpenApi(serverUrl: string, models: readonly ModelRow[]): Re
           responses: {
             '200': { description: 'Status envelope', content: json(ref('ImageStatus')) },
             '404': { description: 'Unknown task, or a task of another API key', content: json(ref('ImageError')) },
-            '401': { description: 'Missing or invalid API key', content: json(ref('ImageError')) },
+            ...keyedResponses('ImageError'),
           },
         },
       },
@@ -214,7 +266,27 @@ export function buildOpenApi(serverUrl: string, models: readonly ModelRow[]): Re
         get: {
           operationId: 'listModels',
           summary: 'List models with their request JSON Schemas',
-          responses: { '200': { description: 'The models' } },
+          responses: { '200': { description: 'The models', content: json(ref('ModelList')) }, ...keyedResponses('VideoError') },
+        },
+      },
+      '/v1/models/{model}': {
+        get: {
+          operationId: 'getModel',
+          summary: 'Get one model with its request JSON Schema',
+          parameters: [
+            {
+              name: 'model',
+              in: 'path',
+              required: true,
+              description: 'The model id. Ids contain `/`; it may be sent as is (`/v1/models/vendora/famw-2.7-t2v`) or percent-encoded.',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            '200': { description: 'The model', content: json(ref('Model')) },
+            '404': { description: 'Unknown model', content: json(ref('VideoError')) },
+            ...keyedResponses('VideoError'),
+          },
         },
       },
     },

@@ -11,6 +11,8 @@ export interface RouteDeps {
   readonly urlFor: UrlFor;
   /** Aborted when the server starts closing: long-lived responses (event streams) end then. */
   readonly closing: AbortSignal;
+  /** The routes this server has (the OpenAPI document describes exactly those). */
+  readonly routes: readonly Route[];
 }
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;

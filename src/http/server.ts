@@ -13,6 +13,7 @@ import { errorBody, familyOf } from './envelopes.js';
 import { registerCors } from './cors.js';
 import { LazyChildLogger } from './lazy-logger.js';
 import { createOutputUrls } from './output-urls.js';
+import { applyConnectionLimits, checkIntervalMs, type ConnectionLimits } from './connection-limits.js';
 import { createRequestIds } from './request-ids.js';
 import { logResponse } from './request-log.js';
 import { createRequestRecorder } from './request-metrics.js';
@@ -47,12 +48,23 @@ function fromFrameworkError(error: FastifyError, bodyLimit: number, contentType:
 }
 
 /**
- * Fastify sets these on a server it creates, and not on one from a serverFactory: the server
- * we create for it gets its defaults, so nothing changes for clients (keep-alive 72 s, no
- * overall request timeout, as before the fast path).
+ * Fastify sets this on a server it creates, and not on one from a serverFactory: the server
+ * we create for it gets its default (keep-alive 72 s). Timeouts and caps: connection-limits.ts.
  */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
-const REQUEST_TIMEOUT_MS = 0;
+
+/** Until configured otherwise (tests building a server by hand): the documented defaults. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 120_000,
+  maxConnections: 10_000,
+  maxHeaderBytes: 16 * 1024,
+};
+
+/** A raw answer on a socket that never reached a route (no framework, no envelope choice). */
+function rawAnswer(socket: Socket, status: string, body: string): void {
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -66,8 +78,9 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
   const closingStreams = new AbortController();
-  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), closing: closingStreams.signal };
+  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), closing: closingStreams.signal, routes };
   const allowedMethods = allowedMethodsFor(routes);
+  const limits = ctx.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
   let closing = false;
   const dispatch = createDispatch({
     routes,
@@ -83,13 +96,13 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const app = Fastify({
     // Our server, so that a status poll can be answered before routing (dispatch.ts).
     serverFactory: (handler) => {
-      const server = createServer((req, res) => {
+      const server = createServer({ maxHeaderSize: limits.maxHeaderBytes, connectionsCheckingInterval: checkIntervalMs(limits) }, (req, res) => {
         // A cross-origin request takes the router, whose CORS hook sets its headers.
         if (cors.needsRouter(req)) handler(req, res);
         else dispatch(req, res, () => handler(req, res));
       });
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-      server.requestTimeout = REQUEST_TIMEOUT_MS;
+      applyConnectionLimits(server, limits);
       return server;
     },
     loggerInstance: log,
@@ -106,16 +119,25 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
       const apiError = error.code === 'FST_ERR_BAD_URL' ? errors.notFound(request.method, request.url) : errors.malformedJson(error.message);
       void (reply as FastifyReply).code(apiError.status).send(errorBody(familyOf(request.url), apiError));
     },
-    // Bytes that are not HTTP never reach a route; answer in the video envelope, then hang up.
+    // Bytes that are not HTTP, or that arrive too slowly or too many, never reach a route;
+    // answer in the video envelope, then hang up.
     clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => {
       if (!socket.writable || error.code === 'ECONNRESET') {
         socket.destroy();
         return;
       }
-      const body = JSON.stringify(errorBody('video', errors.malformedJson('the request is not valid HTTP.')));
-      socket.end(
-        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+        // Past its timeout, a request that already got an answer (a 401 before its body) is
+        // cut without another; one that got nothing is told why.
+        if (socket.bytesWritten > 0) socket.destroy();
+        else rawAnswer(socket, '408 Request Timeout', JSON.stringify(errorBody('video', errors.requestTimeout())));
+        return;
+      }
+      if (error.code === 'HPE_HEADER_OVERFLOW') {
+        rawAnswer(socket, '431 Request Header Fields Too Large', JSON.stringify(errorBody('video', errors.headersTooLarge(limits.maxHeaderBytes))));
+        return;
+      }
+      rawAnswer(socket, '400 Bad Request', JSON.stringify(errorBody('video', errors.malformedJson('the request is not valid HTTP.'))));
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     return503OnClosing: true,

@@ -12,9 +12,18 @@ export class UrlSigner {
   }
 
   verify(key: string, exp: string, sig: string, nowS: number): boolean {
-    if (!/^\d{1,12}$/.test(exp) || Number(exp) < nowS) return false;
+    return this.check(key, exp, sig, nowS) === 'valid';
+  }
+
+  /**
+   * `expired` only for a URL we signed (the signature holds): a forged or altered one is
+   * `invalid` whatever its `exp`, so the answer tells nothing about URLs one did not get.
+   */
+  check(key: string, exp: string, sig: string, nowS: number): 'valid' | 'expired' | 'invalid' {
+    if (!/^\d{1,12}$/.test(exp)) return 'invalid';
     const expected = Buffer.from(this.sign(key, Number(exp)));
     const given = Buffer.from(sig);
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
+    return Number(exp) < nowS ? 'expired' : 'valid';
   }
 }

@@ -1,14 +1,31 @@
 import { EventEmitter } from 'node:events';
 import type { ModelRow, ResolvedParams } from '../catalog/index.js';
+import type { TaskFailureCode } from '../failure-codes.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from './store/store.js';
 import type { ClaimedTask, Task, TaskError, TaskOutput } from './types.js';
 
+/** A task that reached a final state in this process, with what its metrics need. */
+export interface SettledTask {
+  readonly id: string;
+  readonly status: 'completed' | 'failed';
+  /** Absent for a task failed by the sweep of abandoned tasks (only its id is known). */
+  readonly model?: string;
+  readonly code?: TaskFailureCode;
+  /** Milliseconds from creation to the (first) start, and from the start to the end. */
+  readonly queuedMs?: number;
+  readonly renderMs?: number;
+}
+
 export interface TaskServiceEvents {
   created: [task: Task];
-  settled: [task: { id: string; status: 'completed' | 'failed' }];
+  settled: [task: SettledTask];
   /** A transition took effect (after its commit): the task's row changed. tasks/feed.ts re-reads it. */
   changed: [task: { id: string }];
+}
+
+function timings(task: ClaimedTask, now: number): { queuedMs?: number; renderMs?: number } {
+  return task.startedAt === null ? {} : { queuedMs: task.startedAt - task.createdAt, renderMs: now - task.startedAt };
 }
 
 export interface TaskServiceOptions {
@@ -157,15 +174,17 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
 
   /** processing -> completed, with progress 100 and the outputs. */
   async complete(task: ClaimedTask, outputs: readonly TaskOutput[]): Promise<boolean> {
-    const won = this.changedIf(await this.store.complete(task.id, task.attempt, outputs, this.now()), task.id);
-    if (won) this.emit('settled', { id: task.id, status: 'completed' });
+    const now = this.now();
+    const won = this.changedIf(await this.store.complete(task.id, task.attempt, outputs, now), task.id);
+    if (won) this.emit('settled', { id: task.id, status: 'completed', model: task.model, ...timings(task, now) });
     return won;
   }
 
   /** processing -> failed, keeping the last progress. */
   async fail(task: ClaimedTask, error: TaskError): Promise<boolean> {
-    const won = this.changedIf(await this.store.fail(task.id, task.attempt, error, this.now()), task.id);
-    if (won) this.emit('settled', { id: task.id, status: 'failed' });
+    const now = this.now();
+    const won = this.changedIf(await this.store.fail(task.id, task.attempt, error, now), task.id);
+    if (won) this.emit('settled', { id: task.id, status: 'failed', model: task.model, code: error.code, ...timings(task, now) });
     return won;
   }
 

@@ -151,6 +151,7 @@ export class WorkerPool implements TaskRunner {
       await mkdir(workDir, { recursive: true });
       const result = await engine.render({
         taskId: task.id,
+        owner: task.owner,
         model: this.modelInfo(task),
         params: task.params,
         workDir,

@@ -5,6 +5,7 @@
 import { createFetchDispatcher, type FetchOptions } from '../../media/fetcher.js';
 import { EngineError, type Engine, type RenderJob, type RenderResult } from '../types.js';
 import { renderImage } from './image.js';
+import { checkReferenceUrls } from './reference-urls.js';
 import { RenderCache } from './render-cache.js';
 import { resolveSandboxOptions, type SandboxEngineOptions } from './options.js';
 import { ProgressReporter } from './progress.js';
@@ -34,6 +35,7 @@ export function createSandboxEngine(input: SandboxEngineOptions): Engine {
       try {
         signal.throwIfAborted();
         progress.report(0);
+        await checkReferenceUrls(job.params, options.fetchAllow, signal);
         const file =
           job.model.kind === 'image'
             ? await renderImage(job, options)

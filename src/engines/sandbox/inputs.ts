@@ -34,7 +34,8 @@ export function userImageInput(maxInputPixels: number): SharpOptions {
   return { failOn: 'error', limitInputPixels: maxInputPixels, animated: false };
 }
 
-function fetchFailure(field: ImageField, error: FetchError): EngineError {
+/** A failed fetch (or address check) of an input, as the task's failure naming the field. */
+export function fetchFailure(field: string, error: FetchError): EngineError {
   const what: Record<FetchError['reason'], string> = {
     bad_url: 'is not a URL that can be fetched',
     too_large: 'is larger than the engine accepts',

@@ -8,7 +8,8 @@ import { join } from 'node:path';
  * not change pixels. A burst of equivalent requests (a client retrying, a test suite) then
  * costs one encode: finished files are hard-linked into `<dir>/<sha256>.mp4` and linked back
  * out on a hit, so a hit costs no copy and no extra disk. Entries age out with the output TTL
- * sweep; a missing entry is simply a miss.
+ * sweep; a missing entry is simply a miss. The key material includes the task's owner: an
+ * entry serves only the key that rendered it (timing would otherwise leak other keys' prompts).
  */
 export class RenderCache {
   constructor(private readonly dir: string) {}

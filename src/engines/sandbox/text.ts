@@ -27,6 +27,9 @@ export function promptSnippet(prompt: string): string {
   // Buffer round trip replaces lone surrogates, which XML (and so SVG) rejects.
   const clean = Buffer.from(prompt, 'utf8')
     .toString('utf8')
+    // Non-characters (U+FFFE, U+FFFF, U+FDD0..U+FDEF, and the last two of every plane) mean
+    // nothing in text, and XML rejects U+FFFE/U+FFFF: left in, they cost the whole caption.
+    .replace(/\p{Noncharacter_Code_Point}/gu, '')
     // Control characters are invalid in XML 1.0 too.
     .replace(/\p{Cc}+/gu, ' ')
     .replace(/\s+/g, ' ')

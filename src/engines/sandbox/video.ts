@@ -56,7 +56,9 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
   const palette = paletteFor(request.prompt, request.seed);
   const output = join(job.workDir, 'video.mp4');
   const cacheKey = RenderCache.key(
-    { v: 1, width, height, durationS: request.durationS, fps: options.fps, audio: request.audio, prompt: request.prompt, palette },
+    // Per key: a hit is faster than a render, so a shared cache would tell one key what
+    // another rendered.
+    { v: 1, owner: job.owner, width, height, durationS: request.durationS, fps: options.fps, audio: request.audio, prompt: request.prompt, palette },
     [images.image?.bytes, images.endImage?.bytes],
   );
   if (ctx.cache && (await ctx.cache.fetch(cacheKey, 'mp4', output))) {

@@ -6,6 +6,9 @@ import { pathParam, type Handler, type RouteDeps } from '../route.js';
 // forms, no popups) with the file's own origin. Verified in test/console-browser.test.ts.
 export const FILE_CSP = "default-src 'none'; media-src 'self'; img-src 'self'; style-src 'unsafe-inline'; sandbox allow-same-origin";
 
+/** Longest a client may cache a file, when its URL lives longer than this. */
+const MAX_CACHE_S = 3600;
+
 const RANGE = /^bytes=(\d*)-(\d*)$/;
 
 /** A query parameter as a string ('' when absent or repeated). */
@@ -22,15 +25,18 @@ export function getFile({ ctx }: RouteDeps): Handler {
   return async (request, reply) => {
     const name = pathParam(request, 'name');
     const key = `${pathParam(request, 'task')}/${name}`;
-    if (!ctx.signer.verify(key, queryParam(request.query, 'exp'), queryParam(request.query, 'sig'), Math.floor(Date.now() / 1000))) {
-      throw errors.invalidSignature();
-    }
+    const exp = queryParam(request.query, 'exp');
+    const nowS = Math.floor(Date.now() / 1000);
+    const signature = ctx.signer.check(key, exp, queryParam(request.query, 'sig'), nowS);
+    if (signature === 'expired') throw errors.urlExpired();
+    if (signature === 'invalid') throw errors.invalidSignature();
     const file = await ctx.storage.open(key);
     if (!file) throw errors.fileGone();
     reply
       .header('content-type', file.contentType)
       .header('accept-ranges', 'bytes')
-      .header('cache-control', 'private, max-age=3600')
+      // A cached copy must not outlive the URL: an expired URL answers url_expired.
+      .header('cache-control', `private, max-age=${Math.max(0, Math.min(MAX_CACHE_S, Number(exp) - nowS))}`)
       .header('x-content-type-options', 'nosniff')
       // A file is media, never a page: no scripts, no framing of anything, sandboxed if opened.
       // Opened directly, the browser wraps it in its own media document, which loads the
@@ -49,7 +55,10 @@ export function getFile({ ctx }: RouteDeps): Handler {
       }
       start = Math.max(0, start);
       end = Math.max(start, end);
-      reply.code(206).header('content-range', `bytes ${start}-${end}/${file.size}`).header('content-length', end - start + 1);
+      reply
+        .code(206)
+        .header('content-range', `bytes ${start}-${end}/${file.size}`)
+        .header('content-length', end - start + 1);
       return reply.send(file.stream({ start, end }));
     }
     reply.header('content-length', file.size);

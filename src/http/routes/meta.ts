@@ -1,12 +1,15 @@
+import { errors } from '../../errors.js';
 import { renderDocsPage } from '../docs-page.js';
+import { setTaskGauge } from '../metrics.js';
+import { metricsAuthorized } from '../metrics-auth.js';
 import { buildOpenApi } from '../openapi.js';
 import type { Handler, RouteDeps } from '../route.js';
 
 /** `GET /openapi.json`, built on first request (the public URL may be known only at listen). */
-export function getOpenApi({ ctx }: RouteDeps): Handler {
+export function getOpenApi({ ctx, routes }: RouteDeps): Handler {
   let openapi: string | undefined;
   return async (_request, reply) => {
-    openapi ??= JSON.stringify(buildOpenApi(ctx.publicUrl(), ctx.models));
+    openapi ??= JSON.stringify(buildOpenApi(ctx.publicUrl(), routes, ctx.models));
     return reply.type('application/json').send(openapi);
   };
 }
@@ -39,10 +42,14 @@ export function getReadiness({ ctx }: RouteDeps): Handler {
   };
 }
 
-/** `GET /metrics`: Prometheus text, with the store's task counts read now. */
+/** `GET /metrics`: Prometheus text, with the store's task counts read now; behind MEDIAGATE_METRICS_TOKEN when set. */
 export function getMetrics({ ctx }: RouteDeps): Handler {
-  return async (_request, reply) => {
-    for (const [status, n] of Object.entries(await ctx.store.countByStatus())) ctx.metrics.tasksByStatus.set({ status }, n);
+  return async (request, reply) => {
+    if (!metricsAuthorized(request.headers.authorization, ctx.metricsToken)) {
+      reply.header('www-authenticate', 'Bearer');
+      throw errors.invalidApiKey('/metrics requires the metrics token (MEDIAGATE_METRICS_TOKEN) as a bearer token.');
+    }
+    setTaskGauge(ctx.metrics, await ctx.store.countByStatus());
     return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   };
 }
