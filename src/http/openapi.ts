@@ -1,4 +1,5 @@
 import { MODELS, imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../catalog/index.js';
+import { IDEMPOTENCY_KEY_PARAM, REPLAYED_HEADER, TASK_OPS_SCHEMAS, cancelImage, cancelVideo, idempotencyResponses, listImages, listVideos } from './openapi-task-ops.js';
 
 /**
  * The OpenAPI 3.1 document, derived from the catalog: each model's request body is its row's
@@ -26,7 +27,19 @@ const VIDEO_ERROR = {
       required: ['type', 'code', 'message', 'param'],
       properties: {
         type: { type: 'string', examples: ['invalid_request_error'] },
-        code: { type: 'string', examples: ['missing_parameter', 'invalid_parameter', 'unsupported_parameter', 'unsupported_value', 'task_not_found'] },
+        code: {
+          type: 'string',
+          examples: [
+            'missing_parameter',
+            'invalid_parameter',
+            'unsupported_parameter',
+            'unsupported_value',
+            'task_not_found',
+            'task_not_cancellable',
+            'idempotency_key_reused',
+            'idempotency_key_in_use',
+          ],
+        },
         message: { type: 'string' },
         param: { type: 'string', description: 'The top-level field at fault; empty when none.' },
       },
@@ -133,6 +146,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     ImageCreated: IMAGE_CREATED,
     ImageStatus: IMAGE_STATUS,
     ImageError: IMAGE_ERROR,
+    ...TASK_OPS_SCHEMAS,
   };
   for (const row of MODELS) schemas[componentName(row)] = requestSchema(row);
   return {
@@ -150,10 +164,17 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         post: {
           operationId: 'createVideo',
           summary: 'Create a video generation task',
+          parameters: [IDEMPOTENCY_KEY_PARAM],
           requestBody: createBody('video'),
-          responses: { '200': { description: 'The task, queued', content: json(ref('VideoTask')) }, ...errorResponses('VideoError') },
+          responses: {
+            '200': { description: 'The task, queued (or, replayed, its current state)', headers: REPLAYED_HEADER, content: json(ref('VideoTask')) },
+            ...errorResponses('VideoError'),
+            ...idempotencyResponses('VideoError'),
+          },
         },
+        get: listVideos,
       },
+      '/v1/video/generations/{task_id}/cancel': { post: cancelVideo },
       '/v1/video/generations/{task_id}': {
         get: {
           operationId: 'getVideo',
@@ -170,10 +191,21 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         post: {
           operationId: 'createImage',
           summary: 'Create an image generation task',
+          parameters: [IDEMPOTENCY_KEY_PARAM],
           requestBody: createBody('image'),
-          responses: { '200': { description: 'Creation envelope', content: json(ref('ImageCreated')) }, ...errorResponses('ImageError') },
+          responses: {
+            '200': {
+              description: 'Creation envelope (replayed: the status envelope of the original task)',
+              headers: REPLAYED_HEADER,
+              content: json({ oneOf: [ref('ImageCreated'), ref('ImageStatus')] }),
+            },
+            ...errorResponses('ImageError'),
+            ...idempotencyResponses('ImageError'),
+          },
         },
+        get: listImages,
       },
+      '/v1/images/generations/async/{task_id}/cancel': { post: cancelImage },
       '/v1/images/generations/async/{task_id}': {
         get: {
           operationId: 'getImage',

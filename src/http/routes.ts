@@ -4,6 +4,7 @@ import type { Route } from './route.js';
 import { getFile } from './routes/files.js';
 import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
 import { getModel, listModels } from './routes/models.js';
+import { cancelTask, listTasks } from './routes/task-ops.js';
 import { createTask, getTask, getTaskFast } from './routes/tasks.js';
 
 /**
@@ -24,7 +25,25 @@ export const ROUTES: readonly Route[] = [
     handler: getTask('video'),
     fast: getTaskFast('video'),
   },
+  { path: '/v1/video/generations', methods: ['GET'], family: 'video', auth: true, handler: listTasks('video') },
+  {
+    path: '/v1/video/generations/:task_id/cancel',
+    methods: ['POST'],
+    family: 'video',
+    auth: true,
+    response: VIDEO_TASK_RESPONSE,
+    handler: cancelTask('video'),
+  },
   { path: '/v1/images/generations/async', methods: ['POST'], family: 'image', auth: true, handler: createTask('image') },
+  { path: '/v1/images/generations/async', methods: ['GET'], family: 'image', auth: true, handler: listTasks('image') },
+  {
+    path: '/v1/images/generations/async/:task_id/cancel',
+    methods: ['POST'],
+    family: 'image',
+    auth: true,
+    response: IMAGE_STATUS_RESPONSE,
+    handler: cancelTask('image'),
+  },
   {
     path: '/v1/images/generations/async/:task_id',
     methods: ['GET'],
