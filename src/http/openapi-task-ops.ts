@@ -64,7 +64,13 @@ export const REPLAYED_HEADER = {
 function listParams(statuses: readonly string[], family: string) {
   return [
     { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
-    { name: 'after', in: 'query', required: false, description: `The id of a ${family} task of this key: the page starts right after it.`, schema: { type: 'string' } },
+    {
+      name: 'after',
+      in: 'query',
+      required: false,
+      description: `The id of a ${family} task of this key: the page starts right after it.`,
+      schema: { type: 'string' },
+    },
     { name: 'status', in: 'query', required: false, schema: { enum: statuses } },
     { name: 'model', in: 'query', required: false, description: `A ${family} model id.`, schema: { type: 'string' } },
   ];
@@ -92,7 +98,10 @@ function cancelOperation(operationId: string, family: 'video' | 'image', taskSch
     description: 'No body is needed. Cancelling a cancelled task answers it again.',
     parameters: [taskIdParam],
     responses: {
-      '200': { description: family === 'video' ? 'The task, status `cancelled`' : 'Status envelope, `data.status` `CANCELLED`', content: json(ref(taskSchema)) },
+      '200': {
+        description: family === 'video' ? 'The task, status `cancelled`' : 'Status envelope, `data.status` `CANCELLED`',
+        content: json(ref(taskSchema)),
+      },
       '401': error('Missing or invalid API key'),
       '404': error('task_not_found: unknown task, or a task of another API key'),
       '409': error('task_not_cancellable: the task is completed or failed (param task_id)'),

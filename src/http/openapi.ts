@@ -1,5 +1,14 @@
 import { MODELS, imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../catalog/index.js';
-import { IDEMPOTENCY_KEY_PARAM, REPLAYED_HEADER, TASK_OPS_SCHEMAS, cancelImage, cancelVideo, idempotencyResponses, listImages, listVideos } from './openapi-task-ops.js';
+import {
+  IDEMPOTENCY_KEY_PARAM,
+  REPLAYED_HEADER,
+  TASK_OPS_SCHEMAS,
+  cancelImage,
+  cancelVideo,
+  idempotencyResponses,
+  listImages,
+  listVideos,
+} from './openapi-task-ops.js';
 
 /**
  * The OpenAPI 3.1 document, derived from the catalog: each model's request body is its row's
@@ -7,8 +16,7 @@ import { IDEMPOTENCY_KEY_PARAM, REPLAYED_HEADER, TASK_OPS_SCHEMAS, cancelImage, 
  * them, discriminated by `model`.
  */
 
-export const componentName = (row: ModelRow): string =>
-  `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
+export const componentName = (row: ModelRow): string => `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
 
 export function requestSchema(row: ModelRow): JsonSchema {
   const { $id: _id, ...schema } = row.kind === 'video' ? videoRequestSchema(row) : imageRequestSchema(row);
@@ -154,8 +162,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     info: {
       title: 'mediagate',
       version: '1',
-      description:
-        'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
+      description: 'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],

@@ -29,9 +29,7 @@ export interface IdempotentRequest {
 
 /** What an idempotent create did: made the task, found the key's task (replay), or found the key used for another request. */
 export type IdempotentOutcome =
-  | { readonly outcome: 'created'; readonly task: Task }
-  | { readonly outcome: 'replayed'; readonly task: Task }
-  | { readonly outcome: 'reused' };
+  { readonly outcome: 'created'; readonly task: Task } | { readonly outcome: 'replayed'; readonly task: Task } | { readonly outcome: 'reused' };
 
 /** What a cancel found: `won` when this call cancelled it; otherwise the task as it is. */
 export interface CancelOutcome {

@@ -122,12 +122,15 @@ export class WorkerPool implements TaskRunner {
       this.stopReasons.set(controller, reason);
       controller.abort(new Error(reason));
     };
-    const heartbeat = setInterval(() => {
-      service.heartbeat(task, leaseMs).then(
-        (held) => held || abort('lost-lease'),
-        (error: unknown) => log.warn({ err: error, task: task.id }, 'heartbeat failed'),
-      );
-    }, Math.max(500, Math.floor(leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        service.heartbeat(task, leaseMs).then(
+          (held) => held || abort('lost-lease'),
+          (error: unknown) => log.warn({ err: error, task: task.id }, 'heartbeat failed'),
+        );
+      },
+      Math.max(500, Math.floor(leaseMs / 3)),
+    );
     const timeout = setTimeout(() => abort('timeout'), this.options.renderTimeoutMs);
     let lastProgress = -1;
     let lastWrite = 0;

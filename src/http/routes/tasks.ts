@@ -92,7 +92,6 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
         return replayBody(done.task);
       });
     };
-
   };
 }
 

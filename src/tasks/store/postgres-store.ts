@@ -11,13 +11,7 @@ import { getMeta, initMeta } from './sql/meta.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './sql/migrations.js';
 import { expireLeases, failAbandoned, requeueStranded } from './sql/recovery.js';
 import { completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './sql/settle.js';
-import {
-  findIdempotencyKey,
-  insertKeyedTasks,
-  insertKeyedTasksWithJobs,
-  sweepIdempotencyKeys,
-  type InsertKeyedTasksParams,
-} from './sql/idempotency.js';
+import { findIdempotencyKey, insertKeyedTasks, insertKeyedTasksWithJobs, sweepIdempotencyKeys, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
 import { listTasks } from './sql/tasks-list.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
@@ -91,7 +85,10 @@ export class PostgresStore implements Store {
     this.db = new Executor(pool);
     this.withJobs = jobs && {
       insert: insertTasksWithJobs(jobs),
-      insertKeyed: insertKeyedTasksWithJobs(jobs.addJobs), release: releaseWithJob(jobs), stranded: requeueStranded(jobs) };
+      insertKeyed: insertKeyedTasksWithJobs(jobs),
+      release: releaseWithJob(jobs),
+      stranded: requeueStranded(jobs),
+    };
   }
 
   private async transaction<T>(run: (db: Executor) => Promise<T>): Promise<T> {

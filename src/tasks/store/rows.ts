@@ -4,7 +4,20 @@ import type { IdempotencyKeyRow } from './sql/idempotency.js';
 import type { ListTasksParams } from './sql/tasks-list.js';
 
 /** Columns a status read needs: everything but `params`, which may be megabytes of media. */
-export const TASK_COLUMNS = ['id', 'kind', 'model', 'owner', 'status', 'progress', 'created_at', 'started_at', 'completed_at', 'error', 'outputs', 'attempt'] as const;
+export const TASK_COLUMNS = [
+  'id',
+  'kind',
+  'model',
+  'owner',
+  'status',
+  'progress',
+  'created_at',
+  'started_at',
+  'completed_at',
+  'error',
+  'outputs',
+  'attempt',
+] as const;
 
 /** What a claim returns: a worker needs the parameters and the lease owner too. */
 export const CLAIMED_COLUMNS = [...TASK_COLUMNS, 'params', 'lease_owner'] as const;

@@ -36,8 +36,14 @@ type Settle =
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite';
   private readonly statements = new Map<Sql<never, unknown>, Statement>();
-  private readonly inserts = new GroupCommit<NewTask, boolean>(async (batch) => this.insertBatch(batch), () => true);
-  private readonly settles = new GroupCommit<Settle, boolean>(async (batch) => this.settleBatch(batch), () => true);
+  private readonly inserts = new GroupCommit<NewTask, boolean>(
+    async (batch) => this.insertBatch(batch),
+    () => true,
+  );
+  private readonly settles = new GroupCommit<Settle, boolean>(
+    async (batch) => this.settleBatch(batch),
+    () => true,
+  );
   private readonly insertBatch: (tasks: readonly NewTask[]) => boolean[];
   private readonly settleBatch: (settles: readonly Settle[]) => boolean[];
   private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number) => ClaimedTask[];
@@ -45,7 +51,10 @@ export class SqliteStore implements Store {
   constructor(private readonly database: BetterSqlite3Database) {
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
       tasks.map(({ idempotency, ...task }) => {
-        if (idempotency && this.run(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0) {
+        if (
+          idempotency &&
+          this.run(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0
+        ) {
           return false;
         }
         this.run(insertTask, { ...task, params: JSON.stringify(task.params) });

@@ -1,4 +1,5 @@
 import { operation } from '../dialect.js';
+import type { JobQueueSql } from '../store.js';
 
 export interface IdempotencyKeyRow {
   kind: string;
@@ -70,8 +71,8 @@ function keyedSource(withJobs: ((relation: string) => string) | undefined): stri
 
 export const insertKeyedTasks = operation<InsertKeyedTasksParams, { id: string }>('insert-keyed-tasks', () => keyedSource(undefined), ['postgres']);
 
-export const insertKeyedTasksWithJobs = (addJobs: (relation: string) => string) =>
-  operation<InsertKeyedTasksParams, { id: string }>('insert-keyed-tasks-with-jobs', () => keyedSource(addJobs), ['postgres']);
+export const insertKeyedTasksWithJobs = (jobs: JobQueueSql) =>
+  operation<InsertKeyedTasksParams, { id: string }>('insert-keyed-tasks-with-jobs', () => keyedSource((relation) => jobs.addJobs(relation)), ['postgres']);
 
 export const findIdempotencyKey = operation<{ owner: string; key: string }, IdempotencyKeyRow>(
   'find-idempotency-key',

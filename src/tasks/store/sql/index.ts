@@ -27,7 +27,7 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     cancelTask,
     takeIdempotencyKey,
     insertKeyedTasks,
-    insertKeyedTasksWithJobs(jobs.addJobs),
+    insertKeyedTasksWithJobs(jobs),
     findIdempotencyKey,
     sweepIdempotencyKeys,
     claimTakeovers,
