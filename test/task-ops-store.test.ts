@@ -192,9 +192,7 @@ describe.each(STORE_BACKENDS)('task operations on $name', (backend) => {
     });
 
     it('takes no key when admission refuses the request', async () => {
-      const refused = service.createOnce('o', video, {}, request, async () => {
-        throw new Error('over the limit');
-      });
+      const refused = service.createOnce('o', video, {}, request, () => Promise.reject(new Error('over the limit')));
       await expect(refused).rejects.toThrow('over the limit');
       expect(await store.findIdempotencyKey('o', 'key-1')).toBeUndefined();
     });

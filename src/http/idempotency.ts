@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ModelKind } from '../catalog/index.js';
 import { errors } from '../errors.js';
 
-/** Decisions §8.4: 1-255 printable ASCII characters (space through tilde). */
+/** decisions §8: 1-255 printable ASCII characters (space through tilde). */
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
 
 /** The request's Idempotency-Key, undefined when absent; a malformed one is a 400. */

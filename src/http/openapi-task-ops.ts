@@ -1,5 +1,5 @@
 /**
- * The OpenAPI parts of cancel, list and idempotent creates (decisions §8.1, §8.2, §8.4):
+ * The OpenAPI parts of cancel, list and idempotent creates (decisions §8):
  * openapi.ts places them on their paths. The web console feature-detects list and cancel
  * through these paths.
  */

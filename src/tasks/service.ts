@@ -15,7 +15,7 @@ export interface TaskServiceEvents {
   cancelled: [task: Task];
 }
 
-/** Decisions §8.4: a key is remembered for 24 hours after first use. */
+/** decisions §8: a key is remembered for 24 hours after first use. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Expired keys deleted per sweep; a sweep runs at most once a minute. */
 const KEY_SWEEP_BATCH = 1000;
@@ -68,7 +68,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /**
-   * The same under an idempotency key (decisions §8.4). A live key answers with its task
+   * The same under an idempotency key (decisions §8). A live key answers with its task
    * (same request) or `reused` (another request); otherwise `admit` runs (the caller's limits)
    * and the task is inserted with the key in one transaction, where the key's primary key
    * decides against a concurrent create with the same key in another process: the loser reads

@@ -6,7 +6,7 @@ import { imageTask, type Family } from '../envelopes.js';
 import type { Handler, RouteDeps } from '../route.js';
 import { requireOwnedTask, taskBody } from './tasks.js';
 
-/** Each family's status words (decisions §8.2), to the stored status. */
+/** Each family's status words (decisions §8), to the stored status. */
 const STATUS_WORDS: Readonly<Record<Family, Readonly<Record<string, TaskStatus>>>> = {
   video: { queued: 'queued', processing: 'processing', completed: 'completed', failed: 'failed', cancelled: 'cancelled' },
   image: { QUEUED: 'queued', IN_PROGRESS: 'processing', SUCCESS: 'completed', FAILURE: 'failed', CANCELLED: 'cancelled' },
@@ -20,7 +20,7 @@ const WORD = /^[\x21-\x7e]{1,200}$/;
 
 /**
  * `POST /v1/video/generations/{task_id}/cancel`, `POST /v1/images/generations/async/{task_id}/cancel`
- * (decisions §8.1): 200 with the cancelled task (again for an already cancelled one); 409
+ * (decisions §8): 200 with the cancelled task (again for an already cancelled one); 409
  * task_not_cancellable for a completed or failed one. Any body is ignored.
  */
 export function cancelTask(family: Family): (deps: RouteDeps) => Handler {
@@ -54,7 +54,7 @@ function queryValue(request: FastifyRequest, name: string): string | undefined {
   return value;
 }
 
-/** The list query of a family, validated (decisions §8.2: codes and params). */
+/** The list query of a family, validated (decisions §8: codes and params). */
 function listQuery(request: FastifyRequest, family: Family): ListQuery {
   const limitText = queryValue(request, 'limit');
   let limit = 20;
@@ -84,7 +84,7 @@ function listQuery(request: FastifyRequest, family: Family): ListQuery {
 }
 
 /**
- * `GET /v1/video/generations`, `GET /v1/images/generations/async` (decisions §8.2): newest
+ * `GET /v1/video/generations`, `GET /v1/images/generations/async` (decisions §8): newest
  * first, `limit` per page, `after` the previous page's `last_id`.
  */
 export function listTasks(family: Family): (deps: RouteDeps) => Handler {
