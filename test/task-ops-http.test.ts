@@ -330,6 +330,34 @@ describe.each(BACKENDS)('cancel, list and idempotency over HTTP on %s', (backend
     });
   });
 
+  it('documents every operation, header and code in /openapi.json', async () => {
+    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Body>> };
+    const { paths } = document;
+    expect(paths[VIDEO]?.['get']).toMatchObject({ operationId: 'listVideos' });
+    expect(paths[IMAGE]?.['get']).toMatchObject({ operationId: 'listImages' });
+    expect(paths['/v1/video/generations/{task_id}/cancel']?.['post']).toMatchObject({ responses: { '200': {}, '404': {}, '409': {} } });
+    expect(paths['/v1/images/generations/async/{task_id}/cancel']?.['post']).toMatchObject({ responses: { '200': {}, '404': {}, '409': {} } });
+    for (const path of [VIDEO, IMAGE]) {
+      const create = paths[path]?.['post'];
+      expect(create?.['parameters']).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]));
+      expect(create).toMatchObject({ responses: { '200': { headers: { 'Idempotent-Replayed': {} } }, '409': {}, '422': {} } });
+    }
+    const text = JSON.stringify(document);
+    for (const code of ['task_not_cancellable', 'idempotency_key_reused', 'idempotency_key_in_use']) expect(text).toContain(code);
+  });
+
+  it('ignores any body sent to cancel', async () => {
+    const id = await create(slow);
+    const answer = await fetch(`${server.url}${VIDEO}/${id}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEYS[0]}`, 'content-type': 'text/plain' },
+      body: 'stop it',
+    });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ id, status: 'cancelled' });
+    await idle();
+  });
+
   describe('the SDK against the real server', () => {
     it('cancels, lists every page and replays an idempotent create', async () => {
       const client = new Mediagate({ baseURL: server.url, apiKey: TEST_KEYS[0], maxRetries: 0 });

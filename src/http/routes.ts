@@ -32,6 +32,7 @@ export const ROUTES: readonly Route[] = [
     family: 'video',
     auth: true,
     response: VIDEO_TASK_RESPONSE,
+    ignoresBody: true,
     handler: cancelTask('video'),
   },
   { path: '/v1/images/generations/async', methods: ['POST'], family: 'image', auth: true, handler: createTask('image') },
@@ -42,6 +43,7 @@ export const ROUTES: readonly Route[] = [
     family: 'image',
     auth: true,
     response: IMAGE_STATUS_RESPONSE,
+    ignoresBody: true,
     handler: cancelTask('image'),
   },
   {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../errors.js';
 import { authHook } from './auth.js';
@@ -112,7 +112,9 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
         return;
       }
       const body = JSON.stringify(errorBody('video', errors.malformedJson('the request is not valid HTTP.')));
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     return503OnClosing: true,
@@ -187,22 +189,35 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   });
 
   // Every route comes from the table; one registered any other way is a mistake caught here.
-  const declared = new Set(routes.flatMap((route) => route.methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).map((method) => `${method} ${route.path}`)));
+  const declared = new Set(
+    routes.flatMap((route) => route.methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).map((method) => `${method} ${route.path}`)),
+  );
   app.addHook('onRoute', (options) => {
     for (const method of [options.method].flat()) {
-      if (!declared.has(`${method} ${options.url ?? ''}`)) throw new UndeclaredRouteError(`${method} ${options.url ?? ''} is not in the route table (http/routes.ts)`);
+      if (!declared.has(`${method} ${options.url ?? ''}`))
+        throw new UndeclaredRouteError(`${method} ${options.url ?? ''} is not in the route table (http/routes.ts)`);
     }
   });
   const auth = authHook(ctx.keys, ctx.keyLimits);
   for (const route of routes) {
-    app.route({
+    const options: RouteOptions = {
       method: [...route.methods],
       url: route.path,
       config: { route },
       ...(route.auth ? { onRequest: auth } : {}),
       ...(route.response ? { schema: { response: { 200: route.response } } } : {}),
       handler: route.handler(deps),
-    });
+    };
+    if (!route.ignoresBody) app.route(options);
+    else {
+      // Its own scope, whose one parser takes any type and drops the bytes.
+      void app.register((scope, _opts, done) => {
+        scope.removeAllContentTypeParsers();
+        scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, parsed) => parsed(null, undefined));
+        scope.route(options);
+        done();
+      });
+    }
   }
   return app;
 }
