@@ -219,6 +219,9 @@ describe.each(BACKENDS)('cancel, list and idempotency over HTTP on %s', (backend
         expect(await video(`limit=${limit}`)).toMatchObject({ status: 400, code: 'invalid_parameter', param: 'limit' });
       expect(await video('after=nonsense')).toMatchObject({ status: 400, code: 'invalid_parameter', param: 'after' });
       expect(await video(`after=img_${'A'.repeat(30)}`)).toMatchObject({ status: 400, code: 'invalid_parameter', param: 'after' });
+      const foreign = await call('POST', VIDEO, { body: fast, key: TEST_KEYS[1] });
+      expect(await video(`after=${String(foreign.body['id'])}`)).toMatchObject({ status: 400, code: 'invalid_parameter', param: 'after' });
+      expect(await video(`after=vid_${'A'.repeat(30)}`)).toMatchObject({ status: 400, code: 'invalid_parameter', param: 'after' });
       expect(await video('status=bogus')).toMatchObject({ status: 400, code: 'unsupported_value', param: 'status' });
       expect(await video('status=QUEUED')).toMatchObject({ status: 400, code: 'unsupported_value', param: 'status' });
       expect(await video('model=no/such-model')).toMatchObject({ status: 400, code: 'unsupported_value', param: 'model' });

@@ -4,7 +4,7 @@ import { errors } from '../../errors.js';
 import type { Task, TaskStatus } from '../../tasks/types.js';
 import { imageTask, type Family } from '../envelopes.js';
 import type { Handler, RouteDeps } from '../route.js';
-import { requireOwnedTask, taskBody } from './tasks.js';
+import { ofFamily, requireOwnedTask, taskBody } from './tasks.js';
 
 /** Each family's status words (decisions §8), to the stored status. */
 const STATUS_WORDS: Readonly<Record<Family, Readonly<Record<string, TaskStatus>>>> = {
@@ -92,6 +92,10 @@ export function listTasks(family: Family): (deps: RouteDeps) => Handler {
     const body = taskBody(deps, family);
     return async (request) => {
       const query = listQuery(request, family);
+      // The cursor must be one of this key's tasks of this family, not just of its form.
+      if (query.after !== undefined && ofFamily(await deps.ctx.service.get(request.owner, query.after), family) === undefined) {
+        throw errors.invalidQuery('after', `after must be the id of one of your ${family} tasks.`);
+      }
       const rows = await deps.ctx.service.list({ owner: request.owner, kind: family, ...query, limit: query.limit + 1 });
       const page: Task[] = rows.slice(0, query.limit);
       const hasMore = rows.length > query.limit;
