@@ -304,6 +304,33 @@ describe.each(BACKENDS)('cancel, list and idempotency over HTTP on %s', (backend
       await idle();
     });
 
+    it.runIf(backend === 'postgres')('stops a render when another process cancels it (the heartbeat finds the fence gone)', async () => {
+      // A second server on the same database: it cancels; the first renders, and learns it only
+      // from its heartbeat (every third of a 3 s lease), not from an in-process event.
+      const worker = await startServer(
+        { MEDIAGATE_CONCURRENCY: '1', MEDIAGATE_LEASE_S: '3', DATABASE_URL: database?.url ?? '', MEDIAGATE_DATA_DIR: server.dataDir },
+        { engine: pacedEngine(createSandboxEngine({ ffmpegPath: defaultFfmpegPath() }), 1000, 10) },
+      );
+      try {
+        await idle();
+        const id = String((await call('POST', VIDEO, { body: slow, base: worker.url })).body['id']);
+        // Either server's workers may take the job; the cancel goes to the other one.
+        const runner = await eventually(() => (worker.app.pool?.active === 1 ? worker : server.app.pool?.active === 1 ? server : false), {
+          deadline: 30_000,
+          what: 'a server to run it',
+        });
+        const canceller = runner === worker ? server : worker;
+        const cancelled = await call('POST', `${VIDEO}/${id}/cancel`, { base: canceller.url });
+        expect(cancelled.body).toMatchObject({ status: 'cancelled' });
+        // The paced render would take 10 s more; the heartbeat runs every second.
+        await eventually(() => runner.app.pool?.active === 0, { deadline: 5_000, what: 'the render to stop' });
+        expect(await get(id)).toMatchObject({ status: 'cancelled', outputs: [], error: null });
+        expect(await filesOf(id)).toEqual([]);
+      } finally {
+        await worker.close();
+      }
+    });
+
     it.runIf(backend === 'postgres')('makes one task when two API processes receive one key at the same instant', async () => {
       const port = await freePort();
       const other: ServiceProcess = await startProcess(['serve', '--no-workers'], {
