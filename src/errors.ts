@@ -10,6 +10,9 @@ export type ValidationCode = 'missing_parameter' | 'invalid_parameter' | 'unsupp
 export type ErrorCode =
   | ValidationCode
   | 'task_not_found'
+  | 'task_not_cancellable'
+  | 'idempotency_key_reused'
+  | 'idempotency_key_in_use'
   | 'invalid_api_key'
   | 'rate_limit_exceeded'
   | 'not_found'
@@ -47,6 +50,15 @@ export function validationError(code: ValidationCode, param: string, message: st
 
 export const errors = {
   taskNotFound: (id: string) => new ApiError(404, 'task_not_found', 'task_id', `No task with id '${id.slice(0, 64)}' exists for this API key.`),
+  taskNotCancellable: (id: string, status: string) =>
+    new ApiError(409, 'task_not_cancellable', 'task_id', `Task '${id.slice(0, 64)}' is ${status} and can no longer be cancelled.`),
+  invalidIdempotencyKey: () => new ApiError(400, 'invalid_parameter', 'Idempotency-Key', 'Idempotency-Key must be 1-255 printable ASCII characters.'),
+  idempotencyKeyReused: () =>
+    new ApiError(422, 'idempotency_key_reused', 'Idempotency-Key', 'This Idempotency-Key was already used with a different request in the last 24 hours.'),
+  idempotencyKeyInUse: () =>
+    new ApiError(409, 'idempotency_key_in_use', 'Idempotency-Key', 'A request with this Idempotency-Key is still being processed; retry later.'),
+  invalidQuery: (param: string, message: string) => new ApiError(400, 'invalid_parameter', param, message),
+  unsupportedQueryValue: (param: string, message: string) => new ApiError(400, 'unsupported_value', param, message),
   invalidApiKey: (message: string) => new ApiError(401, 'invalid_api_key', 'Authorization', message, 'authentication_error'),
   notFound: (method: string, url: string) => new ApiError(404, 'not_found', '', `No route for ${method} ${url.split('?')[0]?.slice(0, 200) ?? ''}.`),
   methodNotAllowed: (method: string, allow: readonly string[]) =>

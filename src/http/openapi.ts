@@ -1,5 +1,15 @@
 import { imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../catalog/index.js';
 import type { Route } from './route.js';
+import {
+  IDEMPOTENCY_KEY_PARAM,
+  REPLAYED_HEADER,
+  TASK_OPS_SCHEMAS,
+  cancelImage,
+  cancelVideo,
+  idempotencyResponses,
+  listImages,
+  listVideos,
+} from './openapi-task-ops.js';
 
 /**
  * The OpenAPI 3.1 document, derived from the catalog: each model's request body is its row's
@@ -26,7 +36,19 @@ const VIDEO_ERROR = {
       required: ['type', 'code', 'message', 'param'],
       properties: {
         type: { type: 'string', examples: ['invalid_request_error'] },
-        code: { type: 'string', examples: ['missing_parameter', 'invalid_parameter', 'unsupported_parameter', 'unsupported_value', 'task_not_found'] },
+        code: {
+          type: 'string',
+          examples: [
+            'missing_parameter',
+            'invalid_parameter',
+            'unsupported_parameter',
+            'unsupported_value',
+            'task_not_found',
+            'task_not_cancellable',
+            'idempotency_key_reused',
+            'idempotency_key_in_use',
+          ],
+        },
         message: { type: 'string' },
         param: { type: 'string', description: 'The top-level field at fault; empty when none.' },
       },
@@ -150,6 +172,11 @@ function keyedResponses(schema: string) {
   };
 }
 
+/** An operation of another module with the responses every keyed operation can give. */
+function withKeyed<T extends { responses: object }>(operation: T, schema: string): T {
+  return { ...operation, responses: { ...operation.responses, ...keyedResponses(schema) } };
+}
+
 function errorResponses(schema: string) {
   const r = (description: string) => ({ description, content: json(ref(schema)) });
   return {
@@ -207,6 +234,7 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     ImageError: IMAGE_ERROR,
     Model: MODEL,
     ModelList: MODEL_LIST,
+    ...TASK_OPS_SCHEMAS,
   };
   for (const row of models) schemas[componentName(row)] = requestSchema(row);
   return {
@@ -224,10 +252,17 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
         post: {
           operationId: 'createVideo',
           summary: 'Create a video generation task',
+          parameters: [IDEMPOTENCY_KEY_PARAM],
           requestBody: createBody('video', models),
-          responses: { '200': { description: 'The task, queued', content: json(ref('VideoTask')) }, ...errorResponses('VideoError') },
+          responses: {
+            '200': { description: 'The task, queued (or, replayed, its current state)', headers: REPLAYED_HEADER, content: json(ref('VideoTask')) },
+            ...errorResponses('VideoError'),
+            ...idempotencyResponses('VideoError'),
+          },
         },
+        get: withKeyed(listVideos, 'VideoError'),
       },
+      '/v1/video/generations/{task_id}/cancel': { post: withKeyed(cancelVideo, 'VideoError') },
       '/v1/video/generations/{task_id}': {
         get: {
           operationId: 'getVideo',
@@ -245,10 +280,21 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
         post: {
           operationId: 'createImage',
           summary: 'Create an image generation task',
+          parameters: [IDEMPOTENCY_KEY_PARAM],
           requestBody: createBody('image', models),
-          responses: { '200': { description: 'Creation envelope', content: json(ref('ImageCreated')) }, ...errorResponses('ImageError') },
+          responses: {
+            '200': {
+              description: 'Creation envelope (replayed: the status envelope of the original task)',
+              headers: REPLAYED_HEADER,
+              content: json({ anyOf: [ref('ImageCreated'), ref('ImageStatus')] }),
+            },
+            ...errorResponses('ImageError'),
+            ...idempotencyResponses('ImageError'),
+          },
         },
+        get: withKeyed(listImages, 'ImageError'),
       },
+      '/v1/images/generations/async/{task_id}/cancel': { post: withKeyed(cancelImage, 'ImageError') },
       '/v1/images/generations/async/{task_id}': {
         get: {
           operationId: 'getImage',

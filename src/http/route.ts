@@ -38,6 +38,8 @@ export interface Route {
   /** JSON Schema of the 200 body: Fastify's serializer for it, and the fast answer's. */
   readonly response?: object;
   readonly handler: (deps: RouteDeps) => Handler;
+  /** The request body is read (up to the body cap) and ignored, whatever its type (cancel). */
+  readonly ignoresBody?: boolean;
   /** GET only; needs `auth` and `response`, and a path without `*`. */
   readonly fast?: (deps: RouteDeps) => FastAnswer;
 }

@@ -5,6 +5,7 @@ import { streamTaskEvents } from './routes/events.js';
 import { getFile } from './routes/files.js';
 import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
 import { getModel, listModels } from './routes/models.js';
+import { cancelTask, listTasks } from './routes/task-ops.js';
 import { createTask, getTask, getTaskFast } from './routes/tasks.js';
 
 /**
@@ -26,7 +27,27 @@ export const ROUTES: readonly Route[] = [
     fast: getTaskFast('video'),
   },
   { path: '/v1/video/generations/:task_id/events', methods: ['GET'], family: 'video', auth: true, handler: streamTaskEvents('video') },
+  { path: '/v1/video/generations', methods: ['GET'], family: 'video', auth: true, handler: listTasks('video') },
+  {
+    path: '/v1/video/generations/:task_id/cancel',
+    methods: ['POST'],
+    family: 'video',
+    auth: true,
+    response: VIDEO_TASK_RESPONSE,
+    ignoresBody: true,
+    handler: cancelTask('video'),
+  },
   { path: '/v1/images/generations/async', methods: ['POST'], family: 'image', auth: true, handler: createTask('image') },
+  { path: '/v1/images/generations/async', methods: ['GET'], family: 'image', auth: true, handler: listTasks('image') },
+  {
+    path: '/v1/images/generations/async/:task_id/cancel',
+    methods: ['POST'],
+    family: 'image',
+    auth: true,
+    response: IMAGE_STATUS_RESPONSE,
+    ignoresBody: true,
+    handler: cancelTask('image'),
+  },
   {
     path: '/v1/images/generations/async/:task_id',
     methods: ['GET'],

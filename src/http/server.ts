@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../errors.js';
 import { authHook } from './auth.js';
@@ -225,14 +225,24 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   });
   const auth = authHook(ctx.keys, ctx.keyLimits);
   for (const route of routes) {
-    app.route({
+    const options: RouteOptions = {
       method: [...route.methods],
       url: route.path,
       config: { route },
       ...(route.auth ? { onRequest: auth } : {}),
       ...(route.response ? { schema: { response: { 200: route.response } } } : {}),
       handler: route.handler(deps),
-    });
+    };
+    if (!route.ignoresBody) app.route(options);
+    else {
+      // Its own scope, whose one parser takes any type and drops the bytes.
+      void app.register((scope, _opts, done) => {
+        scope.removeAllContentTypeParsers();
+        scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, parsed) => parsed(null, undefined));
+        scope.route(options);
+        done();
+      });
+    }
   }
   return app;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { CONTENT_TYPES, KEY_PATTERN, type OutputStorage, type StoredFile } from './storage.js';
 
 /** Outputs on local disk under `<dataDir>/outputs/<task id>/`. Works across processes sharing the directory. */
@@ -27,6 +27,8 @@ export class LocalStorage implements OutputStorage {
   async delete(key: string): Promise<void> {
     if (!KEY_PATTERN.test(key)) return;
     await rm(join(this.root, key), { force: true });
+    // The task's folder goes with its last file; one still holding others stays (ENOTEMPTY).
+    await rmdir(dirname(join(this.root, key))).catch(() => {});
   }
 
   async discard(taskId: string): Promise<void> {

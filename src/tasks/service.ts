@@ -3,7 +3,7 @@ import type { ModelRow, ResolvedParams } from '../catalog/index.js';
 import type { TaskFailureCode } from '../failure-codes.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from './store/store.js';
-import type { ClaimedTask, Task, TaskError, TaskOutput } from './types.js';
+import type { ClaimedTask, Task, TaskError, TaskListQuery, TaskOutput } from './types.js';
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {
@@ -22,6 +22,34 @@ export interface TaskServiceEvents {
   settled: [task: SettledTask];
   /** A transition took effect (after its commit): the task's row changed. tasks/feed.ts re-reads it. */
   changed: [task: { id: string }];
+  /**
+   * A cancel won, in this process (after its commit). The worker pool aborts the render if it
+   * runs here; an upstream lifecycle can cancel the upstream job. Other processes learn it from
+   * their fenced heartbeat or settle (0 rows).
+   */
+  cancelled: [task: Task];
+}
+
+/** decisions §8: a key is remembered for 24 hours after first use. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Expired keys deleted per sweep; a sweep runs at most once a minute. */
+const KEY_SWEEP_BATCH = 1000;
+const KEY_SWEEP_INTERVAL_MS = 60_000;
+
+/** An idempotent create's request: the key and the hash of the canonical request. */
+export interface IdempotentRequest {
+  readonly key: string;
+  readonly requestHash: string;
+}
+
+/** What an idempotent create did: made the task, found the key's task (replay), or found the key used for another request. */
+export type IdempotentOutcome =
+  { readonly outcome: 'created'; readonly task: Task } | { readonly outcome: 'replayed'; readonly task: Task } | { readonly outcome: 'reused' };
+
+/** What a cancel found: `won` when this call cancelled it; otherwise the task as it is. */
+export interface CancelOutcome {
+  readonly task: Task;
+  readonly won: boolean;
 }
 
 function timings(task: ClaimedTask, now: number): { queuedMs?: number; renderMs?: number } {
@@ -35,7 +63,8 @@ export interface TaskServiceOptions {
 
 /**
  * The one writer of task state. Each method is a named transition of the lifecycle
- *   queued -> processing -> completed | failed,  processing -> queued (handed back)
+ *   queued -> processing -> completed | failed,  processing -> queued (handed back),
+ *   queued | processing -> cancelled (by the owner)
  * and returns whether it took effect: a worker that lost its lease gets `false` and must
  * throw its result away. Guarded by the store's `WHERE status = ... AND attempt = ...`.
  */
@@ -51,8 +80,85 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
 
   /** (none) -> queued. The task is durable when this resolves. */
   async create(owner: string, row: ModelRow, params: ResolvedParams): Promise<Task> {
+    const task = this.newTask(owner, row);
+    await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt });
+    this.emit('created', task);
+    return task;
+  }
+
+  /**
+   * The same under an idempotency key (decisions §8). A live key answers with its task
+   * (same request) or `reused` (another request); otherwise `admit` runs (the caller's limits)
+   * and the task is inserted with the key in one transaction, where the key's primary key
+   * decides against a concurrent create with the same key in another process: the loser reads
+   * the winner's row. Callers keep two same-key requests of one process apart (409).
+   */
+  async createOnce(owner: string, row: ModelRow, params: ResolvedParams, request: IdempotentRequest, admit: () => Promise<void>): Promise<IdempotentOutcome> {
+    this.sweepKeysSometimes();
+    const prior = await this.replay(owner, request);
+    if (prior) return prior;
+    await admit();
+    // A lost insert finds the winner's row; only a row that vanished in between loops again.
+    for (let round = 0; round < 3; round += 1) {
+      const task = this.newTask(owner, row);
+      const idempotency = { ...request, expiredBefore: task.createdAt - IDEMPOTENCY_TTL_MS };
+      if (await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt, idempotency })) {
+        this.emit('created', task);
+        return { outcome: 'created', task };
+      }
+      const winner = await this.replay(owner, request);
+      if (winner) return winner;
+    }
+    throw new Error(`idempotency key of ${owner} neither taken nor found`);
+  }
+
+  /** A live key's answer, or undefined when the key is free (never used, or expired). */
+  private async replay(owner: string, request: IdempotentRequest): Promise<IdempotentOutcome | undefined> {
+    const record = await this.store.findIdempotencyKey(owner, request.key);
+    if (!record || record.createdAt < this.now() - IDEMPOTENCY_TTL_MS) return undefined;
+    if (record.requestHash !== request.requestHash) return { outcome: 'reused' };
+    const task = await this.store.getTask(record.taskId, owner);
+    return task ? { outcome: 'replayed', task } : undefined;
+  }
+
+  private lastKeySweep = Number.NEGATIVE_INFINITY;
+
+  /** Deletes expired keys, at most once a minute, in the background of a keyed create. */
+  private sweepKeysSometimes(): void {
+    const now = this.now();
+    if (now - this.lastKeySweep < KEY_SWEEP_INTERVAL_MS) return;
+    this.lastKeySweep = now;
+    this.sweepIdempotencyKeys().catch(() => {});
+  }
+
+  /** Deletes up to one batch of expired idempotency keys; the number deleted. */
+  sweepIdempotencyKeys(): Promise<number> {
+    return this.store.sweepIdempotencyKeys(this.now() - IDEMPOTENCY_TTL_MS, KEY_SWEEP_BATCH);
+  }
+
+  /**
+   * queued | processing -> cancelled, by the owner; undefined for an unknown task. A cancel
+   * that loses (the task is final) returns the task as it is, `won: false`.
+   */
+  async cancel(owner: string, id: string): Promise<CancelOutcome | undefined> {
+    const cancelled = await this.store.cancelTask(id, owner, this.now());
+    if (cancelled) {
+      this.emit('changed', { id });
+      this.emit('cancelled', cancelled);
+      return { task: cancelled, won: true };
+    }
+    const task = await this.store.getTask(id, owner);
+    return task && { task, won: false };
+  }
+
+  /** A page of the owner's tasks of one family, newest first. */
+  list(query: TaskListQuery): Promise<Task[]> {
+    return this.store.listTasks(query);
+  }
+
+  private newTask(owner: string, row: ModelRow): Task {
     const createdAt = this.now();
-    const task: Task = {
+    return {
       id: newTaskId(row.kind, createdAt),
       kind: row.kind,
       model: row.id,
@@ -67,9 +173,6 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
       attempt: 0,
       version: 0,
     };
-    await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt });
-    this.emit('created', task);
-    return task;
   }
 
   get(owner: string, id: string): Promise<Task | undefined> {

@@ -58,4 +58,33 @@ export interface NewTask {
   readonly owner: string;
   readonly params: ResolvedParams;
   readonly createdAt: number;
+  /** Created under an Idempotency-Key: the key is taken in the same transaction as the insert. */
+  readonly idempotency?: IdempotencyClaim;
+}
+
+export interface IdempotencyClaim {
+  readonly key: string;
+  /** sha256 of the canonical request; a replay must match it. */
+  readonly requestHash: string;
+  /** A key row created before this (ms) has expired and is replaced. */
+  readonly expiredBefore: number;
+}
+
+/** A key's row, as a later request with the same key reads it. */
+export interface IdempotencyRecord {
+  readonly kind: string;
+  readonly requestHash: string;
+  readonly taskId: string;
+  readonly createdAt: number;
+}
+
+/** A page request of the list operation (TaskStore.listTasks). */
+export interface TaskListQuery {
+  readonly owner: string;
+  readonly kind: ModelKind;
+  readonly status?: TaskStatus;
+  readonly model?: string;
+  /** The page starts right after this id (newest first). */
+  readonly after?: string;
+  readonly limit: number;
 }

@@ -29,7 +29,7 @@ export interface WorkerPoolOptions {
   };
 }
 
-type Stop = 'shutdown' | 'lost-lease' | 'timeout';
+type Stop = 'shutdown' | 'lost-lease' | 'timeout' | 'cancelled';
 
 /**
  * Runs claimed tasks through the engine, `concurrency` at a time; a TaskSource does the
@@ -47,6 +47,15 @@ export class WorkerPool implements TaskRunner {
 
   constructor(private readonly options: WorkerPoolOptions) {
     this.source = options.source;
+    // A cancel in this process stops its render at once; one in another process is found by
+    // the heartbeat (the cancel bumped the attempt, so the fence is gone: lost-lease).
+    options.service.on('cancelled', (task) => {
+      const entry = this.running.get(task.id);
+      if (entry && !entry.controller.signal.aborted) {
+        this.stopReasons.set(entry.controller, 'cancelled');
+        entry.controller.abort(new Error('cancelled'));
+      }
+    });
   }
 
   get workerId(): string {
@@ -113,12 +122,15 @@ export class WorkerPool implements TaskRunner {
       this.stopReasons.set(controller, reason);
       controller.abort(new Error(reason));
     };
-    const heartbeat = setInterval(() => {
-      service.heartbeat(task, leaseMs).then(
-        (held) => held || abort('lost-lease'),
-        (error: unknown) => log.warn({ err: error, task: task.id }, 'heartbeat failed'),
-      );
-    }, Math.max(500, Math.floor(leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        service.heartbeat(task, leaseMs).then(
+          (held) => held || abort('lost-lease'),
+          (error: unknown) => log.warn({ err: error, task: task.id }, 'heartbeat failed'),
+        );
+      },
+      Math.max(500, Math.floor(leaseMs / 3)),
+    );
     const timeout = setTimeout(() => abort('timeout'), this.options.renderTimeoutMs);
     let lastProgress = -1;
     let lastWrite = 0;
@@ -130,7 +142,7 @@ export class WorkerPool implements TaskRunner {
       lastWrite = now;
       service.progress(task, percent).catch((error: unknown) => log.warn({ err: error, task: task.id }, 'progress write failed'));
     };
-    let outcome: 'completed' | 'failed' | 'released';
+    let outcome: 'completed' | 'failed' | 'released' | 'cancelled';
     let failure: string | undefined;
     const startedAt = Date.now();
     let won: boolean;
@@ -174,10 +186,20 @@ export class WorkerPool implements TaskRunner {
       if (reason === 'shutdown') {
         outcome = 'released';
         won = await service.release(task);
+      } else if (reason === 'cancelled') {
+        // Final already (the cancel's attempt bump fences this one): drop what this task stored.
+        outcome = 'cancelled';
+        won = false;
+        await removeScratch();
+        await storage.discard(task.id);
       } else if (reason === 'lost-lease') {
         outcome = 'failed';
         failure = 'lost_lease';
         won = false;
+        // A cancel made by another process also ends the lease (its attempt bump): then nobody
+        // else will clear what this attempt stored. A takeover's new attempt clears it itself.
+        const current = await service.get(task.owner, task.id);
+        if (current?.status === 'cancelled') await storage.discard(task.id);
       } else {
         outcome = 'failed';
         const taskError = toTaskError(error, reason);
@@ -194,7 +216,7 @@ export class WorkerPool implements TaskRunner {
     // One line per outcome, worded for it: a failure is not "rendered".
     const line = { task: task.id, model: task.model, attempt: task.attempt, outcome, won, durationMs: Date.now() - startedAt, failure };
     if (outcome === 'failed') log.warn(line, 'task failed');
-    else log.info(line, outcome === 'completed' ? 'task completed' : 'task handed back');
+    else log.info(line, outcome === 'completed' ? 'task completed' : outcome === 'cancelled' ? 'task cancelled' : 'task handed back');
   }
 
   /**

@@ -4,6 +4,7 @@ import { errors } from '../../errors.js';
 import type { TaskService } from '../../tasks/service.js';
 import type { Task } from '../../tasks/types.js';
 import { imageCreated, imageTask, videoTask, type Family } from '../envelopes.js';
+import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
 import { pathParam, type FastAnswer, type Handler, type RouteDeps } from '../route.js';
 
 declare module 'fastify' {
@@ -34,7 +35,7 @@ export function ofFamily(task: Task | undefined, family: Family): Task | undefin
 }
 
 /** The same, or the family's 404 (`task_not_found`, param `task_id`). */
-async function requireOwnedTask(service: TaskService, request: FastifyRequest, family: Family): Promise<Task> {
+export async function requireOwnedTask(service: TaskService, request: FastifyRequest, family: Family): Promise<Task> {
   const id = pathParam(request, 'task_id');
   const task = ofFamily(await service.get(request.owner, id), family);
   if (task === undefined) throw errors.taskNotFound(id);
@@ -59,16 +60,37 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
       }
       counter.inc();
     };
-    return async (request) => {
-      const body = requireJsonBody(request);
-      const result = ctx.validator.validate(kind, { body, bodyBytes: request.bodyBytes });
-      if (!result.ok) throw result.error;
-      // A valid request is told about the in-flight limit; an invalid one gets its 400 first.
-      await ctx.keyLimits?.admitTask(request.owner);
-      const task = await ctx.service.create(request.owner, result.row, result.params);
-      ctx.keyLimits?.taskCreated(request.owner);
+    const created = (task: Task): unknown => {
+      ctx.keyLimits?.taskCreated(task.owner);
       countCreated(task.model);
       return kind === 'video' ? videoTask(task, urlFor) : imageCreated(task);
+    };
+    const inFlight = new InFlightKeys();
+    const replayBody = kind === 'video' ? (task: Task) => videoTask(task, urlFor) : (task: Task) => imageTask(task, urlFor);
+    return async (request, reply) => {
+      const key = idempotencyKeyOf(request);
+      const body = requireJsonBody(request);
+      const validate = () => {
+        const result = ctx.validator.validate(kind, { body, bodyBytes: request.bodyBytes });
+        if (!result.ok) throw result.error;
+        return result;
+      };
+      // A valid request is told about the in-flight limit; an invalid one gets its 400 first.
+      const admit = async (): Promise<void> => ctx.keyLimits?.admitTask(request.owner);
+      if (key === undefined) {
+        const result = validate();
+        await admit();
+        return created(await ctx.service.create(request.owner, result.row, result.params));
+      }
+      // Validation runs under the key, so a second request meanwhile is 409; a refused one takes no key.
+      return inFlight.hold(request.owner, key, async () => {
+        const result = validate();
+        const done = await ctx.service.createOnce(request.owner, result.row, result.params, { key, requestHash: requestHash(kind, body) }, admit);
+        if (done.outcome === 'reused') throw errors.idempotencyKeyReused();
+        if (done.outcome === 'created') return created(done.task);
+        reply.header('idempotent-replayed', 'true');
+        return replayBody(done.task);
+      });
     };
   };
 }

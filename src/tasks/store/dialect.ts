@@ -21,6 +21,7 @@
  * - A job queue (PostgreSQL only, JobQueueSql): a statement that makes a task runnable adds its
  *   job in the same statement, so a committed runnable task always has a job.
  * - Types in DDL: SQLite INTEGER is 64-bit; PostgreSQL needs BIGINT (migrations.ts).
+ * - Text order: the list's id order is byte order, named per dialect (`bytewise`).
  *
  * Each statement is prepared once per connection and reused: better-sqlite3 statements on
  * SQLite, named pg statements on PostgreSQL. The text executed is the text snapshotted by
@@ -33,6 +34,14 @@ export const DIALECTS: readonly Dialect[] = ['sqlite', 'postgres'];
 /** `FOR UPDATE SKIP LOCKED` where concurrent claimers exist (see above). */
 export function skipLocked(dialect: Dialect): string {
   return dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+}
+
+/**
+ * Byte order for text: task ids sort by creation only byte-wise, and a PostgreSQL database's
+ * default collation may be a locale's (where `-` and `_` are nearly ignored).
+ */
+export function bytewise(dialect: Dialect): string {
+  return dialect === 'postgres' ? 'COLLATE "C"' : 'COLLATE BINARY';
 }
 
 /** A 64-bit integer column type in DDL. */

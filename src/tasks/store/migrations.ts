@@ -1,4 +1,4 @@
-import { bigint, type Dialect } from './dialect.js';
+import { bigint, bytewise, type Dialect } from './dialect.js';
 
 /** The PostgreSQL notification channel of task changes (tasks/feed.ts listens on it). */
 export const TASK_CHANNEL = 'mediagate_task';
@@ -58,6 +58,25 @@ const MIGRATIONS: readonly Migration[] = [
     // `attempt` counts every claim (it is the settle fence), including the claims after a
     // graceful hand-back; only attempts whose worker stopped count towards MEDIAGATE_MAX_ATTEMPTS.
     up: () => [`ALTER TABLE tasks ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0`],
+  },
+  {
+    version: 3,
+    name: 'task lists by owner, idempotency keys',
+    up: (dialect) => [
+      // The list operation: newest first (ids are time-ordered) within one owner and family.
+      `CREATE INDEX tasks_owner_kind ON tasks (owner, kind, id ${bytewise(dialect)})`,
+      // The primary key decides between concurrent creates with one key, across processes.
+      `CREATE TABLE idempotency_keys (
+        owner TEXT NOT NULL,
+        key TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        created_at ${bigint(dialect)} NOT NULL,
+        PRIMARY KEY (owner, key)
+      )`,
+      `CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`,
+    ],
   },
   {
     version: 4,

@@ -1,16 +1,19 @@
 import pg from 'pg';
-import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput } from '../types.js';
 import type { Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, num, numOrNull, toClaimedTask, toTask } from './rows.js';
+import { inClaimOrder, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask } from './rows.js';
+import { cancelTask } from './sql/cancel.js';
 import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
 import { getMeta, initMeta } from './sql/meta.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './sql/migrations.js';
 import { expireLeases, failAbandoned, requeueStranded } from './sql/recovery.js';
 import { completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './sql/settle.js';
+import { findIdempotencyKey, insertKeyedTasks, insertKeyedTasksWithJobs, sweepIdempotencyKeys, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
+import { listTasks } from './sql/tasks-list.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import type { ApiKeyRecord, JobQueueSql, Store } from './store.js';
 
@@ -63,12 +66,13 @@ class Executor {
 export class PostgresStore implements Store {
   readonly dialect = 'postgres';
   private readonly db: Executor;
-  private readonly inserts = new GroupCommit<NewTask, undefined>((batch) => this.insertBatch(batch), refusedByServer);
+  private readonly inserts = new GroupCommit<NewTask, boolean>((batch) => this.insertBatch(batch), refusedByServer);
   private readonly claims = new GroupCommit<ClaimRequest, ClaimedTask | undefined>((batch) => this.claimBatch(batch), refusedByServer);
   private readonly completions = new GroupCommit<CompleteRequest, boolean>((batch) => this.completeBatch(batch), refusedByServer);
   private readonly withJobs:
     | {
         readonly insert: Operation<InsertTasksParams, { n: string }>;
+        readonly insertKeyed: Operation<InsertKeyedTasksParams, { id: string }>;
         readonly release: Operation<{ id: string; attempt: number }, { n: string }>;
         readonly stranded: Operation<{ now: number; staleMs: number; limit: number }, { id: string }>;
       }
@@ -79,7 +83,12 @@ export class PostgresStore implements Store {
     jobs?: JobQueueSql,
   ) {
     this.db = new Executor(pool);
-    this.withJobs = jobs && { insert: insertTasksWithJobs(jobs), release: releaseWithJob(jobs), stranded: requeueStranded(jobs) };
+    this.withJobs = jobs && {
+      insert: insertTasksWithJobs(jobs),
+      insertKeyed: insertKeyedTasksWithJobs(jobs),
+      release: releaseWithJob(jobs),
+      stranded: requeueStranded(jobs),
+    };
   }
 
   private async transaction<T>(run: (db: Executor) => Promise<T>): Promise<T> {
@@ -112,11 +121,12 @@ export class PostgresStore implements Store {
     });
   }
 
-  insertTask(task: NewTask): Promise<void> {
+  insertTask(task: NewTask): Promise<boolean> {
     return this.inserts.add(task);
   }
 
-  private async insertBatch(tasks: readonly NewTask[]): Promise<undefined[]> {
+  private async insertBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
+    if (tasks.some((task) => task.idempotency)) return this.insertKeyedBatch(tasks);
     const params: InsertTasksParams = {
       ids: tasks.map((t) => t.id),
       kinds: tasks.map((t) => t.kind),
@@ -127,7 +137,43 @@ export class PostgresStore implements Store {
     };
     if (this.withJobs) await this.db.all(this.withJobs.insert, params);
     else await this.db.all(insertTasks, params);
-    return tasks.map(() => undefined);
+    return tasks.map(() => true);
+  }
+
+  /** A batch in which some tasks take idempotency keys: the rows returned are the tasks inserted. */
+  private async insertKeyedBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
+    const params: InsertKeyedTasksParams = {
+      ids: tasks.map((t) => t.id),
+      kinds: tasks.map((t) => t.kind),
+      models: tasks.map((t) => t.model),
+      owners: tasks.map((t) => t.owner),
+      createdAts: tasks.map((t) => t.createdAt),
+      params: tasks.map((t) => JSON.stringify(t.params)),
+      keys: tasks.map((t) => t.idempotency?.key ?? ''),
+      hashes: tasks.map((t) => t.idempotency?.requestHash ?? ''),
+      expiredBefore: Math.min(...tasks.map((t) => t.idempotency?.expiredBefore ?? Number.POSITIVE_INFINITY)),
+    };
+    const rows = await this.db.all(this.withJobs?.insertKeyed ?? insertKeyedTasks, params);
+    const inserted = new Set(rows.map((row) => row.id));
+    return tasks.map((task) => inserted.has(task.id));
+  }
+
+  async cancelTask(id: string, owner: string, now: number): Promise<Task | undefined> {
+    const [row] = await this.db.all(cancelTask, { id, owner, now });
+    return row ? toTask(row) : undefined;
+  }
+
+  async listTasks(query: TaskListQuery): Promise<Task[]> {
+    return (await this.db.all(listTasks, listParams(query))).map(toTask);
+  }
+
+  async findIdempotencyKey(owner: string, key: string): Promise<IdempotencyRecord | undefined> {
+    const [row] = await this.db.all(findIdempotencyKey, { owner, key });
+    return row ? toIdempotencyRecord(row) : undefined;
+  }
+
+  sweepIdempotencyKeys(expiredBefore: number, limit: number): Promise<number> {
+    return this.db.run(sweepIdempotencyKeys, { expiredBefore, limit });
   }
 
   async getTask(id: string, owner: string): Promise<Task | undefined> {

@@ -1,5 +1,7 @@
 import type { ModelKind, ResolvedParams } from '../../catalog/index.js';
-import type { ClaimedTask, Task, TaskError, TaskOutput, TaskStatus } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, Task, TaskError, TaskListQuery, TaskOutput, TaskStatus } from '../types.js';
+import type { IdempotencyKeyRow } from './sql/idempotency.js';
+import type { ListTasksParams } from './sql/tasks-list.js';
 
 /** Columns a status read needs: everything but `params`, which may be megabytes of media. */
 export const TASK_COLUMNS = [
@@ -90,4 +92,22 @@ export interface KeyRow {
 
 export interface CountRow {
   n: Int;
+}
+
+export function toIdempotencyRecord(row: IdempotencyKeyRow): IdempotencyRecord {
+  return { kind: row.kind, requestHash: row.request_hash, taskId: row.task_id, createdAt: num(row.created_at) };
+}
+
+/** Above every task id (`vid_`, `img_` and base64url sort below `~`): the first page's cursor. */
+const FIRST_PAGE = '~';
+
+export function listParams(query: TaskListQuery): ListTasksParams {
+  return {
+    owner: query.owner,
+    kind: query.kind,
+    status: query.status ?? '',
+    model: query.model ?? '',
+    after: query.after ?? FIRST_PAGE,
+    limit: query.limit,
+  };
 }

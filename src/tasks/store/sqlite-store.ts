@@ -1,16 +1,19 @@
 import type { Database as BetterSqlite3Database, Statement } from 'better-sqlite3';
-import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput } from '../types.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, num, numOrNull, toClaimedTask, toTask } from './rows.js';
+import { inClaimOrder, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask } from './rows.js';
+import { cancelTask } from './sql/cancel.js';
 import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
 import { getMeta, initMeta } from './sql/meta.js';
 import { createVersionTable, isApplied, recordApplied } from './sql/migrations.js';
 import { expireLeases, failAbandoned } from './sql/recovery.js';
 import { complete, fail, heartbeat, release, setProgress } from './sql/settle.js';
+import { findIdempotencyKey, sweepIdempotencyKeys, takeIdempotencyKey } from './sql/idempotency.js';
 import { insertTask } from './sql/tasks-insert.js';
+import { listTasks } from './sql/tasks-list.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import type { ApiKeyRecord, Store } from './store.js';
 
@@ -33,17 +36,29 @@ type Settle =
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite';
   private readonly statements = new Map<Sql<never, unknown>, Statement>();
-  private readonly inserts = new GroupCommit<NewTask, undefined>(async (batch) => this.insertBatch(batch), () => true);
-  private readonly settles = new GroupCommit<Settle, boolean>(async (batch) => this.settleBatch(batch), () => true);
-  private readonly insertBatch: (tasks: readonly NewTask[]) => undefined[];
+  private readonly inserts = new GroupCommit<NewTask, boolean>(
+    async (batch) => this.insertBatch(batch),
+    () => true,
+  );
+  private readonly settles = new GroupCommit<Settle, boolean>(
+    async (batch) => this.settleBatch(batch),
+    () => true,
+  );
+  private readonly insertBatch: (tasks: readonly NewTask[]) => boolean[];
   private readonly settleBatch: (settles: readonly Settle[]) => boolean[];
   private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number) => ClaimedTask[];
 
   constructor(private readonly database: BetterSqlite3Database) {
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
-      tasks.map((task) => {
+      tasks.map(({ idempotency, ...task }) => {
+        if (
+          idempotency &&
+          this.run(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0
+        ) {
+          return false;
+        }
         this.run(insertTask, { ...task, params: JSON.stringify(task.params) });
-        return undefined;
+        return true;
       }),
     );
     this.settleBatch = database.transaction((settles: readonly Settle[]) =>
@@ -98,8 +113,26 @@ export class SqliteStore implements Store {
     return applied;
   }
 
-  insertTask(task: NewTask): Promise<void> {
+  insertTask(task: NewTask): Promise<boolean> {
     return this.inserts.add(task);
+  }
+
+  async cancelTask(id: string, owner: string, now: number): Promise<Task | undefined> {
+    const row = this.get(cancelTask, { id, owner, now });
+    return row ? toTask(row) : undefined;
+  }
+
+  async listTasks(query: TaskListQuery): Promise<Task[]> {
+    return this.all(listTasks, listParams(query)).map(toTask);
+  }
+
+  async findIdempotencyKey(owner: string, key: string): Promise<IdempotencyRecord | undefined> {
+    const row = this.get(findIdempotencyKey, { owner, key });
+    return row ? toIdempotencyRecord(row) : undefined;
+  }
+
+  async sweepIdempotencyKeys(expiredBefore: number, limit: number): Promise<number> {
+    return this.run(sweepIdempotencyKeys, { expiredBefore, limit });
   }
 
   async getTask(id: string, owner: string): Promise<Task | undefined> {

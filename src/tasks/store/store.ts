@@ -1,4 +1,4 @@
-import type { NewTask, ClaimedTask, Task, TaskError, TaskOutput } from '../types.js';
+import type { NewTask, ClaimedTask, IdempotencyRecord, Task, TaskError, TaskListQuery, TaskOutput } from '../types.js';
 
 /**
  * Persistence of tasks, split by what its callers need: the task service and the task sources
@@ -9,7 +9,18 @@ import type { NewTask, ClaimedTask, Task, TaskError, TaskOutput } from '../types
  * changes a row. The SQL of every operation is in `sql/`, written once (dialect.ts).
  */
 export interface TaskStore {
-  insertTask(task: NewTask): Promise<void>;
+  /**
+   * Inserts a queued task, and takes its idempotency key (if any) in the same transaction:
+   * false when a live row holds the key, and then nothing is inserted.
+   */
+  insertTask(task: NewTask): Promise<boolean>;
+  /** queued | processing -> cancelled (attempt + 1 fences the worker); undefined when not cancellable or not found. */
+  cancelTask(id: string, owner: string, now: number): Promise<Task | undefined>;
+  /** A page of an owner's tasks of one family, newest first. */
+  listTasks(query: TaskListQuery): Promise<Task[]>;
+  findIdempotencyKey(owner: string, key: string): Promise<IdempotencyRecord | undefined>;
+  /** Deletes up to `limit` keys created before `expiredBefore`; the number deleted. */
+  sweepIdempotencyKeys(expiredBefore: number, limit: number): Promise<number>;
   /** A task as its owner sees it; undefined for unknown ids and for other owners' tasks. */
   getTask(id: string, owner: string): Promise<Task | undefined>;
   /**

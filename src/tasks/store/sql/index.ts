@@ -1,12 +1,15 @@
 import type { OperationText } from '../dialect.js';
 import type { JobQueueSql } from '../store.js';
+import { cancelTask } from './cancel.js';
 import { claimById, claimByIds, claimQueued, claimTakeovers } from './claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './keys.js';
 import { getMeta, initMeta } from './meta.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './migrations.js';
 import { expireLeases, failAbandoned, requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './settle.js';
+import { findIdempotencyKey, insertKeyedTasks, insertKeyedTasksWithJobs, sweepIdempotencyKeys, takeIdempotencyKey } from './idempotency.js';
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
+import { listTasks } from './tasks-list.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './tasks-read.js';
 
 /**
@@ -20,6 +23,13 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     insertTasks,
     insertTasksWithJobs(jobs),
     getTask,
+    listTasks,
+    cancelTask,
+    takeIdempotencyKey,
+    insertKeyedTasks,
+    insertKeyedTasksWithJobs(jobs),
+    findIdempotencyKey,
+    sweepIdempotencyKeys,
     claimTakeovers,
     claimQueued,
     claimById,

@@ -1,0 +1,1 @@
+SELECT kind, request_hash, task_id, created_at FROM idempotency_keys WHERE owner = ? AND key = ?

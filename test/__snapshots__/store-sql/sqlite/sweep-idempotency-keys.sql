@@ -1,0 +1,2 @@
+DELETE FROM idempotency_keys WHERE (owner, key) IN
+         (SELECT owner, key FROM idempotency_keys WHERE created_at < ? LIMIT ?)
