@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { ModelRow, ResolvedParams } from '../catalog/index.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from './store/store.js';
-import type { ClaimedTask, Task, TaskError, TaskOutput } from './types.js';
+import type { ClaimedTask, Task, TaskError, TaskOutput, UpstreamStep, UpstreamTask } from './types.js';
 
 export interface TaskServiceEvents {
   created: [task: Task];
@@ -12,6 +12,8 @@ export interface TaskServiceEvents {
 export interface TaskServiceOptions {
   readonly store: TaskStore;
   readonly now?: () => number;
+  /** The channel of a model's first route target (default: every model renders in the sandbox). */
+  readonly channelOf?: (model: string) => string;
 }
 
 /**
@@ -23,11 +25,13 @@ export interface TaskServiceOptions {
 export class TaskService extends EventEmitter<TaskServiceEvents> {
   private readonly store: TaskStore;
   private readonly now: () => number;
+  private readonly channelOf: (model: string) => string;
 
   constructor(options: TaskServiceOptions) {
     super();
     this.store = options.store;
     this.now = options.now ?? Date.now;
+    this.channelOf = options.channelOf ?? (() => 'sandbox');
   }
 
   /** (none) -> queued. The task is durable when this resolves. */
@@ -47,7 +51,15 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
       outputs: [],
       attempt: 0,
     };
-    await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt });
+    await this.store.insertTask({
+      id: task.id,
+      kind: task.kind,
+      model: task.model,
+      owner,
+      params,
+      createdAt: task.createdAt,
+      channel: this.channelOf(row.id),
+    });
     this.emit('created', task);
     return task;
   }
@@ -147,6 +159,42 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   /** processing -> failed, keeping the last progress. */
   async fail(task: ClaimedTask, error: TaskError): Promise<boolean> {
     const won = await this.store.fail(task.id, task.attempt, error, this.now());
+    if (won) this.emit('settled', { id: task.id, status: 'failed' });
+    return won;
+  }
+
+  // The upstream lifecycle (docs/channels.md "The lifecycle"): the scheduler's transitions.
+
+  /** Due upstream tasks, each leased for `leaseMs` (its attempt is the fence of the step). */
+  claimUpstream(leaseMs: number, limit: number): Promise<UpstreamTask[]> {
+    const now = this.now();
+    return this.store.claimUpstreamDue(now, now + leaseMs, limit);
+  }
+
+  nextUpstreamDue(): Promise<number | undefined> {
+    return this.store.nextUpstreamDue();
+  }
+
+  countUpstreamInFlight(channel: string): Promise<number> {
+    return this.store.countUpstreamInFlight(channel);
+  }
+
+  /** A non-final step: submitting, accepted (upstream id stored), queued -> processing, progress, failover. */
+  saveUpstream(task: UpstreamTask, step: UpstreamStep): Promise<boolean> {
+    return this.store.saveUpstream(task.id, task.attempt, step);
+  }
+
+  /** queued | processing -> completed, after the outputs were copied into our storage. */
+  async completeUpstream(task: UpstreamTask, outputs: readonly TaskOutput[]): Promise<boolean> {
+    const now = this.now();
+    const won = await this.store.completeUpstream(task.id, task.attempt, outputs, now, task.startedAt ?? now);
+    if (won) this.emit('settled', { id: task.id, status: 'completed' });
+    return won;
+  }
+
+  /** queued | processing -> failed, with the upstream's mapped code. */
+  async failUpstream(task: UpstreamTask, error: TaskError): Promise<boolean> {
+    const won = await this.store.failUpstream(task.id, task.attempt, error, this.now());
     if (won) this.emit('settled', { id: task.id, status: 'failed' });
     return won;
   }

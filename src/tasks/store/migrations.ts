@@ -56,6 +56,26 @@ const MIGRATIONS: readonly Migration[] = [
     // graceful hand-back; only attempts whose worker stopped count towards MEDIAGATE_MAX_ATTEMPTS.
     up: () => [`ALTER TABLE tasks ADD COLUMN interruptions INTEGER NOT NULL DEFAULT 0`],
   },
+  {
+    version: 5,
+    name: 'upstream channel lifecycle (docs/channels.md "The lifecycle")',
+    // channel 'sandbox' is a render; any other channel is driven by the upstream scheduler,
+    // which claims by next_check_at (its lease and its timer in one column).
+    up: (dialect) => {
+      const int64 = bigint(dialect);
+      return [
+        `ALTER TABLE tasks ADD COLUMN channel TEXT NOT NULL DEFAULT 'sandbox'`,
+        `ALTER TABLE tasks ADD COLUMN target INTEGER NOT NULL DEFAULT 0`,
+        `ALTER TABLE tasks ADD COLUMN upstream_id TEXT`,
+        `ALTER TABLE tasks ADD COLUMN upstream_state TEXT`,
+        `ALTER TABLE tasks ADD COLUMN upstream_request_id TEXT`,
+        `ALTER TABLE tasks ADD COLUMN upstream_since ${int64}`,
+        `ALTER TABLE tasks ADD COLUMN next_check_at ${int64}`,
+        `ALTER TABLE tasks ADD COLUMN check_interval_ms INTEGER`,
+        `CREATE INDEX tasks_upstream_due ON tasks (next_check_at) WHERE channel <> 'sandbox' AND status IN ('queued', 'processing')`,
+      ];
+    },
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;

@@ -1,9 +1,9 @@
 import pg from 'pg';
-import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput } from '../types.js';
+import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
 import type { Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, num, numOrNull, toClaimedTask, toTask } from './rows.js';
+import { inClaimOrder, num, numOrNull, toClaimedTask, toTask, toUpstreamTask, upstreamSaveParams, type Int } from './rows.js';
 import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
 import { getMeta, initMeta } from './sql/meta.js';
@@ -11,6 +11,16 @@ import { createVersionTable, isApplied, lockMigrations, recordApplied } from './
 import { expireLeases, failAbandoned, requeueStranded } from './sql/recovery.js';
 import { completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './sql/settle.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
+import {
+  claimUpstreamDue,
+  completeUpstream,
+  countUpstreamInFlight,
+  failUpstream,
+  nextUpstreamDue,
+  saveUpstream,
+  saveUpstreamWithJob,
+  type UpstreamSaveParams,
+} from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import type { ApiKeyRecord, JobQueueSql, Store } from './store.js';
 
@@ -71,6 +81,7 @@ export class PostgresStore implements Store {
         readonly insert: Operation<InsertTasksParams, { n: string }>;
         readonly release: Operation<{ id: string; attempt: number }, { n: string }>;
         readonly stranded: Operation<{ now: number; staleMs: number; limit: number }, { id: string }>;
+        readonly saveUpstream: Operation<UpstreamSaveParams, { n: Int }>;
       }
     | undefined;
 
@@ -79,7 +90,12 @@ export class PostgresStore implements Store {
     jobs?: JobQueueSql,
   ) {
     this.db = new Executor(pool);
-    this.withJobs = jobs && { insert: insertTasksWithJobs(jobs), release: releaseWithJob(jobs), stranded: requeueStranded(jobs) };
+    this.withJobs = jobs && {
+      insert: insertTasksWithJobs(jobs),
+      release: releaseWithJob(jobs),
+      stranded: requeueStranded(jobs),
+      saveUpstream: saveUpstreamWithJob(jobs),
+    };
   }
 
   private async transaction<T>(run: (db: Executor) => Promise<T>): Promise<T> {
@@ -124,6 +140,7 @@ export class PostgresStore implements Store {
       owners: tasks.map((t) => t.owner),
       createdAts: tasks.map((t) => t.createdAt),
       params: tasks.map((t) => JSON.stringify(t.params)),
+      channels: tasks.map((t) => t.channel ?? 'sandbox'),
     };
     if (this.withJobs) await this.db.all(this.withJobs.insert, params);
     else await this.db.all(insertTasks, params);
@@ -222,6 +239,35 @@ export class PostgresStore implements Store {
   async countActiveTasks(owner: string): Promise<number> {
     const [row] = await this.db.all(countActiveTasks, { owner });
     return num(row?.n ?? 0);
+  }
+
+  async claimUpstreamDue(now: number, leaseUntil: number, limit: number): Promise<UpstreamTask[]> {
+    return (await this.db.all(claimUpstreamDue, { now, leaseUntil, limit })).map(toUpstreamTask);
+  }
+
+  async nextUpstreamDue(): Promise<number | undefined> {
+    const [row] = await this.db.all(nextUpstreamDue, {});
+    return row?.due === null || row?.due === undefined ? undefined : num(row.due);
+  }
+
+  async countUpstreamInFlight(channel: string): Promise<number> {
+    const [row] = await this.db.all(countUpstreamInFlight, { channel });
+    return num(row?.n ?? 0);
+  }
+
+  async saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean> {
+    const params = upstreamSaveParams(id, attempt, step);
+    if (!this.withJobs) return (await this.db.run(saveUpstream, params)) === 1;
+    const [row] = await this.db.all(this.withJobs.saveUpstream, params);
+    return num(row?.n ?? 0) === 1;
+  }
+
+  async completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean> {
+    return (await this.db.run(completeUpstream, { id, attempt, now, outputs: JSON.stringify(outputs), startedAt })) === 1;
+  }
+
+  async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
+    return (await this.db.run(failUpstream, { id, attempt, now, error: JSON.stringify(error) })) === 1;
   }
 
   async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {

@@ -1,9 +1,9 @@
 import type { Database as BetterSqlite3Database, Statement } from 'better-sqlite3';
-import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput } from '../types.js';
+import type { ClaimedTask, NewTask, Task, TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, num, numOrNull, toClaimedTask, toTask } from './rows.js';
+import { inClaimOrder, num, numOrNull, toClaimedTask, toTask, toUpstreamTask, upstreamSaveParams } from './rows.js';
 import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
 import { getMeta, initMeta } from './sql/meta.js';
@@ -11,6 +11,7 @@ import { createVersionTable, isApplied, recordApplied } from './sql/migrations.j
 import { expireLeases, failAbandoned } from './sql/recovery.js';
 import { complete, fail, heartbeat, release, setProgress } from './sql/settle.js';
 import { insertTask } from './sql/tasks-insert.js';
+import { claimUpstreamDue, completeUpstream, countUpstreamInFlight, failUpstream, nextUpstreamDue, saveUpstream } from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import type { ApiKeyRecord, Store } from './store.js';
 
@@ -33,8 +34,14 @@ type Settle =
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite';
   private readonly statements = new Map<Sql<never, unknown>, Statement>();
-  private readonly inserts = new GroupCommit<NewTask, undefined>(async (batch) => this.insertBatch(batch), () => true);
-  private readonly settles = new GroupCommit<Settle, boolean>(async (batch) => this.settleBatch(batch), () => true);
+  private readonly inserts = new GroupCommit<NewTask, undefined>(
+    async (batch) => this.insertBatch(batch),
+    () => true,
+  );
+  private readonly settles = new GroupCommit<Settle, boolean>(
+    async (batch) => this.settleBatch(batch),
+    () => true,
+  );
   private readonly insertBatch: (tasks: readonly NewTask[]) => undefined[];
   private readonly settleBatch: (settles: readonly Settle[]) => boolean[];
   private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number) => ClaimedTask[];
@@ -42,7 +49,7 @@ export class SqliteStore implements Store {
   constructor(private readonly database: BetterSqlite3Database) {
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
       tasks.map((task) => {
-        this.run(insertTask, { ...task, params: JSON.stringify(task.params) });
+        this.run(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox' });
         return undefined;
       }),
     );
@@ -159,6 +166,31 @@ export class SqliteStore implements Store {
 
   async countActiveTasks(owner: string): Promise<number> {
     return num(this.get(countActiveTasks, { owner })?.n ?? 0);
+  }
+
+  async claimUpstreamDue(now: number, leaseUntil: number, limit: number): Promise<UpstreamTask[]> {
+    return this.all(claimUpstreamDue, { now, leaseUntil, limit }).map(toUpstreamTask);
+  }
+
+  async nextUpstreamDue(): Promise<number | undefined> {
+    const due = this.get(nextUpstreamDue, {})?.due;
+    return due === null || due === undefined ? undefined : num(due);
+  }
+
+  async countUpstreamInFlight(channel: string): Promise<number> {
+    return num(this.get(countUpstreamInFlight, { channel })?.n ?? 0);
+  }
+
+  async saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean> {
+    return this.run(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1;
+  }
+
+  async completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean> {
+    return this.run(completeUpstream, { id, attempt, now, outputs: JSON.stringify(outputs), startedAt }) === 1;
+  }
+
+  async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
+    return this.run(failUpstream, { id, attempt, now, error: JSON.stringify(error) }) === 1;
   }
 
   async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {

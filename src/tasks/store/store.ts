@@ -1,4 +1,4 @@
-import type { NewTask, ClaimedTask, Task, TaskError, TaskOutput } from '../types.js';
+import type { NewTask, ClaimedTask, Task, TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
 
 /**
  * Persistence of tasks, split by what its callers need: the task service and the task sources
@@ -56,6 +56,16 @@ export interface TaskStore {
   countByStatus(): Promise<Record<string, number>>;
   /** An owner's queued and processing tasks (the per-key tasks-in-flight limit reads it, cached). */
   countActiveTasks(owner: string): Promise<number>;
+  // The upstream lifecycle (sql/upstream.ts).
+  /** Due upstream tasks (next_check_at <= now), leased until `leaseUntil` with the attempt incremented. */
+  claimUpstreamDue(now: number, leaseUntil: number, limit: number): Promise<UpstreamTask[]>;
+  /** When the next active upstream task is due; undefined when none is active. */
+  nextUpstreamDue(): Promise<number | undefined>;
+  countUpstreamInFlight(channel: string): Promise<number>;
+  /** A step's outcome, fenced by the attempt; a failover to the sandbox gets its render job. */
+  saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean>;
+  completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean>;
+  failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
 }
 
 export interface ApiKeyRecord {

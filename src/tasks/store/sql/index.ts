@@ -8,6 +8,7 @@ import { expireLeases, failAbandoned, requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './settle.js';
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './tasks-read.js';
+import { claimUpstreamDue, completeUpstream, countUpstreamInFlight, failUpstream, nextUpstreamDue, saveUpstream, saveUpstreamWithJob } from './upstream.js';
 
 /**
  * Every statement the store runs, by operation: test/store-sql.test.ts snapshots each one's
@@ -37,6 +38,13 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     requeueStranded(jobs),
     countByStatus,
     countActiveTasks,
+    claimUpstreamDue,
+    nextUpstreamDue,
+    countUpstreamInFlight,
+    saveUpstream,
+    saveUpstreamWithJob(jobs),
+    completeUpstream,
+    failUpstream,
     findKeyByHash,
     insertKey,
     countKeys,

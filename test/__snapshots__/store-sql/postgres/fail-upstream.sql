@@ -1,0 +1,2 @@
+UPDATE tasks AS t SET status = 'failed', completed_at = $1, error = $2, upstream_state = NULL, next_check_at = NULL
+       WHERE t.id = $3 AND t.attempt = $4 AND t.channel <> 'sandbox' AND t.status IN ('queued', 'processing')
