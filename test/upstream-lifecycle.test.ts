@@ -46,7 +46,14 @@ function channelsFor(): ChannelsConfig {
       { model: 'vendora/famw-2.7-t2v', to: [{ channel: 'wan', upstream_model: 'wan2.7-t2v' }] },
       { model: 'vendorb/famsd-2.0-i2v-spicy', to: [{ channel: 'seedance', upstream_model: 'seedance-2-0' }] },
       { model: 'vendora/famw-2.7-i2v', to: [{ channel: 'dead' }, { channel: 'wan', upstream_model: 'wan2.7-i2v' }] },
-      { model: 'vendorb/famsd-2.5-i2v-spicy', to: [{ channel: 'dead' }, { channel: 'sandbox' }] },
+      {
+        model: 'vendorb/famsd-2.5-i2v-spicy',
+        to: [
+          { channel: 'wan', upstream_model: 'wan2.7-i2v' },
+          { channel: 'seedance', upstream_model: 'seedance-2-0' },
+        ],
+      },
+      { model: 'vendorc-h3-max-turbo-image-to-video', to: [{ channel: 'dead' }, { channel: 'sandbox' }] },
       { model: 'vendora/famw-3.0-i2v-spicy', to: [{ channel: 'partner' }] },
       { model: '*', to: [{ channel: 'sandbox' }] },
     ],
@@ -182,15 +189,33 @@ describe.skipIf(split).each(BACKENDS)('upstream lifecycle through the real servi
     expect(dashscope.acceptedByPrompt.get('failover e2e-fo-1')).toBe(1);
   });
 
-  it('fails over on a 429 and a 500 of the upstream before acceptance', async () => {
-    dashscope.http.inject({ on: 'submit', kind: '429' });
-    const a = await create(server, { model: 'vendorb/famsd-2.5-i2v-spicy', prompt: 'to sandbox e2e-fo-2', image: IMAGE });
-    const { final } = await settle(a);
+  it.each(['429', '500'] as const)('fails over to the next target on a %s before acceptance', async (fault) => {
+    dashscope.http.inject({ on: 'submit', kind: fault });
+    const prompt = `failover on ${fault} ${backend}`;
+    const id = await create(server, { model: 'vendorb/famsd-2.5-i2v-spicy', prompt, image: IMAGE });
+    const { final } = await settle(id);
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(dashscope.acceptedByPrompt.get(prompt) ?? 0).toBe(0);
+    expect(ark.acceptedByPrompt.get(prompt)).toBe(1);
+  });
+
+  it('fails over to the sandbox when the first target refuses', async () => {
+    const id = await create(server, { model: 'vendorc-h3-max-turbo-image-to-video', prompt: 'to sandbox', image: IMAGE });
+    const { final } = await settle(id);
     expect(final.status, JSON.stringify(final.error)).toBe('completed');
   });
 
+  it('waits out a 429 with Retry-After when no target is left, then submits once more', async () => {
+    dashscope.http.inject({ on: 'submit', kind: '429-retry-after', retryAfterS: 1 });
+    const prompt = `retry after e2e-ra-1 ${backend}`;
+    const id = await create(server, { model: 'vendora/famw-2.7-t2v', prompt });
+    const { final } = await settle(id);
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(dashscope.acceptedByPrompt.get(prompt)).toBe(1);
+  });
+
   it('a task of a model routed to the sandbox still renders here', async () => {
-    const id = await create(server, { model: 'vendorc-h3-max-turbo-image-to-video', prompt: 'local', image: IMAGE });
+    const id = await create(server, { model: 'vendord/v6/image-to-video', prompt: 'local', image: IMAGE });
     const { final } = await settle(id);
     expect(final.status, JSON.stringify(final.error)).toBe('completed');
   });

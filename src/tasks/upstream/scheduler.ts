@@ -171,7 +171,7 @@ export class UpstreamScheduler {
       return;
     }
     const ctx = this.options.contexts.forTarget(target);
-    if (task.upstreamState === null) return this.submit(task, targets, ctx, adapter, channel.maxInFlight, channel.submitPerS);
+    if (task.upstreamState === null) return this.submit(task, targets, ctx, adapter, channel.maxInFlight, channel.submitPerS, channel.timeoutS * 1000);
     if (task.upstreamState === 'submitting') return this.resolveUnknown(task, ctx, adapter, 'the process stopped before the answer was stored');
     return this.poll(task, ctx, adapter, channel.pollPerS, channel.timeoutS * 1000, channel.baseUrl);
   }
@@ -204,6 +204,7 @@ export class UpstreamScheduler {
     adapter: ProtocolAdapter,
     maxInFlight: number,
     submitPerS: number,
+    timeoutMs: number,
   ): Promise<void> {
     const { service } = this.options;
     await sleep(this.bucket(this.submitBuckets, task.channel, submitPerS).reserve());
@@ -237,7 +238,7 @@ export class UpstreamScheduler {
         await this.resolveUnknown(submitted, ctx, adapter, outcome.reason);
         return;
       case 'refused':
-        await this.failover(submitted, targets, outcome.reason, outcome.requestId);
+        await this.failover(submitted, targets, outcome.reason, outcome.requestId, outcome.retryAfterMs, timeoutMs);
         return;
     }
   }
@@ -257,9 +258,34 @@ export class UpstreamScheduler {
   }
 
   /** Refused before acceptance: the next target of the route, or `upstream_unavailable`. */
-  private async failover(task: UpstreamTask, targets: readonly RouteTarget[], reason: string, requestId: string | undefined): Promise<void> {
+  private async failover(
+    task: UpstreamTask,
+    targets: readonly RouteTarget[],
+    reason: string,
+    requestId: string | undefined,
+    retryAfterMs: number | undefined,
+    timeoutMs: number,
+  ): Promise<void> {
     const next = targets[task.target + 1];
     this.options.log.warn({ task: task.id, channel: task.channel, reason, requestId, next: next?.channel ?? null }, 'upstream refused the submission');
+    const throttled = retryAfterMs !== undefined || /\b429\b/.test(reason);
+    if (!next && throttled && this.now() - task.createdAt < timeoutMs) {
+      // Every target refused, the last for its rate: wait it out and start over from the first.
+      const interval = Math.min(this.timings.pollMaxMs, Math.round((task.intervalMs ?? this.timings.pollStartMs) * 1.5));
+      const wait = retryAfterMs ?? interval + Math.round(Math.random() * interval * 0.2);
+      const first = targets[0];
+      await this.options.service.saveUpstream(task, {
+        ...this.base(task),
+        status: 'queued',
+        channel: first?.channel ?? task.channel,
+        target: 0,
+        upstreamState: null,
+        since: null,
+        nextCheckAt: first?.channel === 'sandbox' ? null : this.now() + wait,
+        intervalMs: interval,
+      });
+      return;
+    }
     if (!next) {
       const names = targets.map((target) => target.channel).join(', ');
       await this.fail(task, failure('upstream_unavailable', `No target would accept the task (${names}); the last said: ${reason}.`, '', requestId));
