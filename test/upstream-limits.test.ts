@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseChannelsConfig } from '../src/channels/config.js';
 import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
 import { eventually } from './helpers/eventually.js';
+import { createTestDatabase, postgresAvailability } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const split = process.env['MEDIAGATE_TEST_TOPOLOGY'] === 'split';
@@ -71,4 +72,62 @@ describe.skipIf(split)('channel limits', () => {
     expect(fake.http.stats.maxPerSecond('poll')).toBeLessThanOrEqual(5);
     expect(fake.http.stats.maxPerSecond('poll')).toBeGreaterThanOrEqual(2);
   }, 60_000);
+});
+
+const postgres = (await postgresAvailability()).enabled;
+
+describe.skipIf(split || !postgres)('channel limits across processes (PostgreSQL)', () => {
+  it('two services on one database share poll_per_s and submit_per_s', async () => {
+    const shared = await startDashscopeFake({ apiKey: KEY, queuedMs: 300, runMs: 1_500 });
+    const database = await createTestDatabase();
+    const channels = parseChannelsConfig(
+      JSON.stringify({
+        channels: { wan: { protocol: 'dashscope', base_url: shared.origin, api_key_env: 'T_KEY', submit_per_s: 2, poll_per_s: 4, max_in_flight: 6 } },
+        routes: [
+          { model: 'vendora/famw-2.7-t2v', to: [{ channel: 'wan', upstream_model: 'wan2.7-t2v' }] },
+          { model: '*', to: [{ channel: 'sandbox' }] },
+        ],
+      }),
+      { T_KEY: KEY },
+    );
+    const env = { MEDIAGATE_ENGINE: 'instant', DATABASE_URL: database.url };
+    const timings = { upstreamTimings: { pollStartMs: 50, pollMaxMs: 100, idleMs: 50 } };
+    const a = await startServer(env, { channels, ...timings });
+    const b = await startServer(env, { channels, ...timings });
+    try {
+      const ids: [TestServer, string][] = [];
+      for (let i = 0; i < 8; i += 1) {
+        const target = i % 2 === 0 ? a : b;
+        const res = await fetch(`${target.url}/v1/video/generations`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${target.keys[0]}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: `shared limits ${i}` }),
+        });
+        ids.push([target, ((await res.json()) as { id: string }).id]);
+      }
+      await eventually(
+        async () => {
+          const tasks = await Promise.all(
+            ids.map(
+              async ([target, id]) =>
+                (await (await fetch(`${target.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${target.keys[0]}` } })).json()) as {
+                  status: string;
+                },
+            ),
+          );
+          return tasks.every((task) => task.status === 'completed');
+        },
+        { deadline: 40_000, interval: 100, what: 'every task to complete' },
+      );
+      expect(shared.http.stats.accepted).toBe(8);
+      // One process alone would poll up to 4 a second; two without a shared bucket up to 8.
+      expect(shared.http.stats.maxPerSecond('poll')).toBeLessThanOrEqual(5);
+      expect(shared.http.stats.maxPerSecond('submit')).toBeLessThanOrEqual(3);
+    } finally {
+      await a.close();
+      await b.close();
+      await database.drop();
+      await shared.close();
+    }
+  }, 90_000);
 });

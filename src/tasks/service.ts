@@ -184,6 +184,15 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return this.store.saveUpstream(task.id, task.attempt, step);
   }
 
+  /**
+   * Milliseconds to wait for the next request slot of a channel's bucket (`perSecond` requests
+   * a second, shared by every process on the database).
+   */
+  async waitForChannelSlot(channel: string, bucket: 'submit' | 'poll', perSecond: number): Promise<number> {
+    const now = this.now();
+    return Math.max(0, (await this.store.reserveChannelSlot(channel, bucket, now, Math.ceil(1000 / perSecond))) - now);
+  }
+
   /** queued | processing -> completed, after the outputs were copied into our storage. */
   async completeUpstream(task: UpstreamTask, outputs: readonly TaskOutput[]): Promise<boolean> {
     const now = this.now();

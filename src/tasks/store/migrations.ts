@@ -73,6 +73,13 @@ const MIGRATIONS: readonly Migration[] = [
         `ALTER TABLE tasks ADD COLUMN next_check_at ${int64}`,
         `ALTER TABLE tasks ADD COLUMN check_interval_ms INTEGER`,
         `CREATE INDEX tasks_upstream_due ON tasks (next_check_at) WHERE channel <> 'sandbox' AND status IN ('queued', 'processing')`,
+        // A channel's request pacing, shared by every process: the next free slot per bucket.
+        `CREATE TABLE channel_limits (
+          channel TEXT NOT NULL,
+          bucket TEXT NOT NULL,
+          next_free_at ${int64} NOT NULL,
+          PRIMARY KEY (channel, bucket)
+        )`,
       ];
     },
   },

@@ -15,8 +15,10 @@ import {
   claimUpstreamDue,
   completeUpstream,
   countUpstreamInFlight,
+  ensureChannelLimit,
   failUpstream,
   nextUpstreamDue,
+  reserveChannelSlot,
   saveUpstream,
   saveUpstreamWithJob,
   type UpstreamSaveParams,
@@ -268,6 +270,14 @@ export class PostgresStore implements Store {
 
   async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
     return (await this.db.run(failUpstream, { id, attempt, now, error: JSON.stringify(error) })) === 1;
+  }
+  async reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number> {
+    let [row] = await this.db.all(reserveChannelSlot, { channel, bucket, now, spacingMs });
+    if (!row) {
+      await this.db.run(ensureChannelLimit, { channel, bucket });
+      [row] = await this.db.all(reserveChannelSlot, { channel, bucket, now, spacingMs });
+    }
+    return row ? num(row.at) : now;
   }
 
   async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {

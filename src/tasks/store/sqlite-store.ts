@@ -11,7 +11,16 @@ import { createVersionTable, isApplied, recordApplied } from './sql/migrations.j
 import { expireLeases, failAbandoned } from './sql/recovery.js';
 import { complete, fail, heartbeat, release, setProgress } from './sql/settle.js';
 import { insertTask } from './sql/tasks-insert.js';
-import { claimUpstreamDue, completeUpstream, countUpstreamInFlight, failUpstream, nextUpstreamDue, saveUpstream } from './sql/upstream.js';
+import {
+  claimUpstreamDue,
+  completeUpstream,
+  countUpstreamInFlight,
+  ensureChannelLimit,
+  failUpstream,
+  nextUpstreamDue,
+  reserveChannelSlot,
+  saveUpstream,
+} from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import type { ApiKeyRecord, Store } from './store.js';
 
@@ -191,6 +200,14 @@ export class SqliteStore implements Store {
 
   async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
     return this.run(failUpstream, { id, attempt, now, error: JSON.stringify(error) }) === 1;
+  }
+  async reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number> {
+    let row = this.get(reserveChannelSlot, { channel, bucket, now, spacingMs });
+    if (!row) {
+      this.run(ensureChannelLimit, { channel, bucket });
+      row = this.get(reserveChannelSlot, { channel, bucket, now, spacingMs });
+    }
+    return row ? num(row.at) : now;
   }
 
   async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {

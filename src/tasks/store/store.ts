@@ -66,6 +66,8 @@ export interface TaskStore {
   saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean>;
   completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean>;
   failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
+  /** Books the next request slot of a channel's bucket, across processes; resolves with when it starts (ms). */
+  reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number>;
 }
 
 export interface ApiKeyRecord {

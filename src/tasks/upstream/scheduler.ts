@@ -22,7 +22,7 @@ import { isTaskFailureCode } from '../../failure-codes.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
 import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
-import { KeyedMutex, TokenBucket } from './limits.js';
+import { KeyedMutex } from './limits.js';
 import { nextProgress } from './progress.js';
 
 export interface SchedulerLog {
@@ -82,8 +82,6 @@ export class UpstreamScheduler {
   private readonly timings: SchedulerTimings;
   private readonly now: () => number;
   private readonly running = new Set<Promise<void>>();
-  private readonly submitBuckets = new Map<string, TokenBucket>();
-  private readonly pollBuckets = new Map<string, TokenBucket>();
   private readonly submitLocks = new KeyedMutex();
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
@@ -149,12 +147,6 @@ export class UpstreamScheduler {
     this.running.add(tracked);
   }
 
-  private bucket(map: Map<string, TokenBucket>, channel: string, perSecond: number): TokenBucket {
-    let bucket = map.get(channel);
-    if (!bucket) map.set(channel, (bucket = new TokenBucket(perSecond, this.now)));
-    return bucket;
-  }
-
   // -------------------------------------------------------------------------------------------
   // One step of one task
   // -------------------------------------------------------------------------------------------
@@ -207,7 +199,7 @@ export class UpstreamScheduler {
     timeoutMs: number,
   ): Promise<void> {
     const { service } = this.options;
-    await sleep(this.bucket(this.submitBuckets, task.channel, submitPerS).reserve());
+    await sleep(await service.waitForChannelSlot(task.channel, 'submit', submitPerS));
     // max_in_flight is counted and the slot taken (the `submitting` write) under one lock.
     const marked = await this.submitLocks.run(task.channel, async () => {
       if ((await service.countUpstreamInFlight(task.channel)) >= maxInFlight) {
@@ -348,7 +340,7 @@ export class UpstreamScheduler {
       );
       return;
     }
-    await sleep(this.bucket(this.pollBuckets, task.channel, pollPerS).reserve());
+    await sleep(await this.options.service.waitForChannelSlot(task.channel, 'poll', pollPerS));
     let answer: PollOutcome;
     try {
       answer = await adapter.poll(ctx, upstreamId);

@@ -8,7 +8,17 @@ import { expireLeases, failAbandoned, requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './settle.js';
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './tasks-read.js';
-import { claimUpstreamDue, completeUpstream, countUpstreamInFlight, failUpstream, nextUpstreamDue, saveUpstream, saveUpstreamWithJob } from './upstream.js';
+import {
+  claimUpstreamDue,
+  completeUpstream,
+  countUpstreamInFlight,
+  ensureChannelLimit,
+  failUpstream,
+  nextUpstreamDue,
+  reserveChannelSlot,
+  saveUpstream,
+  saveUpstreamWithJob,
+} from './upstream.js';
 
 /**
  * Every statement the store runs, by operation: test/store-sql.test.ts snapshots each one's
@@ -45,6 +55,8 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     saveUpstreamWithJob(jobs),
     completeUpstream,
     failUpstream,
+    ensureChannelLimit,
+    reserveChannelSlot,
     findKeyByHash,
     insertKey,
     countKeys,

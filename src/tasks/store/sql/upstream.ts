@@ -105,3 +105,22 @@ export const failUpstream = operation<{ id: string; attempt: number; now: number
   () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, upstream_state = NULL, next_check_at = NULL
        WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`,
 );
+
+/** The pacing row of a channel's bucket ('submit' | 'poll'), created once. */
+export const ensureChannelLimit = operation<{ channel: string; bucket: string }>(
+  'ensure-channel-limit',
+  () => `INSERT INTO channel_limits (channel, bucket, next_free_at) VALUES (@channel, @bucket, 0) ON CONFLICT (channel, bucket) DO NOTHING`,
+);
+
+/**
+ * Books the bucket's next free slot, `spacingMs` after the previous one, in one UPDATE under the
+ * row's lock: processes sharing the database leave at the channel's rate together. Returns when
+ * the booked slot starts.
+ */
+export const reserveChannelSlot = operation<{ channel: string; bucket: string; now: number; spacingMs: number }, { at: Int }>(
+  'reserve-channel-slot',
+  () => `UPDATE channel_limits
+         SET next_free_at = CASE WHEN next_free_at > @now THEN next_free_at ELSE @now END + @spacingMs
+       WHERE channel = @channel AND bucket = @bucket
+   RETURNING next_free_at - @spacingMs AS at`,
+);
