@@ -1,6 +1,6 @@
 // A channel's limits as the upstream sees them: a fake counting requests per wall-clock second
 // shows submit_per_s and poll_per_s kept, and no more than max_in_flight tasks are held upstream
-// at once (CHANNELS.md section 1). Limits are per process (docs/channels.md "Limits").
+// at once (CHANNELS.md section 1), in one process and (PostgreSQL) in two sharing a database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseChannelsConfig } from '../src/channels/config.js';
 import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
@@ -77,12 +77,12 @@ describe.skipIf(split)('channel limits', () => {
 const postgres = (await postgresAvailability()).enabled;
 
 describe.skipIf(split || !postgres)('channel limits across processes (PostgreSQL)', () => {
-  it('two services on one database share poll_per_s and submit_per_s', async () => {
+  it('two services on one database share poll_per_s, submit_per_s and max_in_flight', async () => {
     const shared = await startDashscopeFake({ apiKey: KEY, queuedMs: 300, runMs: 1_500 });
     const database = await createTestDatabase();
     const channels = parseChannelsConfig(
       JSON.stringify({
-        channels: { wan: { protocol: 'dashscope', base_url: shared.origin, api_key_env: 'T_KEY', submit_per_s: 2, poll_per_s: 4, max_in_flight: 6 } },
+        channels: { wan: { protocol: 'dashscope', base_url: shared.origin, api_key_env: 'T_KEY', submit_per_s: 2, poll_per_s: 4, max_in_flight: 3 } },
         routes: [
           { model: 'vendora/famw-2.7-t2v', to: [{ channel: 'wan', upstream_model: 'wan2.7-t2v' }] },
           { model: '*', to: [{ channel: 'sandbox' }] },
@@ -96,6 +96,7 @@ describe.skipIf(split || !postgres)('channel limits across processes (PostgreSQL
     const b = await startServer(env, { channels, ...timings });
     try {
       const ids: [TestServer, string][] = [];
+      let sharedMaxHeld = 0;
       for (let i = 0; i < 8; i += 1) {
         const target = i % 2 === 0 ? a : b;
         const res = await fetch(`${target.url}/v1/video/generations`, {
@@ -115,11 +116,14 @@ describe.skipIf(split || !postgres)('channel limits across processes (PostgreSQL
                 },
             ),
           );
+          const settled = tasks.filter((task) => task.status === 'completed' || task.status === 'failed').length;
+          sharedMaxHeld = Math.max(sharedMaxHeld, shared.http.stats.accepted - settled);
           return tasks.every((task) => task.status === 'completed');
         },
-        { deadline: 40_000, interval: 100, what: 'every task to complete' },
+        { deadline: 40_000, interval: 50, what: 'every task to complete' },
       );
       expect(shared.http.stats.accepted).toBe(8);
+      expect(sharedMaxHeld).toBeLessThanOrEqual(3);
       // One process alone would poll up to 4 a second; two without a shared bucket up to 8.
       expect(shared.http.stats.maxPerSecond('poll')).toBeLessThanOrEqual(5);
       expect(shared.http.stats.maxPerSecond('submit')).toBeLessThanOrEqual(3);

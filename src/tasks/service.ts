@@ -184,6 +184,11 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return this.store.saveUpstream(task.id, task.attempt, step);
   }
 
+  /** queued -> `submitting` (the marker before the adapter's submit), within the channel's max_in_flight. */
+  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+    return this.store.markSubmitting(task.id, task.attempt, step, maxInFlight);
+  }
+
   /**
    * Milliseconds to wait for the next request slot of a channel's bucket (`perSecond` requests
    * a second, shared by every process on the database).

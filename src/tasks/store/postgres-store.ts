@@ -17,6 +17,7 @@ import {
   countUpstreamInFlight,
   ensureChannelLimit,
   failUpstream,
+  lockChannelSubmit,
   nextUpstreamDue,
   reserveChannelSlot,
   saveUpstream,
@@ -271,6 +272,17 @@ export class PostgresStore implements Store {
   async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
     return (await this.db.run(failUpstream, { id, attempt, now, error: JSON.stringify(error) })) === 1;
   }
+  async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+    await this.db.run(ensureChannelLimit, { channel: step.channel, bucket: 'submit' });
+    return this.transaction(async (db) => {
+      await db.all(lockChannelSubmit, { channel: step.channel });
+      // A new statement after the lock: its snapshot sees every `submitting` committed before.
+      const [count] = await db.all(countUpstreamInFlight, { channel: step.channel });
+      if (num(count?.n ?? 0) >= maxInFlight) return 'full';
+      return (await db.run(saveUpstream, upstreamSaveParams(id, attempt, step))) === 1 ? 'marked' : 'lost';
+    });
+  }
+
   async reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number> {
     let [row] = await this.db.all(reserveChannelSlot, { channel, bucket, now, spacingMs });
     if (!row) {

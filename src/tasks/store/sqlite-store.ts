@@ -201,6 +201,12 @@ export class SqliteStore implements Store {
   async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
     return this.run(failUpstream, { id, attempt, now, error: JSON.stringify(error) }) === 1;
   }
+  async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+    // One writer, and better-sqlite3 runs this to the end: count and write cannot interleave.
+    if (num(this.get(countUpstreamInFlight, { channel: step.channel })?.n ?? 0) >= maxInFlight) return 'full';
+    return this.run(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1 ? 'marked' : 'lost';
+  }
+
   async reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number> {
     let row = this.get(reserveChannelSlot, { channel, bucket, now, spacingMs });
     if (!row) {

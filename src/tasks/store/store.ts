@@ -66,6 +66,12 @@ export interface TaskStore {
   saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean>;
   completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean>;
   failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
+  /**
+   * The step's `submitting` write, only while the channel holds fewer than `maxInFlight` tasks
+   * upstream; counted and written under the channel's `submit` row lock (PostgreSQL), so
+   * processes sharing the database keep the bound together. False: full, or the fence lost.
+   */
+  markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'>;
   /** Books the next request slot of a channel's bucket, across processes; resolves with when it starts (ms). */
   reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number>;
 }

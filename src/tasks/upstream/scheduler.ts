@@ -200,14 +200,14 @@ export class UpstreamScheduler {
   ): Promise<void> {
     const { service } = this.options;
     await sleep(await service.waitForChannelSlot(task.channel, 'submit', submitPerS));
-    // max_in_flight is counted and the slot taken (the `submitting` write) under one lock.
+    // max_in_flight is counted and the slot taken (the `submitting` write) under the channel's
+    // lock: in this process, and in the database across processes.
     const marked = await this.submitLocks.run(task.channel, async () => {
-      if ((await service.countUpstreamInFlight(task.channel)) >= maxInFlight) {
-        await service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
-        return false;
-      }
       const now = this.now();
-      return service.saveUpstream(task, { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs });
+      const step: UpstreamStep = { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs };
+      const result = await service.markSubmitting(task, step, maxInFlight);
+      if (result === 'full') await service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
+      return result === 'marked';
     });
     if (!marked) return;
     let outcome: SubmitOutcome;

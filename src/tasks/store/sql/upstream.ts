@@ -124,3 +124,10 @@ export const reserveChannelSlot = operation<{ channel: string; bucket: string; n
        WHERE channel = @channel AND bucket = @bucket
    RETURNING next_free_at - @spacingMs AS at`,
 );
+
+/** Holds the channel's `submit` row until the transaction ends: in-flight checks of one channel run one at a time. */
+export const lockChannelSubmit = operation<{ channel: string }, { channel: string }>(
+  'lock-channel-submit',
+  () => `SELECT channel FROM channel_limits WHERE channel = @channel AND bucket = 'submit' FOR UPDATE`,
+  ['postgres'],
+);
