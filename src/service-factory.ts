@@ -19,13 +19,21 @@ import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import type { MetricsListener } from './http/metrics-listener.js';
+import type { SchedulerTimings, UpstreamScheduler } from './tasks/upstream/scheduler.js';
 
 export interface MediagateOptions {
   /** Replaces the engine chosen by config (tests inject slow or failing engines). */
   readonly engine?: Engine;
   readonly logger?: Logger;
-  /** The loaded MEDIAGATE_CHANNELS_FILE (src/cli/serve.ts, readChannels); absent: every model to the sandbox. */
+  /**
+   * The routing table (MEDIAGATE_CHANNELS_FILE, loaded by the caller). Absent: every model
+   * renders in the sandbox. Tasks whose first target is another channel go upstream.
+   */
   readonly channels?: ChannelsConfig;
+  /** Tests shorten the upstream scheduler's intervals and leases. */
+  readonly upstreamTimings?: Partial<SchedulerTimings>;
+  /** Per-request timeout of upstream API calls (default 30 s). */
+  readonly upstreamRequestTimeoutMs?: number;
 }
 
 /** What a serving process and a worker-only process both hold. */
@@ -88,6 +96,52 @@ export function openBackendFor(config: Config, logger: Logger): TaskBackend {
   });
 }
 
+/**
+ * The upstream scheduler and its channel contexts, when some route leads off the sandbox.
+ * Loaded on demand: a deployment without channels never loads the adapters.
+ */
+async function createUpstream(
+  config: Config,
+  options: MediagateOptions,
+  service: TaskService,
+  storage: LocalStorage,
+  workRoot: string,
+  logger: Logger,
+): Promise<{ scheduler: UpstreamScheduler; close(drainMs?: number): Promise<void> } | undefined> {
+  const channels = options.channels;
+  if (channels === undefined || ![...channels.channels.values()].some((channel) => channel.protocol !== 'sandbox')) return undefined;
+  const [{ UpstreamScheduler }, { createChannelContexts }, { createChannelMedia }, { ADAPTERS }] = await Promise.all([
+    import('./tasks/upstream/scheduler.js'),
+    import('./channels/context.js'),
+    import('./channels/media.js'),
+    import('./channels/protocols/index.js'),
+  ]);
+  const log = logger.child({ component: 'upstream' });
+  const contexts = createChannelContexts(channels, {
+    media: createChannelMedia(),
+    log,
+    ...(options.upstreamRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.upstreamRequestTimeoutMs }),
+  });
+  const scheduler = new UpstreamScheduler({
+    service,
+    channels,
+    contexts,
+    adapters: ADAPTERS,
+    storage,
+    workRoot,
+    fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
+    log,
+    ...(options.upstreamTimings === undefined ? {} : { timings: options.upstreamTimings }),
+  });
+  return {
+    scheduler,
+    async close(drainMs) {
+      await scheduler.close(drainMs);
+      await contexts.close();
+    },
+  };
+}
+
 interface Core {
   readonly process: MediagateProcess;
   readonly storage: LocalStorage;
@@ -117,8 +171,13 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
   const secret = await store.initMeta('url_signing_secret', randomBytes(32).toString('base64url'));
   const keys = new KeyRegistry({ store, configured: config.apiKeys });
   const generatedKey = await keys.init();
-  const service = new TaskService({ store });
+  const channels = options.channels;
+  const service = new TaskService({
+    store,
+    ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
+  });
   const storage = new LocalStorage(outputRoot);
+  const upstream = config.workers ? await createUpstream(config, options, service, storage, workRoot, logger) : undefined;
 
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
@@ -145,6 +204,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
       })
     : undefined;
   if (pool) service.on('created', () => pool.notify());
+  if (upstream) service.on('created', () => upstream.scheduler.notify());
 
   let sweeper: Sweeper | undefined;
   return {
@@ -158,7 +218,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
       generatedKey,
       async close(drainMs = 10_000) {
         sweeper?.stop();
-        await pool?.close(drainMs);
+        await Promise.all([pool?.close(drainMs), upstream?.close(drainMs)]);
         await engine?.close();
         await backend.close();
       },
@@ -168,6 +228,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
     openFeed: () => backend.openFeed(service),
     async startWork() {
       await pool?.start();
+      upstream?.scheduler.start();
       sweeper = startSweeper({
         storage,
         outputTtlMs: config.outputTtlMs,

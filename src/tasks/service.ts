@@ -3,7 +3,7 @@ import type { ModelRow, ResolvedParams } from '../catalog/index.js';
 import type { TaskFailureCode } from '../failure-codes.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from './store/store.js';
-import type { ClaimedTask, Task, TaskError, TaskListQuery, TaskOutput } from './types.js';
+import type { ClaimedTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamStep, UpstreamTask } from './types.js';
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {
@@ -59,6 +59,8 @@ function timings(task: ClaimedTask, now: number): { queuedMs?: number; renderMs?
 export interface TaskServiceOptions {
   readonly store: TaskStore;
   readonly now?: () => number;
+  /** The channel of a model's first route target (default: every model renders in the sandbox). */
+  readonly channelOf?: (model: string) => string;
 }
 
 /**
@@ -71,17 +73,19 @@ export interface TaskServiceOptions {
 export class TaskService extends EventEmitter<TaskServiceEvents> {
   private readonly store: TaskStore;
   private readonly now: () => number;
+  private readonly channelOf: (model: string) => string;
 
   constructor(options: TaskServiceOptions) {
     super();
     this.store = options.store;
     this.now = options.now ?? Date.now;
+    this.channelOf = options.channelOf ?? (() => 'sandbox');
   }
 
   /** (none) -> queued. The task is durable when this resolves. */
   async create(owner: string, row: ModelRow, params: ResolvedParams): Promise<Task> {
     const task = this.newTask(owner, row);
-    await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt });
+    await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt, channel: this.channelOf(row.id) });
     this.emit('created', task);
     return task;
   }
@@ -102,7 +106,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     for (let round = 0; round < 3; round += 1) {
       const task = this.newTask(owner, row);
       const idempotency = { ...request, expiredBefore: task.createdAt - IDEMPOTENCY_TTL_MS };
-      if (await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt, idempotency })) {
+      if (await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt, channel: this.channelOf(row.id), idempotency })) {
         this.emit('created', task);
         return { outcome: 'created', task };
       }
@@ -288,6 +292,56 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     const now = this.now();
     const won = this.changedIf(await this.store.fail(task.id, task.attempt, error, now), task.id);
     if (won) this.emit('settled', { id: task.id, status: 'failed', model: task.model, code: error.code, ...timings(task, now) });
+    return won;
+  }
+
+  // The upstream lifecycle (docs/channels.md "The lifecycle"): the scheduler's transitions.
+
+  /** Due upstream tasks, each leased for `leaseMs` (its attempt is the fence of the step). */
+  claimUpstream(leaseMs: number, limit: number): Promise<UpstreamTask[]> {
+    const now = this.now();
+    return this.store.claimUpstreamDue(now, now + leaseMs, limit);
+  }
+
+  nextUpstreamDue(): Promise<number | undefined> {
+    return this.store.nextUpstreamDue();
+  }
+
+  countUpstreamInFlight(channel: string): Promise<number> {
+    return this.store.countUpstreamInFlight(channel);
+  }
+
+  /** A non-final step: submitting, accepted (upstream id stored), queued -> processing, progress, failover. */
+  async saveUpstream(task: UpstreamTask, step: UpstreamStep): Promise<boolean> {
+    return this.changedIf(await this.store.saveUpstream(task.id, task.attempt, step), task.id);
+  }
+
+  /** queued -> `submitting` (the marker before the adapter's submit), within the channel's max_in_flight. */
+  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+    return this.store.markSubmitting(task.id, task.attempt, step, maxInFlight);
+  }
+
+  /**
+   * Milliseconds to wait for the next request slot of a channel's bucket (`perSecond` requests
+   * a second, shared by every process on the database).
+   */
+  async waitForChannelSlot(channel: string, bucket: 'submit' | 'poll', perSecond: number): Promise<number> {
+    const now = this.now();
+    return Math.max(0, (await this.store.reserveChannelSlot(channel, bucket, now, Math.ceil(1000 / perSecond))) - now);
+  }
+
+  /** queued | processing -> completed, after the outputs were copied into our storage. */
+  async completeUpstream(task: UpstreamTask, outputs: readonly TaskOutput[]): Promise<boolean> {
+    const now = this.now();
+    const won = this.changedIf(await this.store.completeUpstream(task.id, task.attempt, outputs, now, task.startedAt ?? now), task.id);
+    if (won) this.emit('settled', { id: task.id, status: 'completed', model: task.model, ...(task.startedAt === null ? {} : { queuedMs: task.startedAt - task.createdAt, renderMs: now - task.startedAt }) });
+    return won;
+  }
+
+  /** queued | processing -> failed, with the upstream's mapped code. */
+  async failUpstream(task: UpstreamTask, error: TaskError): Promise<boolean> {
+    const won = this.changedIf(await this.store.failUpstream(task.id, task.attempt, error, this.now()), task.id);
+    if (won) this.emit('settled', { id: task.id, status: 'failed', model: task.model, code: error.code });
     return won;
   }
 

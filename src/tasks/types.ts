@@ -60,6 +60,8 @@ export interface NewTask {
   readonly createdAt: number;
   /** Created under an Idempotency-Key: the key is taken in the same transaction as the insert. */
   readonly idempotency?: IdempotencyClaim;
+  /** The route's first target: 'sandbox' (the default) renders here; any other channel goes upstream. */
+  readonly channel?: string;
 }
 
 export interface IdempotencyClaim {
@@ -87,4 +89,48 @@ export interface TaskListQuery {
   /** The page starts right after this id (newest first). */
   readonly after?: string;
   readonly limit: number;
+}
+
+/** Where an upstream task stands: NULL before submission, `submitting` while a submit may be in flight. */
+export type UpstreamState = 'submitting' | 'accepted' | 'copying';
+
+/** An upstream task as the scheduler claimed it (the row as it was before the claim). */
+export interface UpstreamTask {
+  readonly id: string;
+  readonly kind: ModelKind;
+  readonly model: string;
+  readonly owner: string;
+  readonly status: 'queued' | 'processing';
+  readonly progress: number | null;
+  readonly createdAt: number;
+  readonly startedAt: number | null;
+  readonly params: ResolvedParams;
+  /** The fence: this step's writes name it. */
+  readonly attempt: number;
+  readonly channel: string;
+  /** Index of `channel` in the route's targets. */
+  readonly target: number;
+  readonly upstreamId: string | null;
+  readonly upstreamState: UpstreamState | null;
+  readonly requestId: string | null;
+  /** When the current upstream state began: the submission was sent, then accepted. */
+  readonly since: number | null;
+  readonly intervalMs: number | null;
+}
+
+/** The state a non-final upstream step leaves the task in (every column named, none implied). */
+export interface UpstreamStep {
+  readonly status: 'queued' | 'processing';
+  readonly channel: string;
+  readonly target: number;
+  readonly upstreamState: UpstreamState | null;
+  readonly upstreamId: string | null;
+  readonly requestId: string | null;
+  /** When the current upstream state began: the submission was sent, then accepted. */
+  readonly since: number | null;
+  /** null only when the task failed over to the sandbox (a render). */
+  readonly nextCheckAt: number | null;
+  readonly intervalMs: number | null;
+  readonly progress: number | null;
+  readonly startedAt: number | null;
 }

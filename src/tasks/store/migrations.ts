@@ -96,6 +96,33 @@ const MIGRATIONS: readonly Migration[] = [
           ]
         : [`ALTER TABLE tasks ADD COLUMN version INTEGER NOT NULL DEFAULT 0`],
   },
+  {
+    version: 5,
+    name: 'upstream channel lifecycle (docs/channels.md "The lifecycle")',
+    // channel 'sandbox' is a render; any other channel is driven by the upstream scheduler,
+    // which claims by next_check_at (its lease and its timer in one column).
+    up: (dialect) => {
+      const int64 = bigint(dialect);
+      return [
+        `ALTER TABLE tasks ADD COLUMN channel TEXT NOT NULL DEFAULT 'sandbox'`,
+        `ALTER TABLE tasks ADD COLUMN target INTEGER NOT NULL DEFAULT 0`,
+        `ALTER TABLE tasks ADD COLUMN upstream_id TEXT`,
+        `ALTER TABLE tasks ADD COLUMN upstream_state TEXT`,
+        `ALTER TABLE tasks ADD COLUMN upstream_request_id TEXT`,
+        `ALTER TABLE tasks ADD COLUMN upstream_since ${int64}`,
+        `ALTER TABLE tasks ADD COLUMN next_check_at ${int64}`,
+        `ALTER TABLE tasks ADD COLUMN check_interval_ms INTEGER`,
+        `CREATE INDEX tasks_upstream_due ON tasks (next_check_at) WHERE channel <> 'sandbox' AND status IN ('queued', 'processing')`,
+        // A channel's request pacing, shared by every process: the next free slot per bucket.
+        `CREATE TABLE channel_limits (
+          channel TEXT NOT NULL,
+          bucket TEXT NOT NULL,
+          next_free_at ${int64} NOT NULL,
+          PRIMARY KEY (channel, bucket)
+        )`,
+      ];
+    },
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;

@@ -1,9 +1,9 @@
 import pg from 'pg';
-import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
 import type { Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask } from './rows.js';
+import { inClaimOrder, type Int, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask, toUpstreamTask, upstreamSaveParams } from './rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
@@ -14,6 +14,19 @@ import { completeMany, fail, heartbeat, release, releaseWithJob, setProgress } f
 import { findIdempotencyKey, insertKeyedTasks, insertKeyedTasksWithJobs, sweepIdempotencyKeys, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
 import { listTasks } from './sql/tasks-list.js';
+import {
+  claimUpstreamDue,
+  completeUpstream,
+  countUpstreamInFlight,
+  ensureChannelLimit,
+  failUpstream,
+  lockChannelSubmit,
+  nextUpstreamDue,
+  reserveChannelSlot,
+  saveUpstream,
+  saveUpstreamWithJob,
+  type UpstreamSaveParams,
+} from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import type { ApiKeyRecord, JobQueueSql, Store } from './store.js';
 
@@ -75,6 +88,7 @@ export class PostgresStore implements Store {
         readonly insertKeyed: Operation<InsertKeyedTasksParams, { id: string }>;
         readonly release: Operation<{ id: string; attempt: number }, { n: string }>;
         readonly stranded: Operation<{ now: number; staleMs: number; limit: number }, { id: string }>;
+        readonly saveUpstream: Operation<UpstreamSaveParams, { n: Int }>;
       }
     | undefined;
 
@@ -88,6 +102,7 @@ export class PostgresStore implements Store {
       insertKeyed: insertKeyedTasksWithJobs(jobs),
       release: releaseWithJob(jobs),
       stranded: requeueStranded(jobs),
+      saveUpstream: saveUpstreamWithJob(jobs),
     };
   }
 
@@ -134,6 +149,7 @@ export class PostgresStore implements Store {
       owners: tasks.map((t) => t.owner),
       createdAts: tasks.map((t) => t.createdAt),
       params: tasks.map((t) => JSON.stringify(t.params)),
+      channels: tasks.map((t) => t.channel ?? 'sandbox'),
     };
     if (this.withJobs) await this.db.all(this.withJobs.insert, params);
     else await this.db.all(insertTasks, params);
@@ -149,6 +165,7 @@ export class PostgresStore implements Store {
       owners: tasks.map((t) => t.owner),
       createdAts: tasks.map((t) => t.createdAt),
       params: tasks.map((t) => JSON.stringify(t.params)),
+      channels: tasks.map((t) => t.channel ?? 'sandbox'),
       keys: tasks.map((t) => t.idempotency?.key ?? ''),
       hashes: tasks.map((t) => t.idempotency?.requestHash ?? ''),
       expiredBefore: Math.min(...tasks.map((t) => t.idempotency?.expiredBefore ?? Number.POSITIVE_INFINITY)),
@@ -268,6 +285,54 @@ export class PostgresStore implements Store {
   async countActiveTasks(owner: string): Promise<number> {
     const [row] = await this.db.all(countActiveTasks, { owner });
     return num(row?.n ?? 0);
+  }
+
+  async claimUpstreamDue(now: number, leaseUntil: number, limit: number): Promise<UpstreamTask[]> {
+    return (await this.db.all(claimUpstreamDue, { now, leaseUntil, limit })).map(toUpstreamTask);
+  }
+
+  async nextUpstreamDue(): Promise<number | undefined> {
+    const [row] = await this.db.all(nextUpstreamDue, {});
+    return row?.due === null || row?.due === undefined ? undefined : num(row.due);
+  }
+
+  async countUpstreamInFlight(channel: string): Promise<number> {
+    const [row] = await this.db.all(countUpstreamInFlight, { channel });
+    return num(row?.n ?? 0);
+  }
+
+  async saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean> {
+    const params = upstreamSaveParams(id, attempt, step);
+    if (!this.withJobs) return (await this.db.run(saveUpstream, params)) === 1;
+    const [row] = await this.db.all(this.withJobs.saveUpstream, params);
+    return num(row?.n ?? 0) === 1;
+  }
+
+  async completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean> {
+    return (await this.db.run(completeUpstream, { id, attempt, now, outputs: JSON.stringify(outputs), startedAt })) === 1;
+  }
+
+  async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
+    return (await this.db.run(failUpstream, { id, attempt, now, error: JSON.stringify(error) })) === 1;
+  }
+  async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+    await this.db.run(ensureChannelLimit, { channel: step.channel, bucket: 'submit' });
+    return this.transaction(async (db) => {
+      await db.all(lockChannelSubmit, { channel: step.channel });
+      // A new statement after the lock: its snapshot sees every `submitting` committed before.
+      const [count] = await db.all(countUpstreamInFlight, { channel: step.channel });
+      if (num(count?.n ?? 0) >= maxInFlight) return 'full';
+      return (await db.run(saveUpstream, upstreamSaveParams(id, attempt, step))) === 1 ? 'marked' : 'lost';
+    });
+  }
+
+  async reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number> {
+    let [row] = await this.db.all(reserveChannelSlot, { channel, bucket, now, spacingMs });
+    if (!row) {
+      await this.db.run(ensureChannelLimit, { channel, bucket });
+      [row] = await this.db.all(reserveChannelSlot, { channel, bucket, now, spacingMs });
+    }
+    return row ? num(row.at) : now;
   }
 
   async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {

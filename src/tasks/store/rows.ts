@@ -1,7 +1,8 @@
 import type { ModelKind, ResolvedParams } from '../../catalog/index.js';
-import type { ClaimedTask, IdempotencyRecord, Task, TaskError, TaskListQuery, TaskOutput, TaskStatus } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, Task, TaskError, TaskListQuery, TaskOutput, TaskStatus, UpstreamState, UpstreamStep, UpstreamTask } from '../types.js';
 import type { IdempotencyKeyRow } from './sql/idempotency.js';
 import type { ListTasksParams } from './sql/tasks-list.js';
+import type { UpstreamRow, UpstreamSaveParams } from './sql/upstream.js';
 
 /** Columns a status read needs: everything but `params`, which may be megabytes of media. */
 export const TASK_COLUMNS = [
@@ -29,7 +30,7 @@ export function columns(list: readonly string[], table?: string): string {
 }
 
 /** BIGINT columns and counts: numbers on SQLite, strings on PostgreSQL (dialect.ts). */
-type Int = number | string;
+export type Int = number | string;
 
 export interface TaskRow {
   id: string;
@@ -109,5 +110,45 @@ export function listParams(query: TaskListQuery): ListTasksParams {
     model: query.model ?? '',
     after: query.after ?? FIRST_PAGE,
     limit: query.limit,
+  };
+}
+
+export function toUpstreamTask(row: UpstreamRow): UpstreamTask {
+  return {
+    id: row.id,
+    kind: row.kind as ModelKind,
+    model: row.model,
+    owner: row.owner,
+    status: row.status === 'processing' ? 'processing' : 'queued',
+    progress: row.progress,
+    createdAt: num(row.created_at),
+    startedAt: numOrNull(row.started_at),
+    params: JSON.parse(row.params) as ResolvedParams,
+    attempt: num(row.attempt),
+    channel: row.channel,
+    target: num(row.target),
+    upstreamId: row.upstream_id,
+    upstreamState: row.upstream_state as UpstreamState | null,
+    requestId: row.upstream_request_id,
+    since: numOrNull(row.upstream_since),
+    intervalMs: numOrNull(row.check_interval_ms),
+  };
+}
+
+export function upstreamSaveParams(id: string, attempt: number, step: UpstreamStep): UpstreamSaveParams {
+  return {
+    id,
+    attempt,
+    status: step.status,
+    channel: step.channel,
+    target: step.target,
+    upstreamState: step.upstreamState,
+    upstreamId: step.upstreamId,
+    requestId: step.requestId,
+    since: step.since,
+    nextCheckAt: step.nextCheckAt,
+    intervalMs: step.intervalMs,
+    progress: step.progress,
+    startedAt: step.startedAt,
   };
 }

@@ -1,9 +1,9 @@
 import type { Database as BetterSqlite3Database, Statement } from 'better-sqlite3';
-import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask } from './rows.js';
+import { inClaimOrder, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask, toUpstreamTask, upstreamSaveParams } from './rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
@@ -14,6 +14,16 @@ import { complete, fail, heartbeat, release, setProgress } from './sql/settle.js
 import { findIdempotencyKey, sweepIdempotencyKeys, takeIdempotencyKey } from './sql/idempotency.js';
 import { insertTask } from './sql/tasks-insert.js';
 import { listTasks } from './sql/tasks-list.js';
+import {
+  claimUpstreamDue,
+  completeUpstream,
+  countUpstreamInFlight,
+  ensureChannelLimit,
+  failUpstream,
+  nextUpstreamDue,
+  reserveChannelSlot,
+  saveUpstream,
+} from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import type { ApiKeyRecord, Store } from './store.js';
 
@@ -57,7 +67,7 @@ export class SqliteStore implements Store {
         ) {
           return false;
         }
-        this.run(insertTask, { ...task, params: JSON.stringify(task.params) });
+        this.run(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox' });
         return true;
       }),
     );
@@ -192,6 +202,45 @@ export class SqliteStore implements Store {
 
   async countActiveTasks(owner: string): Promise<number> {
     return num(this.get(countActiveTasks, { owner })?.n ?? 0);
+  }
+
+  async claimUpstreamDue(now: number, leaseUntil: number, limit: number): Promise<UpstreamTask[]> {
+    return this.all(claimUpstreamDue, { now, leaseUntil, limit }).map(toUpstreamTask);
+  }
+
+  async nextUpstreamDue(): Promise<number | undefined> {
+    const due = this.get(nextUpstreamDue, {})?.due;
+    return due === null || due === undefined ? undefined : num(due);
+  }
+
+  async countUpstreamInFlight(channel: string): Promise<number> {
+    return num(this.get(countUpstreamInFlight, { channel })?.n ?? 0);
+  }
+
+  async saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean> {
+    return this.run(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1;
+  }
+
+  async completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean> {
+    return this.run(completeUpstream, { id, attempt, now, outputs: JSON.stringify(outputs), startedAt }) === 1;
+  }
+
+  async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
+    return this.run(failUpstream, { id, attempt, now, error: JSON.stringify(error) }) === 1;
+  }
+  async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+    // One writer, and better-sqlite3 runs this to the end: count and write cannot interleave.
+    if (num(this.get(countUpstreamInFlight, { channel: step.channel })?.n ?? 0) >= maxInFlight) return 'full';
+    return this.run(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1 ? 'marked' : 'lost';
+  }
+
+  async reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number> {
+    let row = this.get(reserveChannelSlot, { channel, bucket, now, spacingMs });
+    if (!row) {
+      this.run(ensureChannelLimit, { channel, bucket });
+      row = this.get(reserveChannelSlot, { channel, bucket, now, spacingMs });
+    }
+    return row ? num(row.at) : now;
   }
 
   async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {

@@ -1,4 +1,4 @@
-import type { NewTask, ClaimedTask, IdempotencyRecord, Task, TaskError, TaskListQuery, TaskOutput } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
 
 /**
  * Persistence of tasks, split by what its callers need: the task service and the task sources
@@ -67,6 +67,24 @@ export interface TaskStore {
   countByStatus(): Promise<Record<string, number>>;
   /** An owner's queued and processing tasks (the per-key tasks-in-flight limit reads it, cached). */
   countActiveTasks(owner: string): Promise<number>;
+  // The upstream lifecycle (sql/upstream.ts).
+  /** Due upstream tasks (next_check_at <= now), leased until `leaseUntil` with the attempt incremented. */
+  claimUpstreamDue(now: number, leaseUntil: number, limit: number): Promise<UpstreamTask[]>;
+  /** When the next active upstream task is due; undefined when none is active. */
+  nextUpstreamDue(): Promise<number | undefined>;
+  countUpstreamInFlight(channel: string): Promise<number>;
+  /** A step's outcome, fenced by the attempt; a failover to the sandbox gets its render job. */
+  saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean>;
+  completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean>;
+  failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
+  /**
+   * The step's `submitting` write, only while the channel holds fewer than `maxInFlight` tasks
+   * upstream; counted and written under the channel's `submit` row lock (PostgreSQL), so
+   * processes sharing the database keep the bound together. False: full, or the fence lost.
+   */
+  markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'>;
+  /** Books the next request slot of a channel's bucket, across processes; resolves with when it starts (ms). */
+  reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number>;
 }
 
 export interface ApiKeyRecord {

@@ -19,9 +19,12 @@ function claimSet(owner: string, now: string, leaseUntil: string): string {
              interruptions = t.interruptions + CASE WHEN t.status = 'processing' THEN 1 ELSE 0 END`;
 }
 
-/** A task a claim may take: queued, or processing with an expired lease. */
+/**
+ * A task a claim may take: a render (channel 'sandbox'; upstream tasks belong to the upstream
+ * scheduler), queued, or processing with an expired lease.
+ */
 function runnable(now: string): string {
-  return `(t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < ${now}))`;
+  return `(t.channel = 'sandbox' AND (t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < ${now})))`;
 }
 
 interface ClaimParams {
@@ -50,10 +53,12 @@ export const claimTakeovers = operation<ClaimParams, ClaimedRow>(
 
 export const claimQueued = operation<ClaimParams, ClaimedRow>(
   'claim-queued',
-  (dialect) => `WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at, id LIMIT @limit ${skipLocked(dialect)})
+  (
+    dialect,
+  ) => `WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' ORDER BY created_at, id LIMIT @limit ${skipLocked(dialect)})
       UPDATE tasks AS t
          SET ${claimSet('@owner', '@now', '@leaseUntil')}
-       WHERE t.id IN (SELECT id FROM picked) AND t.status = 'queued'
+       WHERE t.id IN (SELECT id FROM picked) AND t.status = 'queued' AND t.channel = 'sandbox'
    RETURNING ${columns(CLAIMED_COLUMNS)}`,
 );
 

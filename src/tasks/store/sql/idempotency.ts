@@ -38,6 +38,8 @@ export interface InsertKeyedTasksParams {
   owners: string[];
   createdAts: number[];
   params: string[];
+  /** Per task: the route's first target ('sandbox' renders; see tasks-insert.ts). */
+  channels: string[];
   /** Per task: its idempotency key, or '' for none. */
   keys: string[];
   hashes: string[];
@@ -52,8 +54,8 @@ export interface InsertKeyedTasksParams {
  */
 function keyedSource(withJobs: ((relation: string) => string) | undefined): string {
   return `WITH n AS (
-        SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @keys::text[], @hashes::text[])
-               AS n(id, kind, model, owner, created_at, params, key, hash)),
+        SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[], @keys::text[], @hashes::text[])
+               AS n(id, kind, model, owner, created_at, params, channel, key, hash)),
       keyed AS (
         INSERT INTO idempotency_keys (owner, key, kind, request_hash, task_id, created_at)
         SELECT owner, key, kind, hash, id, created_at FROM n WHERE key <> ''
@@ -62,10 +64,11 @@ function keyedSource(withJobs: ((relation: string) => string) | undefined): stri
              WHERE idempotency_keys.created_at < @expiredBefore
         RETURNING task_id),
       inserted AS (
-        INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params)
-        SELECT id, kind, model, owner, 'queued', created_at, '[]', params FROM n
+        INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at)
+        SELECT id, kind, model, owner, 'queued', created_at, '[]', params, channel,
+               CASE WHEN channel = 'sandbox' THEN NULL ELSE created_at END FROM n
          WHERE key = '' OR id IN (SELECT task_id FROM keyed)
-        RETURNING id, created_at)${withJobs ? `,\n      jobs AS (SELECT 1 FROM ${withJobs('inserted')})` : ''}
+        RETURNING id, created_at, channel)${withJobs ? `,\n      renders AS (SELECT id, created_at FROM inserted WHERE channel = 'sandbox'),\n      jobs AS (SELECT 1 FROM ${withJobs('renders')})` : ''}
   SELECT id${withJobs ? ', (SELECT count(*) FROM jobs) AS added' : ''} FROM inserted`;
 }
 

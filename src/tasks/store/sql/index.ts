@@ -11,6 +11,18 @@ import { findIdempotencyKey, insertKeyedTasks, insertKeyedTasksWithJobs, sweepId
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
 import { listTasks } from './tasks-list.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './tasks-read.js';
+import {
+  claimUpstreamDue,
+  completeUpstream,
+  countUpstreamInFlight,
+  ensureChannelLimit,
+  failUpstream,
+  lockChannelSubmit,
+  nextUpstreamDue,
+  reserveChannelSlot,
+  saveUpstream,
+  saveUpstreamWithJob,
+} from './upstream.js';
 
 /**
  * Every statement the store runs, by operation: test/store-sql.test.ts snapshots each one's
@@ -47,6 +59,16 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     requeueStranded(jobs),
     countByStatus,
     countActiveTasks,
+    claimUpstreamDue,
+    nextUpstreamDue,
+    countUpstreamInFlight,
+    saveUpstream,
+    saveUpstreamWithJob(jobs),
+    completeUpstream,
+    failUpstream,
+    ensureChannelLimit,
+    reserveChannelSlot,
+    lockChannelSubmit,
     findKeyByHash,
     insertKey,
     countKeys,

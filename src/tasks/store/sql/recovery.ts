@@ -32,7 +32,7 @@ export const requeueStranded = (jobs: JobQueueSql) =>
     () => `WITH reaper AS (SELECT pg_try_advisory_xact_lock(${REAPER_LOCK}) AS locked),
            stranded AS (
              SELECT t.id, t.created_at FROM tasks t, reaper
-              WHERE reaper.locked
+              WHERE reaper.locked AND t.channel = 'sandbox'
                 AND (t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < @now))
                 AND NOT ${jobs.liveJob('t')}
               ORDER BY t.created_at

@@ -1,16 +1,17 @@
 WITH n AS (
-        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[])
-               AS n(id, kind, model, owner, created_at, params, key, hash)),
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[])
+               AS n(id, kind, model, owner, created_at, params, channel, key, hash)),
       keyed AS (
         INSERT INTO idempotency_keys (owner, key, kind, request_hash, task_id, created_at)
         SELECT owner, key, kind, hash, id, created_at FROM n WHERE key <> ''
         ON CONFLICT (owner, key) DO UPDATE SET kind = excluded.kind, request_hash = excluded.request_hash,
              task_id = excluded.task_id, created_at = excluded.created_at
-             WHERE idempotency_keys.created_at < $9
+             WHERE idempotency_keys.created_at < $10
         RETURNING task_id),
       inserted AS (
-        INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params)
-        SELECT id, kind, model, owner, 'queued', created_at, '[]', params FROM n
+        INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at)
+        SELECT id, kind, model, owner, 'queued', created_at, '[]', params, channel,
+               CASE WHEN channel = 'sandbox' THEN NULL ELSE created_at END FROM n
          WHERE key = '' OR id IN (SELECT task_id FROM keyed)
-        RETURNING id, created_at)
+        RETURNING id, created_at, channel)
   SELECT id FROM inserted

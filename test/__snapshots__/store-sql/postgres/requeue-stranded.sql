@@ -1,7 +1,7 @@
 WITH reaper AS (SELECT pg_try_advisory_xact_lock(727012) AS locked),
            stranded AS (
              SELECT t.id, t.created_at FROM tasks t, reaper
-              WHERE reaper.locked
+              WHERE reaper.locked AND t.channel = 'sandbox'
                 AND (t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < $1))
                 AND NOT EXISTS (
                SELECT 1 FROM graphile_worker.jobs j

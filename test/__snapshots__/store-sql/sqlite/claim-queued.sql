@@ -1,4 +1,4 @@
-WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at, id LIMIT ? )
+WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' ORDER BY created_at, id LIMIT ? )
       UPDATE tasks AS t
          SET status = 'processing',
              attempt = t.attempt + 1,
@@ -8,5 +8,5 @@ WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' ORDER BY created_at
              started_at = COALESCE(t.started_at, ?),
              progress = COALESCE(t.progress, 0),
              interruptions = t.interruptions + CASE WHEN t.status = 'processing' THEN 1 ELSE 0 END
-       WHERE t.id IN (SELECT id FROM picked) AND t.status = 'queued'
+       WHERE t.id IN (SELECT id FROM picked) AND t.status = 'queued' AND t.channel = 'sandbox'
    RETURNING id, kind, model, owner, status, progress, created_at, started_at, completed_at, error, outputs, attempt, version, params, lease_owner

@@ -1,0 +1,135 @@
+import { operation, skipLocked } from '../dialect.js';
+import type { JobQueueSql } from '../store.js';
+import type { Int } from '../rows.js';
+
+/**
+ * The upstream lifecycle's statements (docs/channels.md "The lifecycle"). A task whose channel
+ * is not 'sandbox' is driven by the upstream scheduler: `next_check_at` is both its timer (when
+ * to submit or poll next) and its lease (a step in progress pushes it past its own deadline).
+ * Every step claims the task first, which increments `attempt`; each later write of that step
+ * is fenced by the attempt, so a process that lost the task (its lease ran out) changes nothing.
+ */
+
+export const UPSTREAM_COLUMNS = `id, kind, model, owner, status, progress, created_at, started_at, params, attempt, channel, target,
+  upstream_id, upstream_state, upstream_request_id, upstream_since, check_interval_ms`;
+
+export interface UpstreamRow {
+  id: string;
+  kind: string;
+  model: string;
+  owner: string;
+  status: string;
+  progress: number | null;
+  created_at: Int;
+  started_at: Int | null;
+  params: string;
+  attempt: Int;
+  channel: string;
+  target: Int;
+  upstream_id: string | null;
+  upstream_state: string | null;
+  upstream_request_id: string | null;
+  upstream_since: Int | null;
+  check_interval_ms: Int | null;
+}
+
+const ACTIVE = `t.channel <> 'sandbox' AND t.status IN ('queued', 'processing')`;
+
+/** Due upstream tasks, each leased until `leaseUntil`; the rows are as they were (the step reads `upstream_state`). */
+export const claimUpstreamDue = operation<{ now: number; leaseUntil: number; limit: number }, UpstreamRow>(
+  'claim-upstream-due',
+  (dialect) => `WITH picked AS (SELECT id FROM tasks AS t WHERE ${ACTIVE} AND t.next_check_at <= @now
+                       ORDER BY t.next_check_at LIMIT @limit ${skipLocked(dialect)})
+      UPDATE tasks AS t SET attempt = t.attempt + 1, next_check_at = @leaseUntil
+       WHERE t.id IN (SELECT id FROM picked) AND ${ACTIVE} AND t.next_check_at <= @now
+   RETURNING ${UPSTREAM_COLUMNS}`,
+);
+
+/** The earliest next_check_at of an active upstream task: when the scheduler wakes next. */
+export const nextUpstreamDue = operation<Record<string, never>, { due: Int | null }>(
+  'next-upstream-due',
+  () => `SELECT min(t.next_check_at) AS due FROM tasks AS t WHERE ${ACTIVE}`,
+);
+
+/** Tasks a channel holds upstream (submitting or accepted): its max_in_flight counts these. */
+export const countUpstreamInFlight = operation<{ channel: string }, { n: Int }>(
+  'count-upstream-in-flight',
+  () => `SELECT count(*) AS n FROM tasks AS t WHERE t.channel = @channel AND t.status IN ('queued', 'processing') AND t.upstream_state IS NOT NULL`,
+);
+
+export interface UpstreamSaveParams {
+  id: string;
+  attempt: number;
+  status: string;
+  channel: string;
+  target: number;
+  upstreamState: string | null;
+  upstreamId: string | null;
+  requestId: string | null;
+  since: number | null;
+  nextCheckAt: number | null;
+  intervalMs: number | null;
+  progress: number | null;
+  startedAt: number | null;
+}
+
+/** One non-final step's outcome, fenced by the attempt the step claimed. */
+const saveSource = `UPDATE tasks AS t
+         SET status = @status, channel = @channel, target = @target, upstream_state = @upstreamState,
+             upstream_id = @upstreamId, upstream_request_id = @requestId, upstream_since = @since,
+             next_check_at = @nextCheckAt, check_interval_ms = @intervalMs, progress = @progress, started_at = @startedAt, version = t.version + 1
+       WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`;
+
+export const saveUpstream = operation<UpstreamSaveParams>('save-upstream', () => saveSource);
+
+/** The same, and a render job when the step failed over to the sandbox (PostgreSQL's queue). */
+export const saveUpstreamWithJob = (jobs: JobQueueSql) =>
+  operation<UpstreamSaveParams, { n: Int }>(
+    'save-upstream-with-job',
+    () => `WITH saved AS (${saveSource} RETURNING t.id, t.created_at, t.channel),
+           renders AS (SELECT id, created_at FROM saved WHERE channel = 'sandbox'),
+           jobs AS (SELECT 1 FROM ${jobs.addJobs('renders')})
+      SELECT (SELECT count(*) FROM saved) AS n, (SELECT count(*) FROM jobs) AS added`,
+    ['postgres'],
+  );
+
+export const completeUpstream = operation<{ id: string; attempt: number; now: number; outputs: string; startedAt: number }>(
+  'complete-upstream',
+  () => `UPDATE tasks AS t SET status = 'completed', progress = 100, completed_at = @now, outputs = @outputs,
+             started_at = COALESCE(t.started_at, @startedAt), upstream_state = NULL, next_check_at = NULL,
+             version = t.version + 1
+       WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`,
+);
+
+export const failUpstream = operation<{ id: string; attempt: number; now: number; error: string }>(
+  'fail-upstream',
+  () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, upstream_state = NULL, next_check_at = NULL,
+             version = t.version + 1
+       WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`,
+);
+
+/** The pacing row of a channel's bucket ('submit' | 'poll'), created once. */
+export const ensureChannelLimit = operation<{ channel: string; bucket: string }>(
+  'ensure-channel-limit',
+  () => `INSERT INTO channel_limits (channel, bucket, next_free_at) VALUES (@channel, @bucket, 0) ON CONFLICT (channel, bucket) DO NOTHING`,
+);
+
+/**
+ * Books the bucket's next free slot, `spacingMs` after the previous one, in one UPDATE under the
+ * row's lock: processes sharing the database leave at the channel's rate together. Returns when
+ * the booked slot starts.
+ */
+export const reserveChannelSlot = operation<{ channel: string; bucket: string; now: number; spacingMs: number }, { at: Int }>(
+  'reserve-channel-slot',
+  () => `UPDATE channel_limits
+         SET next_free_at = CASE WHEN next_free_at > @now THEN next_free_at ELSE @now END + @spacingMs
+       WHERE channel = @channel AND bucket = @bucket
+   RETURNING next_free_at - @spacingMs AS at`,
+);
+
+/** Holds the channel's `submit` row until the transaction ends: in-flight checks of one channel run one at a time. */
+export const lockChannelSubmit = operation<{ channel: string }, { channel: string }>(
+  'lock-channel-submit',
+  () => `SELECT channel FROM channel_limits WHERE channel = @channel AND bucket = 'submit' FOR UPDATE`,
+  ['postgres'],
+);

@@ -1,0 +1,450 @@
+/**
+ * The upstream scheduler (docs/channels.md "The lifecycle"): drives every task routed to a
+ * channel other than the sandbox, from submission to completion, through the channel's adapter.
+ *
+ * One loop per process, async I/O only: an upstream task in flight holds no render slot. The
+ * loop claims due tasks (next_check_at <= now, which also leases them), runs one step for each,
+ * and sleeps until the next due time. Every step's write is fenced by the attempt its claim
+ * took, so a process that lost a task (lease expired) changes nothing.
+ *
+ * Guarantee kept here: one paid job per task. `submitting` is stored before the adapter's
+ * submit; the upstream id in one guarded write on acceptance. A task found `submitting` by a
+ * claim (its lease ran out: the process stopped between sending and storing) is never
+ * submitted again: it is reconciled through the adapter, or fails `upstream_submission_unknown`.
+ */
+import { join } from 'node:path';
+import { copyOutput } from '../../channels/output-copy.js';
+import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
+import type { ChannelContexts } from '../../channels/context.js';
+import type { UpstreamFailure } from '../../channels/failure.js';
+import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
+import { isTaskFailureCode } from '../../failure-codes.js';
+import type { OutputStorage } from '../../storage/storage.js';
+import type { TaskService } from '../service.js';
+import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
+import { KeyedMutex } from './limits.js';
+import { nextProgress } from './progress.js';
+
+export interface SchedulerLog {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface SchedulerTimings {
+  /** Lease of a step; longer than an upstream request's timeout. Default 60 s. */
+  readonly leaseMs: number;
+  /** Lease of an output copy. Default 6 min (output-copy's own limit is 5). */
+  readonly copyLeaseMs: number;
+  /** First poll after acceptance, and the interval after a change. Default 2 s. */
+  readonly pollStartMs: number;
+  /** The interval grows x1.5 while nothing changes, up to this. Default 30 s. */
+  readonly pollMaxMs: number;
+  /** A task not found upstream this long after acceptance fails `upstream_error`. Default 60 s. */
+  readonly notFoundGraceMs: number;
+  /** An undecided reconcile is asked again until this long after the submission. Default 10 min. */
+  readonly reconcileDeadlineMs: number;
+  /** Longest sleep of the loop when nothing is due (catches tasks created by other processes). Default 1 s. */
+  readonly idleMs: number;
+}
+
+export const SCHEDULER_DEFAULTS: SchedulerTimings = {
+  leaseMs: 60_000,
+  copyLeaseMs: 360_000,
+  pollStartMs: 2_000,
+  pollMaxMs: 30_000,
+  notFoundGraceMs: 60_000,
+  reconcileDeadlineMs: 600_000,
+  idleMs: 1_000,
+};
+
+export interface UpstreamSchedulerOptions {
+  readonly service: TaskService;
+  readonly channels: ChannelsConfig;
+  readonly contexts: ChannelContexts;
+  readonly adapters: Partial<Record<ProtocolName, ProtocolAdapter>>;
+  readonly storage: OutputStorage;
+  /** Scratch directory for output copies (moved into storage when complete). */
+  readonly workRoot: string;
+  /** MEDIAGATE_FETCH_ALLOW_*: output URLs off the channel's origin go through the fetch policy. */
+  readonly fetchAllow: { readonly hosts: readonly string[]; readonly private: boolean | readonly string[] };
+  readonly log: SchedulerLog;
+  readonly timings?: Partial<SchedulerTimings>;
+  /** Steps running at once in this process. Default 64. */
+  readonly maxSteps?: number;
+  readonly now?: () => number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class UpstreamScheduler {
+  private readonly timings: SchedulerTimings;
+  private readonly now: () => number;
+  private readonly running = new Set<Promise<void>>();
+  private readonly submitLocks = new KeyedMutex();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private closed = true;
+
+  constructor(private readonly options: UpstreamSchedulerOptions) {
+    this.timings = { ...SCHEDULER_DEFAULTS, ...options.timings };
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    this.closed = false;
+    this.wake(0);
+  }
+
+  /** A task was created here: look now rather than at the next idle wake-up. */
+  notify(): void {
+    if (!this.closed) this.wake(0);
+  }
+
+  /** Stops claiming; waits up to `drainMs` for steps in flight (an abandoned step is recovered by its lease). */
+  async close(drainMs = 10_000): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => (timeout = setTimeout(resolve, drainMs)))]);
+    clearTimeout(timeout);
+  }
+
+  private wake(delayMs: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), Math.max(0, delayMs));
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    if (this.closed || this.ticking) return;
+    this.ticking = true;
+    let delay = this.timings.idleMs;
+    try {
+      const room = (this.options.maxSteps ?? 64) - this.running.size;
+      const claimed = room > 0 ? await this.options.service.claimUpstream(this.timings.leaseMs, room) : [];
+      for (const task of claimed) this.track(this.step(task));
+      const due = await this.options.service.nextUpstreamDue();
+      if (due !== undefined) delay = Math.min(delay, due - this.now());
+      if (claimed.length >= room && room > 0) delay = 0;
+    } catch (error) {
+      this.options.log.error({ err: error }, 'upstream scheduler: a claim failed; trying again');
+    } finally {
+      this.ticking = false;
+      if (!this.closed) this.wake(Math.max(delay, 5));
+    }
+  }
+
+  private track(step: Promise<void>): void {
+    const tracked = step
+      .catch((error: unknown) => this.options.log.error({ err: error }, 'upstream step failed'))
+      .finally(() => {
+        this.running.delete(tracked);
+        if (!this.closed) this.wake(0);
+      });
+    this.running.add(tracked);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // One step of one task
+  // -------------------------------------------------------------------------------------------
+
+  private async step(task: UpstreamTask): Promise<void> {
+    const targets = this.options.channels.targetsFor(task.model);
+    const target = targets[task.target];
+    const channel = target && this.options.channels.channels.get(target.channel);
+    const adapter = channel && this.options.adapters[channel.protocol];
+    if (!target || target.channel !== task.channel || !channel || !adapter) {
+      // The configuration changed under a task in flight: its channel is gone.
+      const error = failure('upstream_unavailable', `The task's channel '${task.channel}' is no longer configured for ${task.model}.`);
+      await this.fail(task, error);
+      return;
+    }
+    const ctx = this.options.contexts.forTarget(target);
+    if (task.upstreamState === null) return this.submit(task, targets, ctx, adapter, channel.maxInFlight, channel.submitPerS, channel.timeoutS * 1000);
+    if (task.upstreamState === 'submitting') return this.resolveUnknown(task, ctx, adapter, 'the process stopped before the answer was stored');
+    return this.poll(task, ctx, adapter, channel.pollPerS, channel.timeoutS * 1000, channel.baseUrl);
+  }
+
+  private job(task: UpstreamTask): ChannelJob {
+    return { taskId: task.id, kind: task.kind, model: task.model, params: task.params, ...(task.since === null ? {} : { submittedAt: task.since }) };
+  }
+
+  /** The step as it was claimed: every column carried, then changed by the caller. */
+  private base(task: UpstreamTask): UpstreamStep {
+    return {
+      status: task.status,
+      channel: task.channel,
+      target: task.target,
+      upstreamState: task.upstreamState,
+      upstreamId: task.upstreamId,
+      requestId: task.requestId,
+      since: task.since,
+      nextCheckAt: this.now(),
+      intervalMs: task.intervalMs,
+      progress: task.progress,
+      startedAt: task.startedAt,
+    };
+  }
+
+  private async submit(
+    task: UpstreamTask,
+    targets: readonly RouteTarget[],
+    ctx: ChannelContext,
+    adapter: ProtocolAdapter,
+    maxInFlight: number,
+    submitPerS: number,
+    timeoutMs: number,
+  ): Promise<void> {
+    const { service } = this.options;
+    await sleep(await service.waitForChannelSlot(task.channel, 'submit', submitPerS));
+    // max_in_flight is counted and the slot taken (the `submitting` write) under the channel's
+    // lock: in this process, and in the database across processes.
+    const marked = await this.submitLocks.run(task.channel, async () => {
+      const now = this.now();
+      const step: UpstreamStep = { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs };
+      const result = await service.markSubmitting(task, step, maxInFlight);
+      if (result === 'full') await service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
+      return result === 'marked';
+    });
+    if (!marked) return;
+    let outcome: SubmitOutcome;
+    try {
+      outcome = await adapter.submit(ctx, this.job(task));
+    } catch (error) {
+      // A throw is an adapter bug; the request may have left: never risk a second paid job.
+      this.options.log.error({ err: error, task: task.id, channel: task.channel }, 'adapter submit threw');
+      outcome = { outcome: 'unknown', reason: 'the adapter failed' };
+    }
+    const submitted: UpstreamTask = { ...task, upstreamState: 'submitting', since: this.now() };
+    switch (outcome.outcome) {
+      case 'accepted':
+        await this.accept(submitted, outcome.upstreamId, outcome.requestId ?? null);
+        return;
+      case 'rejected':
+        await this.fail(submitted, outcome.error);
+        return;
+      case 'unknown':
+        await this.resolveUnknown(submitted, ctx, adapter, outcome.reason);
+        return;
+      case 'refused':
+        await this.failover(submitted, targets, outcome.reason, outcome.requestId, outcome.retryAfterMs, timeoutMs);
+        return;
+    }
+  }
+
+  private async accept(task: UpstreamTask, upstreamId: string, requestId: string | null): Promise<void> {
+    const now = this.now();
+    const won = await this.options.service.saveUpstream(task, {
+      ...this.base(task),
+      upstreamState: 'accepted',
+      upstreamId,
+      requestId,
+      since: now,
+      nextCheckAt: now + this.timings.pollStartMs,
+      intervalMs: this.timings.pollStartMs,
+    });
+    this.options.log.info({ task: task.id, channel: task.channel, upstreamId, requestId, stored: won }, 'upstream accepted the task');
+  }
+
+  /** Refused before acceptance: the next target of the route, or `upstream_unavailable`. */
+  private async failover(
+    task: UpstreamTask,
+    targets: readonly RouteTarget[],
+    reason: string,
+    requestId: string | undefined,
+    retryAfterMs: number | undefined,
+    timeoutMs: number,
+  ): Promise<void> {
+    const next = targets[task.target + 1];
+    this.options.log.warn({ task: task.id, channel: task.channel, reason, requestId, next: next?.channel ?? null }, 'upstream refused the submission');
+    const throttled = retryAfterMs !== undefined || /\b429\b/.test(reason);
+    if (!next && throttled && this.now() - task.createdAt < timeoutMs) {
+      // Every target refused, the last for its rate: wait it out and start over from the first.
+      const interval = Math.min(this.timings.pollMaxMs, Math.round((task.intervalMs ?? this.timings.pollStartMs) * 1.5));
+      const wait = retryAfterMs ?? interval + Math.round(Math.random() * interval * 0.2);
+      const first = targets[0];
+      await this.options.service.saveUpstream(task, {
+        ...this.base(task),
+        status: 'queued',
+        channel: first?.channel ?? task.channel,
+        target: 0,
+        upstreamState: null,
+        since: null,
+        nextCheckAt: first?.channel === 'sandbox' ? null : this.now() + wait,
+        intervalMs: interval,
+      });
+      return;
+    }
+    if (!next) {
+      const names = targets.map((target) => target.channel).join(', ');
+      await this.fail(task, failure('upstream_unavailable', `No target would accept the task (${names}); the last said: ${reason}.`, '', requestId));
+      return;
+    }
+    const toSandbox = next.channel === 'sandbox';
+    await this.options.service.saveUpstream(task, {
+      ...this.base(task),
+      status: 'queued',
+      channel: next.channel,
+      target: task.target + 1,
+      upstreamState: null,
+      since: null,
+      nextCheckAt: toSandbox ? null : this.now(),
+    });
+  }
+
+  /** Sent, answer lost (or the process stopped meanwhile): reconcile, or fail; never submit again. */
+  private async resolveUnknown(task: UpstreamTask, ctx: ChannelContext, adapter: ProtocolAdapter, reason: string): Promise<void> {
+    const since = task.since ?? task.createdAt;
+    if (adapter.reconcile) {
+      let answer;
+      try {
+        answer = await adapter.reconcile(ctx, this.job(task));
+      } catch (error) {
+        this.options.log.error({ err: error, task: task.id }, 'adapter reconcile threw');
+        answer = { outcome: 'undecided' as const, reason: 'the adapter failed' };
+      }
+      if (answer.outcome === 'found') return this.accept(task, answer.upstreamId, task.requestId);
+      if (answer.outcome === 'absent') {
+        // Proven never created: submitting again on the same target is safe.
+        await this.options.service.saveUpstream(task, { ...this.base(task), upstreamState: null, since: null, nextCheckAt: this.now() });
+        return;
+      }
+      if (this.now() - since < this.timings.reconcileDeadlineMs) {
+        // Still `submitting`: the next claim of it reconciles again.
+        await this.options.service.saveUpstream(task, { ...this.base(task), upstreamState: 'submitting', nextCheckAt: this.now() + this.timings.pollStartMs });
+        return;
+      }
+      reason = answer.reason;
+    }
+    this.options.log.warn({ task: task.id, channel: task.channel, reason }, 'upstream submission unknown');
+    await this.fail(
+      task,
+      failure(
+        'upstream_submission_unknown',
+        `The submission to channel '${task.channel}' may have created a job upstream, but its answer was lost (${reason}); it is not submitted again.`,
+      ),
+    );
+  }
+
+  private async poll(task: UpstreamTask, ctx: ChannelContext, adapter: ProtocolAdapter, pollPerS: number, timeoutMs: number, baseUrl: string): Promise<void> {
+    const upstreamId = task.upstreamId ?? '';
+    const since = task.since ?? task.createdAt;
+    if (this.now() - since > timeoutMs) {
+      if (adapter.cancel) await adapter.cancel(ctx, upstreamId).catch(() => undefined);
+      await this.fail(
+        task,
+        failure('upstream_timeout', `The upstream task ran past the channel's timeout_s (${timeoutMs / 1000} s).`, '', task.requestId ?? undefined),
+      );
+      return;
+    }
+    await sleep(await this.options.service.waitForChannelSlot(task.channel, 'poll', pollPerS));
+    let answer: PollOutcome;
+    try {
+      answer = await adapter.poll(ctx, upstreamId);
+    } catch (error) {
+      this.options.log.error({ err: error, task: task.id }, 'adapter poll threw');
+      answer = { state: 'transient', reason: 'the adapter failed' };
+    }
+    const now = this.now();
+    const interval = task.intervalMs ?? this.timings.pollStartMs;
+    const backedOff = Math.min(this.timings.pollMaxMs, Math.round(interval * 1.5));
+    const again = (ms: number, change: Partial<UpstreamStep> = {}) =>
+      this.options.service.saveUpstream(task, { ...this.base(task), upstreamState: 'accepted', nextCheckAt: now + ms, ...change });
+    switch (answer.state) {
+      case 'queued':
+      case 'running': {
+        const running = answer.state === 'running' || task.status === 'processing';
+        const startedAt = running ? (task.startedAt ?? now) : null;
+        const progress = running ? nextProgress(task.progress, answer.progress, now - (startedAt ?? now)) : task.progress;
+        const changed = running !== (task.status === 'processing') || (answer.progress !== undefined && progress !== task.progress);
+        const next = changed ? this.timings.pollStartMs : backedOff;
+        await again(next, { status: running ? 'processing' : 'queued', startedAt, progress, intervalMs: next });
+        return;
+      }
+      case 'throttled': {
+        const wait = answer.retryAfterMs ?? backedOff + Math.round(Math.random() * backedOff * 0.2);
+        await again(Math.min(wait, this.timings.pollMaxMs * 4), { intervalMs: backedOff });
+        return;
+      }
+      case 'transient':
+        this.options.log.warn({ task: task.id, channel: task.channel, reason: answer.reason }, 'upstream poll failed; trying again');
+        await again(backedOff, { intervalMs: backedOff });
+        return;
+      case 'not_found':
+        if (now - since < this.timings.notFoundGraceMs) {
+          await again(backedOff, { intervalMs: backedOff });
+          return;
+        }
+        await this.fail(task, failure('upstream_error', `The upstream no longer knows the task (${answer.upstreamWord}).`, '', task.requestId ?? undefined));
+        return;
+      case 'failed':
+        await this.fail(task, answer.error);
+        return;
+      case 'succeeded':
+        await this.copyAndComplete(task, answer.outputs, baseUrl, backedOff);
+        return;
+    }
+  }
+
+  private async copyAndComplete(
+    task: UpstreamTask,
+    outputs: readonly { readonly type: 'video' | 'image'; readonly url: string }[],
+    baseUrl: string,
+    retryMs: number,
+  ): Promise<void> {
+    const { service, storage } = this.options;
+    const expect = task.kind === 'image' ? 'image' : 'video';
+    const wanted = outputs.filter((output) => output.type === expect);
+    if (wanted.length === 0) {
+      await this.fail(task, failure('output_invalid', `The upstream reported success without a ${expect} output.`, '', task.requestId ?? undefined));
+      return;
+    }
+    const copying: UpstreamTask = { ...task };
+    const leased = await service.saveUpstream(task, { ...this.base(task), upstreamState: 'copying', nextCheckAt: this.now() + this.timings.copyLeaseMs });
+    if (!leased) return;
+    // Outputs an earlier, interrupted copy stored but never completed.
+    await storage.discard(task.id);
+    const stored: TaskOutput[] = [];
+    for (const [index, output] of wanted.entries()) {
+      const ext = expect === 'image' ? 'png' : 'mp4';
+      const destination = join(this.options.workRoot, `${task.id}-${task.attempt}-${index}.${ext}`);
+      const copied = await copyOutput(output.url, { channelBaseUrl: baseUrl, expect, destination, allow: this.options.fetchAllow });
+      if (!copied.ok) {
+        await Promise.all(stored.map((file) => storage.delete(file.key)));
+        if (copied.transient) {
+          this.options.log.warn({ task: task.id, reason: copied.error.message }, 'output copy failed; trying again');
+          await service.saveUpstream(copying, { ...this.base(task), upstreamState: 'accepted', nextCheckAt: this.now() + retryMs, intervalMs: retryMs });
+          return;
+        }
+        await this.fail(copying, { ...copied.error, ...(task.requestId === null ? {} : { requestId: task.requestId }) });
+        return;
+      }
+      stored.push({ type: expect, key: await storage.put(task.id, destination, ext), contentType: copied.contentType });
+    }
+    const won = await service.completeUpstream(copying, stored);
+    if (!won) await Promise.all(stored.map((file) => storage.delete(file.key)));
+  }
+
+  private async fail(task: UpstreamTask, error: UpstreamFailure): Promise<void> {
+    await this.options.service.failUpstream(task, taskError(error));
+  }
+}
+
+function failure(code: string, message: string, param = '', requestId?: string): UpstreamFailure {
+  return requestId === undefined ? { code, param, message } : { code, param, message, requestId };
+}
+
+/**
+ * The task's error: the adapter's code when it is one of ours (a `mediagate` channel's codes
+ * are this interface's), else `upstream_error` naming the upstream's code; the upstream's
+ * request id in the message.
+ */
+export function taskError(error: UpstreamFailure): TaskError {
+  const known = isTaskFailureCode(error.code);
+  let message = known ? error.message : `${error.message} (upstream code ${error.code})`;
+  if (error.requestId !== undefined && !message.includes(error.requestId)) message = `${message} (upstream request id ${error.requestId})`;
+  return { type: 'generation_error', code: known ? error.code : 'upstream_error', message, param: error.param };
+}
