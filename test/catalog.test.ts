@@ -10,7 +10,19 @@ const validator = createValidator(MODELS);
 const VIDEO = MODELS.filter((row): row is VideoModelRow => row.kind === 'video');
 const IMAGE = MODELS.filter((row): row is ImageModelRow => row.kind === 'image');
 const PNG_URL = 'https://example.com/frame.png';
-const COMMON = ['negative_prompt', 'image', 'end_image', 'images', 'videos', 'audios', 'audio', 'audio_enable', 'aspect_ratio', 'prompt_extend', 'extra'] as const;
+const COMMON = [
+  'negative_prompt',
+  'image',
+  'end_image',
+  'images',
+  'videos',
+  'audios',
+  'audio',
+  'audio_enable',
+  'aspect_ratio',
+  'prompt_extend',
+  'extra',
+] as const;
 
 function minimal(row: VideoModelRow): Record<string, unknown> {
   const body: Record<string, unknown> = { model: row.id, prompt: 'a fox' };

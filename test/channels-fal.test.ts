@@ -62,10 +62,14 @@ describe('fal queue', () => {
     });
     const id = await accepted({ prompt: 'x', image: 'https://img.example/a.png', end_image: PNG, seed: 9 }, renamed);
     await renamed.close();
-    expect(fake.book.get(requestIdOf(id))?.body).toMatchObject({ image_url: 'https://img.example/a.png', tail_image_url: 'https://media.example/signed/in.png', random_seed: 9 });
+    expect(fake.book.get(requestIdOf(id))?.body).toMatchObject({
+      image_url: 'https://img.example/a.png',
+      tail_image_url: 'https://media.example/signed/in.png',
+      random_seed: 9,
+    });
   });
 
-  it('IN_QUEUE -> queued, IN_PROGRESS -> running, COMPLETED -> the result\'s video (real MP4 bytes)', async () => {
+  it("IN_QUEUE -> queued, IN_PROGRESS -> running, COMPLETED -> the result's video (real MP4 bytes)", async () => {
     const id = await accepted({ prompt: 'x', image: PNG });
     expect(await falAdapter.poll(ctx, id)).toEqual({ state: 'queued', upstreamWord: 'IN_QUEUE' });
     now += 2_000;
@@ -160,18 +164,31 @@ describe('fal queue', () => {
 
   it('output copy: the real MP4 is kept byte for byte; not-media, missing and expired outputs are output_invalid', async () => {
     const ids: string[] = [];
-    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]']) ids.push(await accepted({ prompt: `x${marker} [fake:instant]` }));
+    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]'])
+      ids.push(await accepted({ prompt: `x${marker} [fake:instant]` }));
     const [good, notMedia, missing, expiring] = await Promise.all(ids.map((id) => falAdapter.poll(ctx, id)));
     if (!good || !notMedia || !missing || !expiring) throw new Error('missing polls');
     now += 1;
     const kept = await copyFirstOutput(good, fake.origin);
     expect(kept.ok && kept.bytes.equals(TINY_MP4)).toBe(true);
-    for (const outcome of [notMedia, missing, expiring]) expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
+    for (const outcome of [notMedia, missing, expiring])
+      expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
   });
 });
 
 it('documents every parameter a model accepts', () => {
   const documented = new Set(falAdapter.paramMapping.map((row) => row.param));
-  const accepted = new Set(['prompt', 'duration', 'resolution', 'seed', 'size', 'width', 'height', 'n', 'output_format', ...VIDEO_MODELS.flatMap((row) => [...row.required, ...row.optional])]);
+  const accepted = new Set([
+    'prompt',
+    'duration',
+    'resolution',
+    'seed',
+    'size',
+    'width',
+    'height',
+    'n',
+    'output_format',
+    ...VIDEO_MODELS.flatMap((row) => [...row.required, ...row.optional]),
+  ]);
   for (const param of accepted) expect(documented, param).toContain(param);
 });

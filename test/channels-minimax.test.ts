@@ -33,7 +33,15 @@ async function accepted(ctx: TestContext, params: Record<string, unknown>): Prom
 
 describe('minimax v2 (H3)', () => {
   it('maps an image-to-video request to content roles and upper-case resolution', async () => {
-    const id = await accepted(h3, { prompt: 'a cat', image: PNG_DATA_URL, end_image: 'https://img.example/end.png', resolution: '768p', duration: 6, aspect_ratio: '16:9', seed: -1 });
+    const id = await accepted(h3, {
+      prompt: 'a cat',
+      image: PNG_DATA_URL,
+      end_image: 'https://img.example/end.png',
+      resolution: '768p',
+      duration: 6,
+      aspect_ratio: '16:9',
+      seed: -1,
+    });
     const body = fake.book.get(id)?.body;
     expect(body).toEqual({
       model: 'MiniMax-H3',
@@ -73,7 +81,7 @@ describe('minimax v2 (H3)', () => {
     expect(b).toMatchObject({ state: 'failed', upstreamWord: 'failed', error: { code: 'content_policy_violation' } });
   });
 
-  it('a stuck task stays running however long it takes (timeout_s is the lifecycle\'s)', async () => {
+  it("a stuck task stays running however long it takes (timeout_s is the lifecycle's)", async () => {
     const id = await accepted(h3, { prompt: 'x [fake:stuck]', image: PNG_DATA_URL });
     now += 24 * 3_600_000;
     expect(await minimaxAdapter.poll(h3, id)).toEqual({ state: 'running', upstreamWord: 'running' });
@@ -159,7 +167,11 @@ describe('minimax v2 (H3)', () => {
     if (done.state !== 'succeeded') throw new Error('expected success');
     const file = await fetch(done.outputs[0]?.url ?? '');
     expect(file.headers.get('content-type')).toBe('video/mp4');
-    expect(Buffer.from(await file.arrayBuffer()).subarray(4, 8).toString('latin1')).not.toBe('ftyp');
+    expect(
+      Buffer.from(await file.arrayBuffer())
+        .subarray(4, 8)
+        .toString('latin1'),
+    ).not.toBe('ftyp');
   });
 
   it('refuses what MiniMax cannot express before sending anything', async () => {
@@ -186,7 +198,13 @@ describe('minimax v2 (H3)', () => {
   });
 
   it('references: images, videos and audios go as reference roles', async () => {
-    const id = await accepted(h3, { prompt: 'x', images: ['https://a.example/1.png'], videos: ['https://a.example/v.mp4'], audios: ['https://a.example/a.mp3'], aspect_ratio: '1:1' });
+    const id = await accepted(h3, {
+      prompt: 'x',
+      images: ['https://a.example/1.png'],
+      videos: ['https://a.example/v.mp4'],
+      audios: ['https://a.example/a.mp3'],
+      aspect_ratio: '1:1',
+    });
     const body = fake.book.get(id)?.body;
     expect(isRecord(body) && body['content']).toEqual([
       { type: 'text', text: 'x' },
@@ -208,7 +226,14 @@ describe('minimax v1 (Hailuo)', () => {
   it('submits the flat body and polls Preparing/Queueing/Processing/Success, then files/retrieve', async () => {
     const id = await accepted(hailuo, { prompt: 'a cat', image: PNG_DATA_URL, resolution: '768p', duration: 6, prompt_extend: false });
     expect(id.startsWith('v1:')).toBe(true);
-    expect(fake.book.get(id.slice(3))?.body).toEqual({ model: 'MiniMax-Hailuo-2.3', prompt: 'a cat', first_frame_image: PNG_DATA_URL, duration: 6, resolution: '768P', prompt_optimizer: false });
+    expect(fake.book.get(id.slice(3))?.body).toEqual({
+      model: 'MiniMax-Hailuo-2.3',
+      prompt: 'a cat',
+      first_frame_image: PNG_DATA_URL,
+      duration: 6,
+      resolution: '768P',
+      prompt_optimizer: false,
+    });
     expect(await minimaxAdapter.poll(hailuo, id)).toEqual({ state: 'queued', upstreamWord: 'Preparing' });
     now += 600;
     expect(await minimaxAdapter.poll(hailuo, id)).toEqual({ state: 'queued', upstreamWord: 'Queueing' });
@@ -242,20 +267,28 @@ describe('minimax v1 (Hailuo)', () => {
   });
 
   it('refuses what v1 cannot take and has no cancel', async () => {
-    expect(await minimaxAdapter.submit(hailuo, videoJob({ prompt: 'x', aspect_ratio: '16:9' }))).toMatchObject({ outcome: 'rejected', error: { param: 'aspect_ratio' } });
-    expect(await minimaxAdapter.submit(hailuo, videoJob({ prompt: 'x', audio_enable: true }))).toMatchObject({ outcome: 'rejected', error: { param: 'audio_enable' } });
+    expect(await minimaxAdapter.submit(hailuo, videoJob({ prompt: 'x', aspect_ratio: '16:9' }))).toMatchObject({
+      outcome: 'rejected',
+      error: { param: 'aspect_ratio' },
+    });
+    expect(await minimaxAdapter.submit(hailuo, videoJob({ prompt: 'x', audio_enable: true }))).toMatchObject({
+      outcome: 'rejected',
+      error: { param: 'audio_enable' },
+    });
     expect((await minimaxAdapter.cancel?.(hailuo, 'v1:1'))?.outcome).toBe('not_cancellable');
   });
 
   it('output copy: the real MP4 is kept byte for byte; not-media, missing and expired outputs are output_invalid', async () => {
     const ids: string[] = [];
-    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]']) ids.push(await accepted(h3, { prompt: `x${marker} [fake:instant]`, image: PNG_DATA_URL }));
+    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]'])
+      ids.push(await accepted(h3, { prompt: `x${marker} [fake:instant]`, image: PNG_DATA_URL }));
     const [good, notMedia, missing, expiring] = await Promise.all(ids.map((id) => minimaxAdapter.poll(h3, id)));
     if (!good || !notMedia || !missing || !expiring) throw new Error('missing polls');
     now += 1;
     const kept = await copyFirstOutput(good, fake.origin);
     expect(kept.ok && kept.bytes.equals(TINY_MP4)).toBe(true);
-    for (const outcome of [notMedia, missing, expiring]) expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
+    for (const outcome of [notMedia, missing, expiring])
+      expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
   });
 });
 

@@ -111,8 +111,14 @@ describe('pixverse', () => {
     expect((await pixverseAdapter.probe(ctx)).ok).toBe(true);
     expect((await pixverseAdapter.submit(ctx, videoJob({ ...base, prompt: 'x [fake:rate-limit]' }))).outcome).toBe('refused');
     expect((await pixverseAdapter.submit(ctx, videoJob({ ...base, prompt: 'x [fake:quota]' }))).outcome).toBe('refused');
-    expect(await pixverseAdapter.submit(ctx, videoJob({ ...base, prompt: 'x [fake:moderation-early]' }))).toMatchObject({ outcome: 'rejected', error: { code: 'content_policy_violation' } });
-    expect(await pixverseAdapter.submit(ctx, videoJob({ ...base, prompt: 'x [fake:invalid]' }))).toMatchObject({ outcome: 'rejected', error: { code: 'upstream_error' } });
+    expect(await pixverseAdapter.submit(ctx, videoJob({ ...base, prompt: 'x [fake:moderation-early]' }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'content_policy_violation' },
+    });
+    expect(await pixverseAdapter.submit(ctx, videoJob({ ...base, prompt: 'x [fake:invalid]' }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'upstream_error' },
+    });
   });
 
   it('an image the upload refuses is rejected on that parameter, before any generation', async () => {
@@ -168,7 +174,10 @@ describe('pixverse', () => {
       [{ image: PNG, images: [PNG] }, 'image'],
     ];
     for (const [params, param] of cases) {
-      expect(await pixverseAdapter.submit(ctx, videoJob({ ...base, prompt: 'x', ...params }))).toMatchObject({ outcome: 'rejected', error: { code: 'unsupported_value', param } });
+      expect(await pixverseAdapter.submit(ctx, videoJob({ ...base, prompt: 'x', ...params }))).toMatchObject({
+        outcome: 'rejected',
+        error: { code: 'unsupported_value', param },
+      });
     }
     expect(fake.http.stats.requests).toBe(before);
   });
@@ -180,13 +189,15 @@ describe('pixverse', () => {
 
   it('output copy: the real MP4 is kept byte for byte; not-media, missing and expired outputs are output_invalid', async () => {
     const ids: string[] = [];
-    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]']) ids.push(await accepted({ prompt: `x${marker} [fake:instant]` }));
+    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]'])
+      ids.push(await accepted({ prompt: `x${marker} [fake:instant]` }));
     const [good, notMedia, missing, expiring] = await Promise.all(ids.map((id) => pixverseAdapter.poll(ctx, id)));
     if (!good || !notMedia || !missing || !expiring) throw new Error('missing polls');
     now += 1;
     const kept = await copyFirstOutput(good, fake.origin);
     expect(kept.ok && kept.bytes.equals(TINY_MP4)).toBe(true);
-    for (const outcome of [notMedia, missing, expiring]) expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
+    for (const outcome of [notMedia, missing, expiring])
+      expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
   });
 });
 

@@ -52,7 +52,10 @@ describe('replicate predictions', () => {
     const id = await accepted({ prompt: 'x', image: 'https://img.example/a.png' }, versioned);
     await versioned.close();
     expect(fake.modelOf(predictionOf(id))).toBe('abc123');
-    expect(fake.book.get(predictionOf(id))?.body).toEqual({ version: 'abc123', input: { prompt: 'x', start_image: 'https://img.example/a.png', num_seconds: 5 } });
+    expect(fake.book.get(predictionOf(id))?.body).toEqual({
+      version: 'abc123',
+      input: { prompt: 'x', start_image: 'https://img.example/a.png', num_seconds: 5 },
+    });
   });
 
   it('starting -> queued, processing -> running with progress from the logs, succeeded -> the output (real MP4 bytes)', async () => {
@@ -121,7 +124,10 @@ describe('replicate predictions', () => {
     expect((await replicateAdapter.probe(wrong)).ok).toBe(false);
     await wrong.close();
     expect((await replicateAdapter.submit(ctx, videoJob({ prompt: 'x [fake:quota]' }))).outcome).toBe('refused');
-    expect(await replicateAdapter.submit(ctx, videoJob({ prompt: 'x [fake:invalid]' }))).toMatchObject({ outcome: 'rejected', error: { code: 'upstream_error' } });
+    expect(await replicateAdapter.submit(ctx, videoJob({ prompt: 'x [fake:invalid]' }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'upstream_error' },
+    });
     expect(fake.http.stats.accepted).toBe(before);
     expect((await replicateAdapter.probe(ctx)).ok).toBe(true);
   });
@@ -161,18 +167,31 @@ describe('replicate predictions', () => {
 
   it('output copy: the real MP4 is kept byte for byte; not-media, missing and expired outputs are output_invalid', async () => {
     const ids: string[] = [];
-    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]']) ids.push(await accepted({ prompt: `x${marker} [fake:instant]` }));
+    for (const marker of ['', ' [fake:not-media]', ' [fake:missing-output]', ' [fake:expire]'])
+      ids.push(await accepted({ prompt: `x${marker} [fake:instant]` }));
     const [good, notMedia, missing, expiring] = await Promise.all(ids.map((id) => replicateAdapter.poll(ctx, id)));
     if (!good || !notMedia || !missing || !expiring) throw new Error('missing polls');
     now += 1;
     const kept = await copyFirstOutput(good, fake.origin);
     expect(kept.ok && kept.bytes.equals(TINY_MP4)).toBe(true);
-    for (const outcome of [notMedia, missing, expiring]) expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
+    for (const outcome of [notMedia, missing, expiring])
+      expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
   });
 });
 
 it('documents every parameter a model accepts', () => {
   const documented = new Set(replicateAdapter.paramMapping.map((row) => row.param));
-  const accepted = new Set(['prompt', 'duration', 'resolution', 'seed', 'size', 'width', 'height', 'n', 'output_format', ...VIDEO_MODELS.flatMap((row) => [...row.required, ...row.optional])]);
+  const accepted = new Set([
+    'prompt',
+    'duration',
+    'resolution',
+    'seed',
+    'size',
+    'width',
+    'height',
+    'n',
+    'output_format',
+    ...VIDEO_MODELS.flatMap((row) => [...row.required, ...row.optional]),
+  ]);
   for (const param of accepted) expect(documented, param).toContain(param);
 });

@@ -26,7 +26,6 @@ import { startServer, type TestServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-
 interface Run {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -97,7 +96,12 @@ beforeAll(async () => {
   server = await startServer({}, { engine: pacedEngine(createSandboxEngine({ ffmpegPath: defaultFfmpegPath() }), 150) });
   dir = await mkdtemp(join(tmpdir(), 'mediagate-cli-'));
   pngPath = join(dir, 'first frame.png');
-  await writeFile(pngPath, await sharp({ create: { width: 400, height: 300, channels: 3, background: '#cc5500' } }).png().toBuffer());
+  await writeFile(
+    pngPath,
+    await sharp({ create: { width: 400, height: 300, channels: 3, background: '#cc5500' } })
+      .png()
+      .toBuffer(),
+  );
 });
 
 afterAll(async () => {
@@ -147,7 +151,24 @@ describe('video create', () => {
   });
 
   it('sends a local file as a data URL', async () => {
-    const run = await cli(['video', 'create', '-m', 'vendord/v6/image-to-video', '-p', 'embers', '--image', pngPath, '--duration', '1', '--resolution', '360p', '--no-audio-enable', '--wait', '--json', '-q']);
+    const run = await cli([
+      'video',
+      'create',
+      '-m',
+      'vendord/v6/image-to-video',
+      '-p',
+      'embers',
+      '--image',
+      pngPath,
+      '--duration',
+      '1',
+      '--resolution',
+      '360p',
+      '--no-audio-enable',
+      '--wait',
+      '--json',
+      '-q',
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', model: 'vendord/v6/image-to-video' });
@@ -164,7 +185,20 @@ describe('video create', () => {
     expect(tooMany.stderr).toMatch(/code: +unsupported_value/);
     expect(tooMany.stderr).toMatch(/param: +images/);
 
-    const set = await cli(['video', 'create', '-m', 'vendora/famw-2.7-i2v', '-p', 'at', '--set', `image=@${pngPath}`, ...T2V.slice(2), '--wait', '--json', '-q']);
+    const set = await cli([
+      'video',
+      'create',
+      '-m',
+      'vendora/famw-2.7-i2v',
+      '-p',
+      'at',
+      '--set',
+      `image=@${pngPath}`,
+      ...T2V.slice(2),
+      '--wait',
+      '--json',
+      '-q',
+    ]);
     expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({ status: 'completed', model: 'vendora/famw-2.7-i2v' });
   });
@@ -172,7 +206,24 @@ describe('video create', () => {
 
 describe('image create and task commands', () => {
   it('--wait --json prints the image task; task get finds it by id', async () => {
-    const run = await cli(['image', 'create', '-m', 'vendora/famz-image-spicy-pro', '-p', 'a lighthouse', '--size', '320x256', '--set', 'seed=42', '--set', 'prompt_extend=false', '--wait', '--json', '--poll-interval', '100']);
+    const run = await cli([
+      'image',
+      'create',
+      '-m',
+      'vendora/famz-image-spicy-pro',
+      '-p',
+      'a lighthouse',
+      '--size',
+      '320x256',
+      '--set',
+      'seed=42',
+      '--set',
+      'prompt_extend=false',
+      '--wait',
+      '--json',
+      '--poll-interval',
+      '100',
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const task = JSON.parse(run.stdout) as { task_id: string; status: string; outputs: string[] };
     expect(task).toMatchObject({ status: 'SUCCESS', progress: '100%' });
@@ -195,13 +246,26 @@ describe('image create and task commands', () => {
   });
 
   it('task get tries the other family when the id prefix misleads', async () => {
-    const video = { id: 'img_looks_like_an_image', object: 'video.generation', model: 'm', status: 'queued', outputs: [], created_at: 1, started_at: null, completed_at: null, progress: null, error: null };
+    const video = {
+      id: 'img_looks_like_an_image',
+      object: 'video.generation',
+      model: 'm',
+      status: 'queued',
+      outputs: [],
+      created_at: 1,
+      started_at: null,
+      completed_at: null,
+      progress: null,
+      error: null,
+    };
     const paths: string[] = [];
     const fetch: Fetch = (url) => {
       paths.push(new URL(url).pathname);
-      return Promise.resolve(url.includes('/v1/images/')
-        ? new Response(JSON.stringify({ code: 'task_not_found', message: 'no', data: null }), { status: 404 })
-        : new Response(JSON.stringify(video), { status: 200 }));
+      return Promise.resolve(
+        url.includes('/v1/images/')
+          ? new Response(JSON.stringify({ code: 'task_not_found', message: 'no', data: null }), { status: 404 })
+          : new Response(JSON.stringify(video), { status: 200 }),
+      );
     };
     const seen = await findTask(new Mediagate({ baseURL: 'http://x.test', apiKey: 'k', fetch }), video.id);
     expect(seen).toMatchObject({ kind: 'video', id: video.id, status: 'queued' });

@@ -105,16 +105,26 @@ describe('mediagate keys list', () => {
   });
 
   it('formatTable pads every column but the last to its widest cell', () => {
-    expect(formatTable([['id', 'status', 'name'], ['k1', 'revoked 2026-01-01T00:00:00Z', 'x'], ['k2', 'active', 'y']])).toBe(
-      ['id  status                        name', 'k1  revoked 2026-01-01T00:00:00Z  x', 'k2  active                        y'].join('\n'),
-    );
+    expect(
+      formatTable([
+        ['id', 'status', 'name'],
+        ['k1', 'revoked 2026-01-01T00:00:00Z', 'x'],
+        ['k2', 'active', 'y'],
+      ]),
+    ).toBe(['id  status                        name', 'k1  revoked 2026-01-01T00:00:00Z  x', 'k2  active                        y'].join('\n'));
   });
 });
 
 describe('HOST=0.0.0.0', () => {
   it('without MEDIAGATE_PUBLIC_URL warns that output URLs point at 127.0.0.1; with it, does not', async () => {
     for (const publicUrl of [undefined, 'http://media.example:9000']) {
-      const env: Record<string, string> = { HOST: '0.0.0.0', PORT: String(await freePort()), MEDIAGATE_DATA_DIR: join(dir, 'wide'), MEDIAGATE_API_KEYS: KEY, MEDIAGATE_CONCURRENCY: '1' };
+      const env: Record<string, string> = {
+        HOST: '0.0.0.0',
+        PORT: String(await freePort()),
+        MEDIAGATE_DATA_DIR: join(dir, 'wide'),
+        MEDIAGATE_API_KEYS: KEY,
+        MEDIAGATE_CONCURRENCY: '1',
+      };
       if (publicUrl) env['MEDIAGATE_PUBLIC_URL'] = publicUrl;
       const service = await startProcess(['serve'], env);
       const deadline = Date.now() + 10_000;
@@ -134,7 +144,9 @@ describe('npm start (the README command) under a process manager', () => {
     const sources = ['src/cli/main.ts', 'src/cli/serve.ts', 'src/cli/signals.ts', 'src/logging.ts', 'src/logging-pretty.ts', 'src/config.ts'];
     if (sources.some((file) => statSync(join(ROOT, file)).mtimeMs > built)) {
       return new Promise<void>((resolve, reject) => {
-        execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT }, (error) => (error ? reject(new Error('tsc -p tsconfig.build.json failed', { cause: error })) : resolve()));
+        execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT }, (error) =>
+          error ? reject(new Error('tsc -p tsconfig.build.json failed', { cause: error })) : resolve(),
+        );
       });
     }
     return undefined;
@@ -144,7 +156,15 @@ describe('npm start (the README command) under a process manager', () => {
     const port = await freePort();
     const npm = spawn('npm', ['start'], {
       cwd: ROOT,
-      env: { ...process.env, PORT: String(port), MEDIAGATE_DATA_DIR: join(dir, 'npm-start'), MEDIAGATE_API_KEYS: KEY, LOG_FORMAT: 'json', LOG_LEVEL: 'info', MEDIAGATE_CONCURRENCY: '1' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        MEDIAGATE_DATA_DIR: join(dir, 'npm-start'),
+        MEDIAGATE_API_KEYS: KEY,
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'info',
+        MEDIAGATE_CONCURRENCY: '1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -37,7 +37,12 @@ describe('generated client model types', () => {
     expect(new Set(names).size).toBe(names.length);
     const base = MODELS[0];
     if (!base) throw new Error('empty catalog');
-    expect(() => renderClientModels([{ ...base, id: 'a/b-1' }, { ...base, id: 'a-b/1' }])).toThrow(/both map to the type name/);
+    expect(() =>
+      renderClientModels([
+        { ...base, id: 'a/b-1' },
+        { ...base, id: 'a-b/1' },
+      ]),
+    ).toThrow(/both map to the type name/);
   });
 
   it('is deterministic', () => {

@@ -55,12 +55,16 @@ function scripted(...steps: Step[]): { fetch: Fetch; calls: Call[] } {
   return { fetch, calls };
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Step => () =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Step =>
+  () =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
-const networkError = (code: string): Step => () => {
-  throw new TypeError('fetch failed', { cause: Object.assign(new Error(`connect ${code} 127.0.0.1:9`), { code }) });
-};
+const networkError =
+  (code: string): Step =>
+  () => {
+    throw new TypeError('fetch failed', { cause: Object.assign(new Error(`connect ${code} 127.0.0.1:9`), { code }) });
+  };
 
 /** Never answers; rejects when the request's signal aborts, as fetch does. */
 const hang: Step = (_call, signal) =>
@@ -88,7 +92,6 @@ const FAST = { 'retry-after-ms': '5' };
 function client(fetch: Fetch, options: { maxRetries?: number; timeout?: number } = {}): Mediagate {
   return new Mediagate({ baseURL: 'http://mediagate.test', apiKey: 'mg_k', fetch, ...options });
 }
-
 
 const PARAMS = { model: 'vendora/famw-2.7-t2v', prompt: 'a fox' } as const;
 
@@ -118,7 +121,10 @@ describe('reads are retried', () => {
   });
 
   it('on 429, waiting as long as Retry-After says (seconds)', async () => {
-    const { fetch, calls } = scripted(json(429, { code: 'rate_limit_exceeded', message: 'slow down', data: null }, { 'retry-after': '1' }), json(200, videoTask()));
+    const { fetch, calls } = scripted(
+      json(429, { code: 'rate_limit_exceeded', message: 'slow down', data: null }, { 'retry-after': '1' }),
+      json(200, videoTask()),
+    );
     await client(fetch).videos.get('vid_1');
     expect(calls).toHaveLength(2);
     const [first, second] = calls;
@@ -164,7 +170,10 @@ describe('a create is not retried blindly', () => {
   });
 
   it('but on 429 (refused before any work) and on a refused connection (never sent)', async () => {
-    const limited = scripted(json(429, { error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'wait', param: '' } }, FAST), json(200, videoTask()));
+    const limited = scripted(
+      json(429, { error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'wait', param: '' } }, FAST),
+      json(200, videoTask()),
+    );
     expect((await client(limited.fetch).videos.create(PARAMS)).id).toBe('vid_1');
     expect(limited.calls).toHaveLength(2);
     expect(limited.calls.every((call) => call.method === 'POST' && call.body === JSON.stringify(PARAMS))).toBe(true);
@@ -200,7 +209,14 @@ describe('errors by status and family envelope', () => {
     const { fetch } = scripted(json(400, VIDEO_400, { 'x-request-id': 'req-1' }));
     const error = await rejection(client(fetch).videos.create(PARAMS));
     expect(error).toBeInstanceOf(ValidationError);
-    expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'duration', type: 'invalid_request_error', requestId: 'req-1', body: VIDEO_400 });
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'unsupported_value',
+      param: 'duration',
+      type: 'invalid_request_error',
+      requestId: 'req-1',
+      body: VIDEO_400,
+    });
   });
 
   it('maps the image envelope', async () => {
@@ -242,7 +258,12 @@ describe('wait (polling: events: false; waits over events are in client-section8
     ];
     const { fetch, calls } = scripted(...states.map((state) => json(200, state)));
     const events: ProgressEvent<VideoTask>[] = [];
-    const task = await client(fetch).videos.wait('vid_1', { events: false,  pollInterval: 40, maxPollInterval: 1000, onProgress: (event) => events.push(event) });
+    const task = await client(fetch).videos.wait('vid_1', {
+      events: false,
+      pollInterval: 40,
+      maxPollInterval: 1000,
+      onProgress: (event) => events.push(event),
+    });
     expect(task.status).toBe('completed');
     expect(events.map((event) => [event.status, event.progress])).toEqual([
       ['processing', 10],
@@ -263,42 +284,68 @@ describe('wait (polling: events: false; waits over events are in client-section8
       json(200, videoTask({ status: 'processing', progress: 0 }), { 'retry-after-ms': '300' }),
       json(200, videoTask({ status: 'completed', progress: 100 })),
     );
-    await client(fetch).videos.wait('vid_1', { events: false,  pollInterval: 10 });
+    await client(fetch).videos.wait('vid_1', { events: false, pollInterval: 10 });
     expect((calls[1]?.at ?? 0) - (calls[0]?.at ?? 0)).toBeGreaterThanOrEqual(290);
   });
 
   it('throws TaskFailedError with the task’s code and param (video) or reason (image)', async () => {
-    const failedVideo = videoTask({ status: 'failed', progress: 0, error: { type: 'generation_error', code: 'invalid_input', message: 'not an image', param: 'image' } });
+    const failedVideo = videoTask({
+      status: 'failed',
+      progress: 0,
+      error: { type: 'generation_error', code: 'invalid_input', message: 'not an image', param: 'image' },
+    });
     const video = scripted(json(200, failedVideo));
     const error = await rejection(client(video.fetch).videos.wait('vid_1', { events: false }));
     expect(error).toBeInstanceOf(TaskFailedError);
     expect(error).toMatchObject({ taskId: 'vid_1', status: 'failed', code: 'invalid_input', param: 'image', message: 'not an image', task: failedVideo });
 
-    const failedImage = { task_id: 'img_1', status: 'FAILURE', progress: '30%', outputs: [], submit_time: 1, start_time: 1, finish_time: 2, fail_reason: 'engine failed' };
+    const failedImage = {
+      task_id: 'img_1',
+      status: 'FAILURE',
+      progress: '30%',
+      outputs: [],
+      submit_time: 1,
+      start_time: 1,
+      finish_time: 2,
+      fail_reason: 'engine failed',
+    };
     const image = scripted(json(200, { code: 'success', message: '', data: failedImage }));
-    expect(await rejection(client(image.fetch).images.wait('img_1', { events: false }))).toMatchObject({ taskId: 'img_1', status: 'failed', message: 'engine failed', task: failedImage });
+    expect(await rejection(client(image.fetch).images.wait('img_1', { events: false }))).toMatchObject({
+      taskId: 'img_1',
+      status: 'failed',
+      message: 'engine failed',
+      task: failedImage,
+    });
   });
 
   it('rides out a transient outage (polls failing after their own retries), but not a lasting one', async () => {
     const down = json(503, { error: { code: 'internal_error', message: 'restarting' } });
-    const blip = scripted(json(200, videoTask({ status: 'processing', progress: 5 })), networkError('ECONNREFUSED'), down, down, json(200, videoTask({ status: 'completed', progress: 100 })));
-    const task = await client(blip.fetch, { maxRetries: 0 }).videos.wait('vid_1', { events: false,  pollInterval: 10 });
+    const blip = scripted(
+      json(200, videoTask({ status: 'processing', progress: 5 })),
+      networkError('ECONNREFUSED'),
+      down,
+      down,
+      json(200, videoTask({ status: 'completed', progress: 100 })),
+    );
+    const task = await client(blip.fetch, { maxRetries: 0 }).videos.wait('vid_1', { events: false, pollInterval: 10 });
     expect(task.status).toBe('completed');
     expect(blip.calls).toHaveLength(5);
 
     const gone = scripted(json(200, videoTask({ status: 'processing', progress: 5 })), networkError('ECONNREFUSED'));
-    expect(await rejection(client(gone.fetch, { maxRetries: 0 }).videos.wait('vid_1', { events: false,  pollInterval: 10 }))).toBeInstanceOf(ConnectionError);
+    expect(await rejection(client(gone.fetch, { maxRetries: 0 }).videos.wait('vid_1', { events: false, pollInterval: 10 }))).toBeInstanceOf(ConnectionError);
     expect(gone.calls).toHaveLength(6);
 
     const denied = scripted(json(200, videoTask({ status: 'processing', progress: 5 })), json(401, { error: { code: 'invalid_api_key', message: 'revoked' } }));
-    expect(await rejection(client(denied.fetch).videos.wait('vid_1', { events: false,  pollInterval: 10 }))).toBeInstanceOf(AuthenticationError);
+    expect(await rejection(client(denied.fetch).videos.wait('vid_1', { events: false, pollInterval: 10 }))).toBeInstanceOf(AuthenticationError);
     expect(denied.calls).toHaveLength(2);
   });
 
   it('an abort while waiting is an AbortError naming the task, which keeps running', async () => {
     const { fetch } = scripted(json(200, videoTask({ status: 'processing', progress: 5 })));
     const controller = new AbortController();
-    const pending = rejection(client(fetch).videos.wait('vid_1', { events: false,  signal: controller.signal, pollInterval: 1000, onProgress: () => controller.abort() }));
+    const pending = rejection(
+      client(fetch).videos.wait('vid_1', { events: false, signal: controller.signal, pollInterval: 1000, onProgress: () => controller.abort() }),
+    );
     const error = await pending;
     expect(error).toBeInstanceOf(AbortError);
     expect(error).toMatchObject({ taskId: 'vid_1' });

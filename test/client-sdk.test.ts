@@ -29,7 +29,6 @@ import { freePort } from './helpers/process.js';
 import { pacedEngine } from './helpers/paced-engine.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
-
 let server: TestServer;
 let client: Mediagate;
 let other: Mediagate;
@@ -43,7 +42,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
 
 const FAST = { pollInterval: 50, maxPollInterval: 200 } as const;
 
@@ -70,13 +68,17 @@ describe('videos', () => {
     const response = await fetch(task.outputs[0]?.url ?? '');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('video/mp4');
-    const head = Buffer.from(await response.arrayBuffer()).subarray(4, 8).toString('latin1');
+    const head = Buffer.from(await response.arrayBuffer())
+      .subarray(4, 8)
+      .toString('latin1');
     expect(head).toBe('ftyp');
     expect(await client.videos.get(task.id)).toEqual(task);
   });
 
   it('takes a local image as a data URL (first frame of an image-to-video model)', async () => {
-    const png = await sharp({ create: { width: 400, height: 400, channels: 3, background: '#2277cc' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 400, height: 400, channels: 3, background: '#2277cc' } })
+      .png()
+      .toBuffer();
     const task = await client.videos.createAndWait(
       { model: 'vendord/v6/image-to-video', prompt: 'the sky moves', image: bufferToDataURL(png), duration: 1, resolution: '360p' },
       FAST,
@@ -86,7 +88,10 @@ describe('videos', () => {
 
   it('a task that fails is a TaskFailedError with the task’s code and param', async () => {
     const error = await rejectsWith(
-      client.videos.createAndWait({ model: 'vendora/famw-2.7-i2v', prompt: 'x', image: bufferToDataURL(Buffer.from('not an image'), { mimeType: 'image/png' }) }, FAST),
+      client.videos.createAndWait(
+        { model: 'vendora/famw-2.7-i2v', prompt: 'x', image: bufferToDataURL(Buffer.from('not an image'), { mimeType: 'image/png' }) },
+        FAST,
+      ),
       TaskFailedError<VideoTask>,
     );
     expect(error).toMatchObject({ status: 'failed', code: 'invalid_input', param: 'image' });
@@ -132,12 +137,17 @@ describe('typed errors from the real server', () => {
     expect(error.body).toMatchObject({ error: { code: 'unsupported_value', param: 'duration' } });
     expect(error.requestId).toMatch(/^mgc_/);
 
-    const unsupported = await rejection(client.videos.createUnchecked({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox', end_image: 'https://example.com/a.png' }));
+    const unsupported = await rejection(
+      client.videos.createUnchecked({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox', end_image: 'https://example.com/a.png' }),
+    );
     expect(unsupported).toMatchObject({ status: 400, code: 'unsupported_parameter', param: 'end_image' });
   });
 
   it('validation, image envelope: code (the image family has no param)', async () => {
-    const error = await rejectsWith(client.images.createUnchecked({ model: 'vendora/famz-image-spicy', prompt: 'x', size: '512x512', width: 512 }), ValidationError);
+    const error = await rejectsWith(
+      client.images.createUnchecked({ model: 'vendora/famz-image-spicy', prompt: 'x', size: '512x512', width: 512 }),
+      ValidationError,
+    );
     expect(error).toMatchObject({ status: 400, code: 'invalid_parameter', param: '' });
     expect(error.body).toEqual({ code: 'invalid_parameter', message: expect.any(String), data: null });
   });

@@ -67,7 +67,11 @@ describe('list', () => {
     const before = stub.requests.length;
     const all = await collect(page);
     expect(all.map((task) => task.id)).toEqual(newestFirst.filter((id) => ids.includes(id)).slice(0, all.length));
-    const mine = stub.tasks('video').filter((task) => task.key === stub.apiKey).map((task) => task.id).reverse();
+    const mine = stub
+      .tasks('video')
+      .filter((task) => task.key === stub.apiKey)
+      .map((task) => task.id)
+      .reverse();
     expect(all.map((task) => task.id)).toEqual(mine);
     const pageRequests = stub.requests.slice(before).map((request) => request.path);
     expect(pageRequests[0]).toBe(`/v1/video/generations?limit=3&after=${newestFirst[2]}`);
@@ -93,7 +97,13 @@ describe('list', () => {
     const page = await client.images.list({ limit: 2 });
     expect(page.data.map((task) => task.task_id)).toEqual([ids[2], ids[1]]);
     const all = await collect(page);
-    expect(all.map((task) => task.task_id)).toEqual(stub.tasks('image').filter((task) => task.key === stub.apiKey).map((task) => task.id).reverse());
+    expect(all.map((task) => task.task_id)).toEqual(
+      stub
+        .tasks('image')
+        .filter((task) => task.key === stub.apiKey)
+        .map((task) => task.id)
+        .reverse(),
+    );
     const done = await client.images.list({ status: 'SUCCESS' });
     expect(done.data.map((task) => task.task_id)).toEqual([ids[1]]);
     expect(done.hasMore).toBe(false);

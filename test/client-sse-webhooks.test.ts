@@ -5,13 +5,24 @@
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Mediagate, SSEParser, WebhookVerificationError, readServerSentEvents, unwrapWebhook, verifyWebhook, type ServerSentEvent } from '../src/client/index.js';
+import {
+  Mediagate,
+  SSEParser,
+  WebhookVerificationError,
+  readServerSentEvents,
+  unwrapWebhook,
+  verifyWebhook,
+  type ServerSentEvent,
+} from '../src/client/index.js';
 
 function parse(chunks: readonly string[], lastEventId = ''): { events: ServerSentEvent[]; retries: number[]; comments: string[] } {
   const events: ServerSentEvent[] = [];
   const retries: number[] = [];
   const comments: string[] = [];
-  const parser = new SSEParser({ onEvent: (event) => events.push(event), onRetry: (ms) => retries.push(ms), onComment: (text) => comments.push(text) }, lastEventId);
+  const parser = new SSEParser(
+    { onEvent: (event) => events.push(event), onRetry: (ms) => retries.push(ms), onComment: (text) => comments.push(text) },
+    lastEventId,
+  );
   for (const chunk of chunks) parser.feed(chunk);
   parser.end();
   return { events, retries, comments };
@@ -99,7 +110,11 @@ function delivery(overrides: { body?: string; timestamp?: number; signature?: st
   const body = JSON.stringify({ type: 'video.completed', timestamp, data: { id: 'vid_1', object: 'video.generation', status: 'completed' } });
   return {
     body: overrides.body ?? body,
-    headers: { 'webhook-id': 'evt_1', 'webhook-timestamp': String(timestamp), 'webhook-signature': overrides.signature ?? sign(SECRET, 'evt_1', timestamp, body) },
+    headers: {
+      'webhook-id': 'evt_1',
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': overrides.signature ?? sign(SECRET, 'evt_1', timestamp, body),
+    },
   };
 }
 
@@ -140,7 +155,9 @@ describe('webhook verification', () => {
   it('rejects a tampered body, a tampered timestamp, a wrong secret, a stale or future timestamp and missing headers', () => {
     const { body, headers } = delivery();
     expect(code(() => verifyWebhook(body.replace('completed', 'failed'), headers, SECRET))).toBe('invalid_signature');
-    expect(code(() => verifyWebhook(body, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) }, SECRET))).toBe('invalid_signature');
+    expect(code(() => verifyWebhook(body, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) }, SECRET))).toBe(
+      'invalid_signature',
+    );
     expect(code(() => verifyWebhook(body, { ...headers, 'webhook-id': 'evt_2' }, SECRET))).toBe('invalid_signature');
     expect(code(() => verifyWebhook(body, headers, `whsec_${Buffer.from('wrong').toString('base64')}`))).toBe('invalid_signature');
     const old = delivery({ timestamp: Math.floor(Date.now() / 1000) - 301 });

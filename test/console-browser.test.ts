@@ -40,7 +40,11 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     });
     target.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
     target.on('response', (response) => {
-      if (response.status() >= 400) void response.text().then((text) => problems.push(`HTTP ${response.status()} ${response.url()}: ${text.slice(0, 300)}`), () => undefined);
+      if (response.status() >= 400)
+        void response.text().then(
+          (text) => problems.push(`HTTP ${response.status()} ${response.url()}: ${text.slice(0, 300)}`),
+          () => undefined,
+        );
     });
   };
   const shot = async (name: string, target: Page = page): Promise<void> => {
@@ -61,24 +65,30 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     const before = await page.locator('.status').textContent();
     // From the keyboard: a click right after a full-page screenshot can land while the page is still being laid out again.
     await page.getByRole('button', { name: 'Generate', exact: true }).press('Enter');
-    await page.waitForFunction(
-      (text) =>
-        document.querySelector('.error:not([hidden])') !== null ||
-        (document.querySelector('.status')?.textContent !== text && /^(vid|img)_|^Refused|failed/.test(document.querySelector('.status')?.textContent ?? '')),
-      before,
-      { timeout: 15_000 },
-    ).catch(async (error: unknown) => {
-      await shot('stuck');
-      console.log(await page.locator('.status').textContent(), await page.evaluate(() => document.activeElement?.outerHTML));
-      throw error;
-    });
+    await page
+      .waitForFunction(
+        (text) =>
+          document.querySelector('.error:not([hidden])') !== null ||
+          (document.querySelector('.status')?.textContent !== text && /^(vid|img)_|^Refused|failed/.test(document.querySelector('.status')?.textContent ?? '')),
+        before,
+        { timeout: 15_000 },
+      )
+      .catch(async (error: unknown) => {
+        await shot('stuck');
+        console.log(await page.locator('.status').textContent(), await page.evaluate(() => document.activeElement?.outerHTML));
+        throw error;
+      });
     const now = (await page.locator('.status').textContent()) ?? '';
     if (!/^(vid|img)_/.test(now)) {
       const errors = await page.locator('.error:not([hidden]), .refusal pre').allTextContents();
       throw new Error(`not created: ${now} ${errors.join(' | ')}`);
     }
     await shot('submitted');
-    await page.waitForFunction(() => ['completed', 'failed', 'cancelled'].includes(document.querySelector<HTMLElement>('.status')?.dataset['status'] ?? ''), null, { timeout: 60_000 });
+    await page.waitForFunction(
+      () => ['completed', 'failed', 'cancelled'].includes(document.querySelector<HTMLElement>('.status')?.dataset['status'] ?? ''),
+      null,
+      { timeout: 60_000 },
+    );
     const status = (await page.locator('.status').getAttribute('data-status')) ?? '';
     const id = ((await page.locator('.status').textContent()) ?? '').split(':')[0] ?? '';
     const seen = await page.evaluate(() => (window as unknown as { seenProgress: number[] }).seenProgress);
@@ -186,8 +196,16 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     const { status, seen } = await generate();
     expect(status).toBe('completed');
     expectAdvanced(seen);
-    await page.waitForFunction(() => { const img = document.querySelector<HTMLImageElement>('.media-result img'); return img?.complete === true && img.naturalWidth > 0; });
-    expect(await page.evaluate(() => [(document.querySelector('.media-result img') as HTMLImageElement).naturalWidth, (document.querySelector('.media-result img') as HTMLImageElement).naturalHeight])).toEqual([384, 256]);
+    await page.waitForFunction(() => {
+      const img = document.querySelector<HTMLImageElement>('.media-result img');
+      return img?.complete === true && img.naturalWidth > 0;
+    });
+    expect(
+      await page.evaluate(() => [
+        (document.querySelector('.media-result img') as HTMLImageElement).naturalWidth,
+        (document.querySelector('.media-result img') as HTMLImageElement).naturalHeight,
+      ]),
+    ).toEqual([384, 256]);
     await shot('image-result');
 
     const url = (await page.locator('.media-result img').getAttribute('src')) ?? '';
@@ -201,7 +219,9 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
 
   it('an image-to-video model with a file upload', async () => {
     await pickModel('vendord/v6/image-to-video');
-    const png = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#3366aa' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#3366aa' } })
+      .png()
+      .toBuffer();
     await field('prompt').fill('the waves roll in');
     await field('image file').setInputFiles({ name: 'first-frame.png', mimeType: 'image/png', buffer: png });
     await expect.poll(() => page.locator('[data-param=image] .size').textContent()).toContain('first-frame.png');
@@ -221,8 +241,12 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
 
   it('the reference model with images and extra.image_options', async () => {
     await pickModel('vendord/v6/reference-to-video');
-    const cat = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#aa6633' } }).png().toBuffer();
-    const room = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#33aa66' } }).png().toBuffer();
+    const cat = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#aa6633' } })
+      .png()
+      .toBuffer();
+    const room = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#33aa66' } })
+      .png()
+      .toBuffer();
     await field('prompt').fill('@image1 sits in @image2');
     await field('images[0] file').setInputFiles({ name: 'cat.png', mimeType: 'image/png', buffer: cat });
     await page.getByRole('button', { name: 'Add images item' }).click();
@@ -294,7 +318,10 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     await narrow.getByLabel('API key', { exact: true }).fill(server.keys[0]);
     await narrow.getByLabel('API key', { exact: true }).press('Enter');
     await narrow.waitForFunction(() => location.hash.includes('reference-to-video') && document.querySelector('[data-param=extra]') !== null);
-    const models = await narrow.getByLabel('Model', { exact: true }).locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+    const models = await narrow
+      .getByLabel('Model', { exact: true })
+      .locator('option')
+      .evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
     expect(models).toHaveLength(23);
     for (const model of models) {
       await narrow.getByLabel('Model', { exact: true }).selectOption(model);

@@ -33,7 +33,9 @@ async function completedVideo(server: TestServer, origin?: string): Promise<{ id
   const { id } = (await created.json()) as { id: string };
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const task = (await (await read(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${server.keys[0]}`, ...(origin ? { origin } : {}) } })).json()) as {
+    const task = (await (
+      await read(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${server.keys[0]}`, ...(origin ? { origin } : {}) } })
+    ).json()) as {
       status: string;
       outputs: { url: string }[];
     };
@@ -74,7 +76,14 @@ describe('console over HTTP, CORS off (the default)', () => {
     expect(html).not.toContain('__MEDIAGATE_HINTS__');
     expect(html).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)/);
     const hints = /name="mediagate-hints" content="([^"]*)"/.exec(html)?.[1] ?? '';
-    expect(JSON.parse(hints.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&amp;/g, '&'))).toMatchObject({
+    expect(
+      JSON.parse(
+        hints
+          .replace(/&quot;/g, '"')
+          .replace(/&lt;/g, '<')
+          .replace(/&amp;/g, '&'),
+      ),
+    ).toMatchObject({
       bodyLimitBytes: 32 * 1024 * 1024,
       models: { 'vendord/v6/reference-to-video': { maxBodyBytes: 20 * 1024 * 1024, refNameMaxBytes: 30 } },
     });
@@ -102,7 +111,10 @@ describe('console over HTTP, CORS off (the default)', () => {
   it('sends no CORS headers, and answers no preflight', async () => {
     const models = await read(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${server.keys[0]}`, origin: 'https://app.example' } });
     expect(models.headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await read(`${server.url}/v1/video/generations`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+    const preflight = await read(`${server.url}/v1/video/generations`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+    });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
     expect(preflight.status).toBe(405);
   });
@@ -142,7 +154,10 @@ describe('CORS with MEDIAGATE_CORS_ORIGINS', () => {
     expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
     expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
     expect(preflight.headers.get('vary')).toContain('Origin');
-    const other = await read(`${server.url}/v1/video/generations`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const other = await read(`${server.url}/v1/video/generations`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 

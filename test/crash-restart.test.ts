@@ -24,7 +24,6 @@ async function call(url: string, init?: RequestInit): Promise<VideoTask> {
   return (await response.json()) as VideoTask;
 }
 
-
 describe('a task accepted is never lost', () => {
   const started: ServiceProcess[] = [];
   let dataDir = '';

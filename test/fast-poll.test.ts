@@ -72,7 +72,7 @@ describe('a status poll answered before routing', () => {
     await server?.close();
   });
 
-  it('answers with the router\'s status, body and headers, for both families and every state', async () => {
+  it("answers with the router's status, body and headers, for both families and every state", async () => {
     const paths = [`/v1/video/generations/${queuedVideo}`, `/v1/video/generations/${doneVideo}`, `/v1/images/generations/async/${doneImage}`];
     await overSocket(server, paths[0] ?? ''); // the first request of a key goes through the router and caches the key
     const before = await fastPolls(server);
@@ -88,7 +88,7 @@ describe('a status poll answered before routing', () => {
     expect(await fastPolls(server)).toBe(before + paths.length);
   });
 
-  it('echoes a client\'s plain x-request-id, as the router does', async () => {
+  it("echoes a client's plain x-request-id, as the router does", async () => {
     const res = await overSocket(server, `/v1/video/generations/${doneVideo}`, { 'x-request-id': 'client-id.42' });
     expect(res.headers['x-request-id']).toBe('client-id.42');
   });
@@ -121,7 +121,7 @@ describe('requests the fast path leaves to the router', () => {
     ['an unknown task', (): string => `/v1/video/generations/vid_unknown`, 404, { code: 'task_not_found', param: 'task_id' }],
     ["another key's task", (): string => `/v1/video/generations/${otherKeysVideo}`, 404, { code: 'task_not_found', param: 'task_id' }],
     ['a video task on the image path', (): string => `/v1/images/generations/async/${video}`, 404, { code: 'task_not_found' }],
-  ] as const)('%s: the family\'s 404 envelope', async (_name, path, status, fields) => {
+  ] as const)("%s: the family's 404 envelope", async (_name, path, status, fields) => {
     const before = await fastPolls(server);
     const res = await overSocket(server, path());
     expect(res.status).toBe(status);
@@ -151,7 +151,7 @@ describe('requests the fast path leaves to the router', () => {
     expect(await fastPolls(server)).toBe(before);
   });
 
-  it('a HEAD request: the router\'s', async () => {
+  it("a HEAD request: the router's", async () => {
     const res = await fetch(`${server.url}/v1/video/generations/${video}`, { method: 'HEAD', headers: { authorization: `Bearer ${server.keys[0]}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -213,7 +213,10 @@ describe('at debug level', () => {
         callback();
       },
     });
-    server = await startServer({ MEDIAGATE_ENGINE: 'instant', LOG_LEVEL: 'debug' }, { logger: createLogger({ level: 'debug', secrets: TEST_KEYS, destination }) });
+    server = await startServer(
+      { MEDIAGATE_ENGINE: 'instant', LOG_LEVEL: 'debug' },
+      { logger: createLogger({ level: 'debug', secrets: TEST_KEYS, destination }) },
+    );
   });
   afterAll(async () => {
     await server?.close();

@@ -137,13 +137,10 @@ describe('fetchHttps: status and URL policy', () => {
     expect(error.status).toBe(status);
   });
 
-  it.each(['http://127.0.0.1/ok', 'ftp://example.com/x', 'https://user:pw@example.com/x', 'not a url'])(
-    'refuses %s before connecting',
-    async (url) => {
-      const error = await fetchError(fetchHttps(url, opts()));
-      expect(error.reason).toBe('bad_url');
-    },
-  );
+  it.each(['http://127.0.0.1/ok', 'ftp://example.com/x', 'https://user:pw@example.com/x', 'not a url'])('refuses %s before connecting', async (url) => {
+    const error = await fetchError(fetchHttps(url, opts()));
+    expect(error.reason).toBe('bad_url');
+  });
 
   it('reports a connection failure as network', async () => {
     const error = await fetchError(fetchHttps('https://127.0.0.1:1/ok', opts()));

@@ -15,7 +15,14 @@ interface Reply {
   text: string;
 }
 
-async function call(server: TestServer, method: string, path: string, body?: unknown, key = server.keys[0], headers: Record<string, string> = {}): Promise<Reply> {
+async function call(
+  server: TestServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  key = server.keys[0],
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   const res = await fetch(server.url + path, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -36,13 +43,24 @@ async function rawPost(server: TestServer, path: string, body: Buffer, key: stri
   const url = new URL(server.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': body.length } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': body.length },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString();
-          resolve({ status: res.statusCode ?? 0, headers: new Headers(res.headers as Record<string, string>), json: JSON.parse(text) as Record<string, unknown>, text });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: new Headers(res.headers as Record<string, string>),
+            json: JSON.parse(text) as Record<string, unknown>,
+            text,
+          });
         });
       },
     );
@@ -224,7 +242,13 @@ describe('media fetch policy through the API', () => {
   it.each(['https://localhost/x.png', 'https://169.254.169.254/latest/meta-data/x.png', 'https://[::1]/x.png', 'https://2130706433/x.png'])(
     'a task whose image is %s fails with input_refused, param image',
     async (image) => {
-      const created = await call(server, 'POST', '/v1/video/generations', { model: 'vendord/v6/image-to-video', prompt: 'x', image, duration: 1, resolution: '360p' });
+      const created = await call(server, 'POST', '/v1/video/generations', {
+        model: 'vendord/v6/image-to-video',
+        prompt: 'x',
+        image,
+        duration: 1,
+        resolution: '360p',
+      });
       expect(created.status, created.text).toBe(200);
       const id = String(created.json['id']);
       let task: Record<string, unknown> = {};

@@ -43,19 +43,23 @@ function carelessEngine(): Engine {
 }
 
 beforeAll(async () => {
-  const png = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#336699' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 320, height: 320, channels: 3, background: '#336699' } })
+    .png()
+    .toBuffer();
   payload = png.toString('base64');
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      lines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+      lines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
       written.emit('change');
       callback();
     },
   });
-  server = await startServer(
-    { LOG_LEVEL: 'trace' },
-    { logger: createLogger({ level: 'trace', secrets: TEST_KEYS, destination }), engine: carelessEngine() },
-  );
+  server = await startServer({ LOG_LEVEL: 'trace' }, { logger: createLogger({ level: 'trace', secrets: TEST_KEYS, destination }), engine: carelessEngine() });
 });
 
 afterAll(async () => server.close());
@@ -129,10 +133,14 @@ describe('logs', () => {
     const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     for (const id of ids) {
       expect(id).not.toBe('');
-      expect(parsed.some((line) => line['reqId'] === id), `a log line for request ${id}`).toBe(true);
+      expect(
+        parsed.some((line) => line['reqId'] === id),
+        `a log line for request ${id}`,
+      ).toBe(true);
     }
     for (const line of parsed) {
-      if ('url' in line || line['msg'] === 'request' || line['msg'] === 'unexpected error') expect(line['reqId'], JSON.stringify(line)).toEqual(expect.any(String));
+      if ('url' in line || line['msg'] === 'request' || line['msg'] === 'unexpected error')
+        expect(line['reqId'], JSON.stringify(line)).toEqual(expect.any(String));
     }
     const faultLine = parsed.find((line) => line['msg'] === 'unexpected error');
     expect(faultLine, 'the fault is logged').toBeDefined();
@@ -171,7 +179,10 @@ describe('task lines (issue 14)', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const all = parsed();
-    expect(all.some((line) => line['msg'] === 'task rendered'), 'the old wording').toBe(false);
+    expect(
+      all.some((line) => line['msg'] === 'task rendered'),
+      'the old wording',
+    ).toBe(false);
     const completed = all.find((line) => line['task'] === doneId && line['msg'] === 'task completed');
     expect(completed).toMatchObject({ level: 30, model: 'vendora/famw-2.7-t2v', outcome: 'completed', durationMs: expect.any(Number) });
     expect(completed?.['failure']).toBeUndefined();
@@ -184,7 +195,16 @@ describe('task lines (issue 14)', () => {
 
 describe('pretty format', () => {
   it('lays a JSON line out for a person: time, level, message, fields, and the stack below', () => {
-    const json = JSON.stringify({ level: 50, time: Date.UTC(2026, 0, 2, 3, 4, 5, 678), pid: 1, hostname: 'h', msg: 'task failed', task: 'vid_1', model: 'a b', err: { stack: 'Error: x\n    at f' } });
+    const json = JSON.stringify({
+      level: 50,
+      time: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
+      pid: 1,
+      hostname: 'h',
+      msg: 'task failed',
+      task: 'vid_1',
+      model: 'a b',
+      err: { stack: 'Error: x\n    at f' },
+    });
     expect(prettyLine(json)).toBe('03:04:05.678 ERROR task failed task=vid_1 model="a b"\n    Error: x\n        at f\n');
   });
 

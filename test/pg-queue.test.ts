@@ -41,7 +41,6 @@ function countingEngine(hold = false) {
   return { engine, renders };
 }
 
-
 describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (PostgreSQL) ${availability.reason}`, () => {
   let database: TestDatabase;
   let backend: TaskBackend;
@@ -132,7 +131,8 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     expect(counting.renders.get(task.id)).toBe(1);
     // The dead worker's job was retired: its key moved to the new job, its retries stopped. The new
     // job is deleted once graphile-worker records its completion (in batches), after the task settles.
-    const jobs = async () => (await sql.query<{ key: string | null; attempts: number; max_attempts: number }>('SELECT key, attempts, max_attempts FROM graphile_worker.jobs')).rows;
+    const jobs = async () =>
+      (await sql.query<{ key: string | null; attempts: number; max_attempts: number }>('SELECT key, attempts, max_attempts FROM graphile_worker.jobs')).rows;
     await eventually(async () => (await jobs()).length <= 1, { what: 'the completed job to be deleted' });
     expect(await jobs()).toEqual([{ key: null, attempts: 25, max_attempts: 25 }]);
   });
@@ -192,7 +192,9 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     const closing = first.close(5000).then(() => {
       closed = true;
     });
-    await eventually(async () => (await sql.query('SELECT 1 FROM graphile_worker.jobs WHERE key = ANY($1) AND locked_at IS NULL', [waiting])).rowCount === 2, { deadline: 2000 });
+    await eventually(async () => (await sql.query('SELECT 1 FROM graphile_worker.jobs WHERE key = ANY($1) AND locked_at IS NULL', [waiting])).rowCount === 2, {
+      deadline: 2000,
+    });
     expect(closed).toBe(false);
     // Another worker runs them at once, as their first attempt: the stopping one never claimed them.
     const counting = countingEngine();

@@ -78,7 +78,7 @@ describe('the route table, walked over HTTP', () => {
     }
   });
 
-  it.each([...new Set(ROUTES.map((row) => row.path))])('%s: every other method is a 405 with the path\'s Allow, in its family\'s envelope', async (pattern) => {
+  it.each([...new Set(ROUTES.map((row) => row.path))])("%s: every other method is a 405 with the path's Allow, in its family's envelope", async (pattern) => {
     const allow = expectedAllow(pattern);
     const family = ROUTES.find((row) => row.path === pattern)?.family;
     for (const method of ALL_METHODS.filter((m) => !allow.includes(m))) {
@@ -92,7 +92,7 @@ describe('the route table, walked over HTTP', () => {
     }
   });
 
-  it('counts every row\'s requests under its metrics label', async () => {
+  it("counts every row's requests under its metrics label", async () => {
     const text = await (await fetch(`${server.url}/metrics`)).text();
     for (const row of ROUTES) {
       const label = row.metricsLabel ?? row.path;

@@ -57,7 +57,9 @@ async function frameColour(path: string, index: number): Promise<[number, number
 }
 
 async function solidPng(colour: string, width = 640, height = 480): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: colour } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: colour } })
+    .png()
+    .toBuffer();
 }
 
 function dataUrl(bytes: Buffer, mime = 'image/png'): string {
@@ -78,11 +80,7 @@ interface Rendered {
   readonly progress: number[];
 }
 
-async function render(
-  engine: Engine,
-  params: Record<string, unknown>,
-  options: { model?: RenderModelInfo; signal?: AbortSignal } = {},
-): Promise<Rendered> {
+async function render(engine: Engine, params: Record<string, unknown>, options: { model?: RenderModelInfo; signal?: AbortSignal } = {}): Promise<Rendered> {
   const workDir = await freshWorkDir();
   const progress: number[] = [];
   const result = await engine.render({

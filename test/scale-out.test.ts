@@ -43,7 +43,6 @@ function renderedLines(output: string): Rendered[] {
     .map((line) => JSON.parse(line) as Rendered);
 }
 
-
 describe.skipIf(!availability.enabled)(`scale-out: 1 API + worker processes on one PostgreSQL ${availability.reason}`, () => {
   let database: TestDatabase | undefined;
   let dataDir = '';
@@ -98,10 +97,17 @@ describe.skipIf(!availability.enabled)(`scale-out: 1 API + worker processes on o
     for (let n = 0; n < TASKS; n += 20) await Promise.all(Array.from({ length: Math.min(20, TASKS - n) }, (_, i) => create(n + i)));
 
     const counts = async (): Promise<Record<string, number>> =>
-      Object.fromEntries((await db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM tasks GROUP BY status')).rows.map((row) => [row.status, Number(row.n)]));
+      Object.fromEntries(
+        (await db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM tasks GROUP BY status')).rows.map((row) => [
+          row.status,
+          Number(row.n),
+        ]),
+      );
     const completed = async (): Promise<number> => (await counts())['completed'] ?? 0;
     const runningOn = async (worker: ServiceProcess): Promise<string[]> =>
-      (await db.query<{ id: string }>(`SELECT id FROM tasks WHERE status = 'processing' AND lease_owner LIKE $1`, [`%:${worker.child.pid}:%`])).rows.map((row) => row.id);
+      (await db.query<{ id: string }>(`SELECT id FROM tasks WHERE status = 'processing' AND lease_owner LIKE $1`, [`%:${worker.child.pid}:%`])).rows.map(
+        (row) => row.id,
+      );
 
     /** SIGKILLs a worker mid-render; resolves with the tasks it held, and the moment it died. */
     const kill = async (worker: ServiceProcess): Promise<{ held: string[]; at: number }> => {

@@ -47,7 +47,6 @@ function manualEngine() {
   return { engine, pending, started };
 }
 
-
 // On each backend the pool takes its tasks from that backend's source: the table poll (SQLite)
 // or graphile-worker jobs (PostgreSQL).
 describe.each(STORE_BACKENDS)('worker pool on $name', (fixture) => {

@@ -165,7 +165,10 @@ export class Api {
   }
 
   /** INTERFACE-DECISIONS §8.2, both families. */
-  async list(kind: 'video' | 'image', query: { limit: number; after?: string; status?: string; model?: string }): Promise<{ items: TaskView[]; hasMore: boolean; lastId: string | null }> {
+  async list(
+    kind: 'video' | 'image',
+    query: { limit: number; after?: string; status?: string; model?: string },
+  ): Promise<{ items: TaskView[]; hasMore: boolean; lastId: string | null }> {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.after) params.set('after', query.after);
     if (query.status) params.set('status', query.status);

@@ -15,7 +15,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
 }
 
 export function append(parent: Node, ...children: Child[]): void {
-  for (const child of children) if (child !== null && child !== undefined && child !== false) parent.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
+  for (const child of children)
+    if (child !== null && child !== undefined && child !== false) parent.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
 }
 
 export function replace(parent: Element, ...children: Child[]): void {

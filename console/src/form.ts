@@ -34,21 +34,31 @@ export interface FormLimits {
 }
 
 const isObject = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
-const types = (schema: Schema): string[] => (Array.isArray(schema['type']) ? (schema['type'] as string[]) : typeof schema['type'] === 'string' ? [schema['type']] : []);
+const types = (schema: Schema): string[] =>
+  Array.isArray(schema['type']) ? (schema['type'] as string[]) : typeof schema['type'] === 'string' ? [schema['type']] : [];
 const isMedia = (schema: Schema): boolean => schema['format'] === 'media-input';
 const ACCEPT: Record<string, string> = { image: 'image/*', end_image: 'image/*', images: 'image/*', videos: 'video/*', audios: 'audio/*', audio: 'audio/*' };
 const bound = (value: unknown, open: string): string => (typeof value === 'number' ? String(value) : open);
 
 function constraintText(schema: Schema): string {
   const parts: string[] = [];
-  if (typeof schema['minimum'] === 'number' || typeof schema['maximum'] === 'number') parts.push(`${bound(schema['minimum'], '…')} to ${bound(schema['maximum'], '…')}`);
-  if (typeof schema['minItems'] === 'number' || typeof schema['maxItems'] === 'number') parts.push(`${bound(schema['minItems'], '0')} to ${bound(schema['maxItems'], '…')} items`);
+  if (typeof schema['minimum'] === 'number' || typeof schema['maximum'] === 'number')
+    parts.push(`${bound(schema['minimum'], '…')} to ${bound(schema['maximum'], '…')}`);
+  if (typeof schema['minItems'] === 'number' || typeof schema['maxItems'] === 'number')
+    parts.push(`${bound(schema['minItems'], '0')} to ${bound(schema['maxItems'], '…')} items`);
   if (schema['default'] !== undefined) parts.push(`default ${JSON.stringify(schema['default'])}`);
   if (typeof schema['description'] === 'string') parts.push(schema['description']);
   return parts.join(' · ');
 }
 
-function shell(name: string, required: boolean, schema: Schema, control: HTMLElement, controlId: string, extra?: HTMLElement): { element: HTMLElement; error: HTMLElement } {
+function shell(
+  name: string,
+  required: boolean,
+  schema: Schema,
+  control: HTMLElement,
+  controlId: string,
+  extra?: HTMLElement,
+): { element: HTMLElement; error: HTMLElement } {
   const errorId = uid(`${name}-error`);
   const hintId = uid(`${name}-hint`);
   const error = h('p', { class: 'error', id: errorId, role: 'alert', hidden: true });
@@ -67,7 +77,13 @@ function shell(name: string, required: boolean, schema: Schema, control: HTMLEle
 }
 
 /** A URL or a file read as a data URL, with its size shown against the limits. */
-function mediaInput(label: string, accept: string, limits: FormLimits, imageRule: boolean, changed: () => void): { element: HTMLElement; input: HTMLInputElement; read: () => string | undefined } {
+function mediaInput(
+  label: string,
+  accept: string,
+  limits: FormLimits,
+  imageRule: boolean,
+  changed: () => void,
+): { element: HTMLElement; input: HTMLInputElement; read: () => string | undefined } {
   const id = uid(label);
   const input = h('input', { id, type: 'text', inputmode: 'url', placeholder: 'https://… or choose a file', autocomplete: 'off', spellcheck: 'false' });
   const fileId = uid(`${label}-file`);
@@ -90,7 +106,8 @@ function mediaInput(label: string, accept: string, limits: FormLimits, imageRule
       const limitsText = [`${formatBytes(dataUrl?.length ?? 0)} as a data URL of the ${formatBytes(limits.bodyLimitBytes)} body limit`];
       if (limits.hints.maxBodyBytes !== undefined) limitsText.push(`this model's body limit ${formatBytes(limits.hints.maxBodyBytes)}`);
       if (imageRule && limits.hints.imageMaxBytes !== undefined) limitsText.push(`image at most ${formatBytes(limits.hints.imageMaxBytes)}`);
-      const over = (imageRule && limits.hints.imageMaxBytes !== undefined && chosen.size > limits.hints.imageMaxBytes) || (dataUrl?.length ?? 0) > limits.bodyLimitBytes;
+      const over =
+        (imageRule && limits.hints.imageMaxBytes !== undefined && chosen.size > limits.hints.imageMaxBytes) || (dataUrl?.length ?? 0) > limits.bodyLimitBytes;
       size.className = over ? 'size over' : 'size';
       replace(size, `${chosen.name}: ${formatBytes(chosen.size)} (${limitsText.join('; ')})`);
       changed();
@@ -174,7 +191,16 @@ function scalarField(name: string, schema: Schema, required: boolean, limits: Fo
     const { element, error } = shell(name, required, schema, media.input, media.input.id, media.element);
     // The URL box sits inside the media group, after the label.
     media.element.prepend(media.input);
-    return { name, element, error, focus: () => media.input.focus(), read: () => { const value = media.read(); return value === undefined ? { set: false } : { set: true, value }; } };
+    return {
+      name,
+      element,
+      error,
+      focus: () => media.input.focus(),
+      read: () => {
+        const value = media.read();
+        return value === undefined ? { set: false } : { set: true, value };
+      },
+    };
   }
   const multiline = name === 'prompt' || name === 'negative_prompt';
   const input = multiline ? h('textarea', { id, name, rows: 3 }) : h('input', { id, name, type: 'text', autocomplete: 'off' });
@@ -182,7 +208,13 @@ function scalarField(name: string, schema: Schema, required: boolean, limits: Fo
   input.addEventListener('input', changed);
   const { element, error } = shell(name, required, schema, input, id);
   // An empty prompt is sent as it is, so the refusal names it; other empty text fields are unset.
-  return { name, element, error, focus: () => input.focus(), read: () => (input.value === '' && name !== 'prompt' ? { set: false } : { set: true, value: input.value }) };
+  return {
+    name,
+    element,
+    error,
+    focus: () => input.focus(),
+    read: () => (input.value === '' && name !== 'prompt' ? { set: false } : { set: true, value: input.value }),
+  };
 }
 
 function arrayField(name: string, schema: Schema, required: boolean, limits: FormLimits, changed: () => void): Field {
@@ -260,7 +292,13 @@ function extraField(schema: Schema, changed: () => void): Field {
   addButton.addEventListener('click', () => {
     const typeId = uid('image-option-type');
     const nameId = uid('image-option-ref-name');
-    const type = h('select', { id: typeId }, h('option', { value: '' }, '(not set)'), h('option', { value: 'subject' }, 'subject'), h('option', { value: 'background' }, 'background'));
+    const type = h(
+      'select',
+      { id: typeId },
+      h('option', { value: '' }, '(not set)'),
+      h('option', { value: 'subject' }, 'subject'),
+      h('option', { value: 'background' }, 'background'),
+    );
     const refName = h('input', { id: nameId, type: 'text', autocomplete: 'off' });
     const remove = h('button', { type: 'button', class: 'secondary' }, 'Remove');
     const row = { element: h('li', { class: 'option' }, h('label', { for: typeId }), type, h('label', { for: nameId }), refName, remove), type, refName };
@@ -342,14 +380,12 @@ export function buildForm(model: ModelInfo, limits: FormLimits): ModelForm {
     };
     sidesRadio.addEventListener('change', apply);
     sizeRadio.addEventListener('change', apply);
-    modeElement = (
-      h(
-        'fieldset',
-        { class: 'field mode' },
-        h('legend', {}, 'Dimensions given as'),
-        h('span', {}, sidesRadio, h('label', { for: `${group}-sides` }, 'width and height')),
-        h('span', {}, sizeRadio, h('label', { for: `${group}-size` }, 'size (WIDTHxHEIGHT)')),
-      )
+    modeElement = h(
+      'fieldset',
+      { class: 'field mode' },
+      h('legend', {}, 'Dimensions given as'),
+      h('span', {}, sidesRadio, h('label', { for: `${group}-sides` }, 'width and height')),
+      h('span', {}, sizeRadio, h('label', { for: `${group}-size` }, 'size (WIDTHxHEIGHT)')),
     );
     sizeMode = () => sizeRadio.checked;
     queueMicrotask(apply);

@@ -47,7 +47,9 @@ export class History {
     const modelId = uid('model-filter');
     this.statusFilter = h('select', { id: statusId }, h('option', { value: '' }, 'any'), ...Object.keys(IMAGE_WORDS).map((s) => h('option', { value: s }, s)));
     this.modelFilter = h('select', { id: modelId }, h('option', { value: '' }, 'any'));
-    this.filters = h('div', { class: 'filters', hidden: true },
+    this.filters = h(
+      'div',
+      { class: 'filters', hidden: true },
       h('span', {}, h('label', { for: statusId }, 'Status filter'), this.statusFilter),
       h('span', {}, h('label', { for: modelId }, 'Model filter'), this.modelFilter),
     );
@@ -56,7 +58,15 @@ export class History {
     this.more.addEventListener('click', () => void this.page());
     const refresh = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
     refresh.addEventListener('click', () => void (this.listAvailable ? this.reload() : this.refreshTab()));
-    this.element = h('section', { class: 'panel history-panel', 'aria-label': 'History' }, h('h2', {}, 'History'), this.caption, this.filters, this.list, h('div', { class: 'actions' }, this.more, refresh));
+    this.element = h(
+      'section',
+      { class: 'panel history-panel', 'aria-label': 'History' },
+      h('h2', {}, 'History'),
+      this.caption,
+      this.filters,
+      this.list,
+      h('div', { class: 'actions' }, this.more, refresh),
+    );
     this.render();
   }
 
@@ -157,8 +167,22 @@ export class History {
         const open = h('button', { type: 'button', class: 'link' }, task.id);
         open.addEventListener('click', () => this.options.open(task));
         const cancel = this.options.cancelAvailable() && !isFinal(task.status) ? h('button', { type: 'button', class: 'secondary' }, 'Cancel') : null;
-        cancel?.addEventListener('click', () => void this.api.cancel(task).then((next) => this.update(next), () => undefined));
-        return h('li', { 'data-task': task.id, 'data-status': task.status }, open, h('span', { class: 'model' }, task.model), h('span', { class: `badge ${task.status}` }, `${task.status} ${task.progress}%`), cancel);
+        cancel?.addEventListener(
+          'click',
+          () =>
+            void this.api.cancel(task).then(
+              (next) => this.update(next),
+              () => undefined,
+            ),
+        );
+        return h(
+          'li',
+          { 'data-task': task.id, 'data-status': task.status },
+          open,
+          h('span', { class: 'model' }, task.model),
+          h('span', { class: `badge ${task.status}` }, `${task.status} ${task.progress}%`),
+          cancel,
+        );
       }),
     );
   }

@@ -56,8 +56,17 @@ function main(): void {
   const modelId = uid('model');
   const modelSelect = h('select', { id: modelId, disabled: true }, h('option', { value: '' }, 'Enter the API key first'));
   const modelAbout = h('p', { class: 'about' });
-  const connect = h('section', { class: 'panel connect', 'aria-label': 'Connection' },
-    h('div', { class: 'field' }, h('label', { for: keyId }, 'API key'), keyInput, h('small', { class: 'hint' }, 'Kept in this tab only (sessionStorage) and sent as Authorization: Bearer on each call.'), keyError),
+  const connect = h(
+    'section',
+    { class: 'panel connect', 'aria-label': 'Connection' },
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: keyId }, 'API key'),
+      keyInput,
+      h('small', { class: 'hint' }, 'Kept in this tab only (sessionStorage) and sent as Authorization: Bearer on each call.'),
+      keyError,
+    ),
     h('div', { class: 'field' }, h('label', { for: modelId }, 'Model'), modelSelect, modelAbout),
   );
 
@@ -68,7 +77,9 @@ function main(): void {
   const bodySize = h('small', { class: 'hint', 'aria-live': 'polite' });
   const generate = h('button', { type: 'submit', disabled: true }, 'Generate');
   const refusal = h('div', { class: 'refusal', hidden: true });
-  const form = h('form', { class: 'panel request', 'aria-label': 'Request', novalidate: true },
+  const form = h(
+    'form',
+    { class: 'panel request', 'aria-label': 'Request', novalidate: true },
     h('h2', {}, 'Parameters'),
     fieldsSlot,
     h('div', { class: 'actions' }, generate, h('span', { class: 'check' }, checkFirst, h('label', { for: checkId }, 'Check in the browser first')), bodySize),
@@ -85,14 +96,28 @@ function main(): void {
   const sdk = h('pre', { class: 'snippet', tabindex: 0 });
   let lastCurl = '';
   let lastSdk = '';
-  const result = h('section', { class: 'panel result', 'aria-label': 'Result' },
+  const result = h(
+    'section',
+    { class: 'panel result', 'aria-label': 'Result' },
     h('h2', {}, 'Result'),
     status,
     h('div', { class: 'progress-row' }, progress, cancelButton),
     media,
     h('details', {}, h('summary', {}, 'Task JSON'), taskJson),
-    h('details', { open: true }, h('summary', {}, 'curl'), curl, copyButton('Copy curl', () => lastCurl)),
-    h('details', {}, h('summary', {}, 'SDK (TypeScript)'), sdk, copyButton('Copy SDK call', () => lastSdk)),
+    h(
+      'details',
+      { open: true },
+      h('summary', {}, 'curl'),
+      curl,
+      copyButton('Copy curl', () => lastCurl),
+    ),
+    h(
+      'details',
+      {},
+      h('summary', {}, 'SDK (TypeScript)'),
+      sdk,
+      copyButton('Copy SDK call', () => lastSdk),
+    ),
   );
 
   let shown: TaskView | undefined;
@@ -111,7 +136,17 @@ function main(): void {
         task.kind === 'video'
           ? h('video', { src: url, controls: true, preload: 'auto', playsinline: true, 'aria-label': `video of ${task.id}` })
           : h('img', { src: url, alt: `image of ${task.id}` });
-      replace(media, player, h('p', {}, h('a', { href: url, download: `${task.id}.${task.kind === 'video' ? 'mp4' : 'png'}`, class: 'button' }, 'Download'), ' ', h('a', { href: url, target: '_blank', rel: 'noopener' }, 'Open the output URL')));
+      replace(
+        media,
+        player,
+        h(
+          'p',
+          {},
+          h('a', { href: url, download: `${task.id}.${task.kind === 'video' ? 'mp4' : 'png'}`, class: 'button' }, 'Download'),
+          ' ',
+          h('a', { href: url, target: '_blank', rel: 'noopener' }, 'Open the output URL'),
+        ),
+      );
     } else if (task.status !== 'completed' && media.dataset['url'] !== '') {
       media.dataset['url'] = '';
       replace(media);
@@ -129,19 +164,27 @@ function main(): void {
   };
   const follow = (task: TaskView): void => {
     const controller = new AbortController();
-    watch(api, task, (next) => {
-      taskHistory.update(next);
-      if (shown?.id === next.id) showTask(next);
-    }, controller.signal).catch((error: unknown) => {
+    watch(
+      api,
+      task,
+      (next) => {
+        taskHistory.update(next);
+        if (shown?.id === next.id) showTask(next);
+      },
+      controller.signal,
+    ).catch((error: unknown) => {
       if (shown?.id === task.id) replace(status, `Following ${task.id} failed: ${error instanceof Error ? error.message : String(error)}`);
     });
   };
   cancelButton.addEventListener('click', () => {
     if (!shown) return;
-    void api.cancel(shown).then((task) => {
-      taskHistory.update(task);
-      showTask(task);
-    }, (error: unknown) => replace(status, `Cancel refused: ${error instanceof ApiRefusal ? error.text : String(error)}`));
+    void api.cancel(shown).then(
+      (task) => {
+        taskHistory.update(task);
+        showTask(task);
+      },
+      (error: unknown) => replace(status, `Cancel refused: ${error instanceof ApiRefusal ? error.text : String(error)}`),
+    );
   });
 
   // --- history -----------------------------------------------------------------------------
@@ -160,7 +203,10 @@ function main(): void {
     if (!current) return;
     const bytes = new TextEncoder().encode(JSON.stringify(current.form.body())).length;
     const modelLimit = hints.models[current.model.id]?.maxBodyBytes;
-    replace(bodySize, `Request body ${formatBytes(bytes)} of ${formatBytes(hints.bodyLimitBytes)}${modelLimit !== undefined ? ` (this model: at most ${formatBytes(modelLimit)})` : ''}`);
+    replace(
+      bodySize,
+      `Request body ${formatBytes(bytes)} of ${formatBytes(hints.bodyLimitBytes)}${modelLimit !== undefined ? ` (this model: at most ${formatBytes(modelLimit)})` : ''}`,
+    );
   };
 
   const selectModel = (id: string): void => {
@@ -185,7 +231,10 @@ function main(): void {
       models = await api.models();
     } catch (error) {
       keyError.hidden = false;
-      replace(keyError, error instanceof ApiRefusal ? `The server refused the key (HTTP ${error.status} ${error.code}).` : `The server could not be reached: ${String(error)}`);
+      replace(
+        keyError,
+        error instanceof ApiRefusal ? `The server refused the key (HTTP ${error.status} ${error.code}).` : `The server could not be reached: ${String(error)}`,
+      );
       return;
     }
     replace(

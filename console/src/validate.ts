@@ -104,8 +104,10 @@ function check(schema: Schema, value: unknown, path: string, param: string, out:
     at(VALUE, 'unsupported_value', `'${path}' must be one of ${JSON.stringify([schema['const']])}; got ${JSON.stringify(value)}.`);
   }
   if (typeof value === 'number') {
-    if (typeof schema['maximum'] === 'number' && value > schema['maximum']) at(VALUE, 'unsupported_value', `'${path}' must be <= ${schema['maximum']}; got ${value}.`);
-    if (typeof schema['minimum'] === 'number' && value < schema['minimum']) at(VALUE, 'unsupported_value', `'${path}' must be >= ${schema['minimum']}; got ${value}.`);
+    if (typeof schema['maximum'] === 'number' && value > schema['maximum'])
+      at(VALUE, 'unsupported_value', `'${path}' must be <= ${schema['maximum']}; got ${value}.`);
+    if (typeof schema['minimum'] === 'number' && value < schema['minimum'])
+      at(VALUE, 'unsupported_value', `'${path}' must be >= ${schema['minimum']}; got ${value}.`);
   }
   if (typeof value === 'string') {
     if (typeof schema['minLength'] === 'number' && [...value].length < schema['minLength']) at(TYPE, 'invalid_parameter', `'${path}' must not be empty.`);
@@ -113,14 +115,18 @@ function check(schema: Schema, value: unknown, path: string, param: string, out:
       at(
         TYPE,
         'invalid_parameter',
-        param === 'prompt' ? `'prompt' must not be empty or only whitespace.` : `'${path}' is malformed (expected ${param === 'size' ? 'WIDTHxHEIGHT, e.g. 1024x1024' : 'a different form'}).`,
+        param === 'prompt'
+          ? `'prompt' must not be empty or only whitespace.`
+          : `'${path}' is malformed (expected ${param === 'size' ? 'WIDTHxHEIGHT, e.g. 1024x1024' : 'a different form'}).`,
       );
     }
     if (schema['format'] === 'media-input' && !isMediaString(value)) at(TYPE, 'invalid_parameter', `'${path}' must be an https:// URL or a Base64 data URL.`);
   }
   if (Array.isArray(value)) {
-    if (typeof schema['maxItems'] === 'number' && value.length > schema['maxItems']) at(VALUE, 'unsupported_value', `'${path}' must hold at most ${schema['maxItems']} items.`);
-    if (typeof schema['minItems'] === 'number' && value.length < schema['minItems']) at(VALUE, 'unsupported_value', `'${path}' must hold at least ${schema['minItems']} items.`);
+    if (typeof schema['maxItems'] === 'number' && value.length > schema['maxItems'])
+      at(VALUE, 'unsupported_value', `'${path}' must hold at most ${schema['maxItems']} items.`);
+    if (typeof schema['minItems'] === 'number' && value.length < schema['minItems'])
+      at(VALUE, 'unsupported_value', `'${path}' must hold at least ${schema['minItems']} items.`);
     const items = schema['items'];
     if (isObject(items)) value.forEach((item, index) => check(items, item, `${path}${segment(index)}`, param, out));
   }
@@ -131,7 +137,8 @@ function checkObject(schema: Schema, value: Record<string, unknown>, path: strin
   const properties = (isObject(schema['properties']) ? schema['properties'] : {}) as Record<string, Schema>;
   const paramOf = (name: string): string => param ?? name;
   for (const name of (schema['required'] as string[] | undefined) ?? []) {
-    if (value[name] === undefined) out.push({ rank: MISSING, code: 'missing_parameter', param: paramOf(name), message: `Missing required parameter '${name}'.` });
+    if (value[name] === undefined)
+      out.push({ rank: MISSING, code: 'missing_parameter', param: paramOf(name), message: `Missing required parameter '${name}'.` });
   }
   if (schema['additionalProperties'] === false) {
     for (const name of Object.keys(value)) {
@@ -153,14 +160,24 @@ function modelRules(kind: 'video' | 'image', hints: ModelHints, body: Record<str
   const found: Candidate[] = [];
   if (kind === 'image') {
     if (body['size'] !== undefined && (body['width'] !== undefined || body['height'] !== undefined)) {
-      found.push({ rank: TYPE, code: 'invalid_parameter', param: 'size', message: `'size' cannot be combined with 'width' or 'height'; give one or the other.` });
+      found.push({
+        rank: TYPE,
+        code: 'invalid_parameter',
+        param: 'size',
+        message: `'size' cannot be combined with 'width' or 'height'; give one or the other.`,
+      });
     }
     const match = typeof body['size'] === 'string' ? SIZE.exec(body['size']) : null;
     if (match && hints.side) {
       const { min, max } = hints.side;
       const [w, h] = [Number(match[1]), Number(match[2])];
       if ([w, h].some((side) => side < min || side > max)) {
-        found.push({ rank: VALUE, code: 'unsupported_value', param: 'size', message: `'size' ${w}x${h} is out of range; each dimension must be ${min}-${max}.` });
+        found.push({
+          rank: VALUE,
+          code: 'unsupported_value',
+          param: 'size',
+          message: `'size' ${w}x${h} is out of range; each dimension must be ${min}-${max}.`,
+        });
       }
     }
     return found;
@@ -220,7 +237,13 @@ function modelRules(kind: 'video' | 'image', hints: ModelHints, body: Record<str
  * The one problem the server would report for `body` sent to this model, or undefined.
  * `kind` is the model's family; `bodyBytes` the size of the JSON that will be sent.
  */
-export function validateRequest(kind: 'video' | 'image', schema: Schema, hints: ModelHints, body: Record<string, unknown>, bodyBytes: number): Problem | undefined {
+export function validateRequest(
+  kind: 'video' | 'image',
+  schema: Schema,
+  hints: ModelHints,
+  body: Record<string, unknown>,
+  bodyBytes: number,
+): Problem | undefined {
   const candidates: Candidate[] = [];
   checkObject(schema, body, '', undefined, candidates);
   candidates.push(...modelRules(kind, hints, body, bodyBytes));

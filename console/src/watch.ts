@@ -19,26 +19,39 @@ const MAX_POLL_MS = 5000;
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
 async function followEvents(api: Api, task: TaskView, onUpdate: (view: TaskView) => void, signal: AbortSignal): Promise<TaskView | undefined> {
-  const path = task.kind === 'video' ? `/v1/video/generations/${encodeURIComponent(task.id)}/events` : `/v1/images/generations/async/${encodeURIComponent(task.id)}/events`;
+  const path =
+    task.kind === 'video'
+      ? `/v1/video/generations/${encodeURIComponent(task.id)}/events`
+      : `/v1/images/generations/async/${encodeURIComponent(task.id)}/events`;
   const response = await fetch(path, { headers: api.headers({ accept: 'text/event-stream' }), signal, cache: 'no-store' });
   if (!response.ok || !response.body) {
     const text = await response.text();
-    const error = new ApiRefusal(response.status, (() => {
-      try {
-        const body = JSON.parse(text) as { code?: string; error?: { code?: string } };
-        return body.error?.code ?? body.code ?? '';
-      } catch {
-        return '';
-      }
-    })(), '', text, text);
+    const error = new ApiRefusal(
+      response.status,
+      (() => {
+        try {
+          const body = JSON.parse(text) as { code?: string; error?: { code?: string } };
+          return body.error?.code ?? body.code ?? '';
+        } catch {
+          return '';
+        }
+      })(),
+      '',
+      text,
+      text,
+    );
     if (isMissingOperation(error)) {
       eventsSupported = false;
       return undefined;

@@ -71,11 +71,7 @@ export function withRequestId(message: string, requestId: string | undefined): s
  * - any other 4xx: `rejected` with `rejection` (the adapter reads the upstream's error body).
  * Returns undefined for a 2xx response: the adapter reads it.
  */
-export function submitByHttpClass(
-  answer: HttpOutcome,
-  rejection: (status: number) => UpstreamFailure,
-  requestId?: string,
-): SubmitOutcome | undefined {
+export function submitByHttpClass(answer: HttpOutcome, rejection: (status: number) => UpstreamFailure, requestId?: string): SubmitOutcome | undefined {
   if (answer.kind === 'not_sent') return { outcome: 'refused', reason: `not sent: ${answer.reason}` };
   if (answer.kind === 'lost') return { outcome: 'unknown', reason: answer.reason };
   const { status } = answer;

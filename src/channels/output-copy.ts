@@ -122,7 +122,11 @@ export async function copyOutput(rawUrl: string, options: OutputCopyOptions): Pr
   const timeoutMs = options.timeoutMs ?? OUTPUT_COPY_DEFAULTS.timeoutMs;
   const origin = new URL(options.channelBaseUrl).origin;
   const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
-  const fail = (message: string, transient: boolean): OutputCopyOutcome => ({ ok: false, error: failure('output_invalid', `the upstream output could not be kept: ${message}`), transient });
+  const fail = (message: string, transient: boolean): OutputCopyOutcome => ({
+    ok: false,
+    error: failure('output_invalid', `the upstream output could not be kept: ${message}`),
+    transient,
+  });
 
   let url: URL;
   try {

@@ -101,7 +101,9 @@ export class TaskEventStream<T> implements AsyncIterable<T> {
       try {
         response = await this.#http.fetch(this.#http.url(spec), { method: 'GET', headers, signal: controller.signal });
       } catch (error) {
-        throw timedOut ? new ConnectionError(`No response from ${this.#http.baseURL} within ${this.#http.timeout} ms.`, { cause: error }) : fetchFailure(error, this.#http.baseURL, signal);
+        throw timedOut
+          ? new ConnectionError(`No response from ${this.#http.baseURL} within ${this.#http.timeout} ms.`, { cause: error })
+          : fetchFailure(error, this.#http.baseURL, signal);
       }
       if (response.status < 200 || response.status >= 300) {
         const body = parseBody(await response.text().catch(() => ''));
@@ -151,5 +153,7 @@ export class TaskEventStream<T> implements AsyncIterable<T> {
 /** Failures worth reconnecting for: the connection, the server's 5xx and 429. A malformed stream is not one. */
 function transient(error: unknown): boolean {
   if (error instanceof StreamError) return false;
-  return error instanceof ConnectionError || error instanceof ServerError || error instanceof RateLimitError || (error instanceof APIError && error.status === 408);
+  return (
+    error instanceof ConnectionError || error instanceof ServerError || error instanceof RateLimitError || (error instanceof APIError && error.status === 408)
+  );
 }

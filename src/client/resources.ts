@@ -140,7 +140,9 @@ export class Videos {
   async list(params: VideoListParams = {}, options?: RequestOptions): Promise<Page<VideoTask>> {
     const result = await this.#http.request({ method: 'GET', path: VIDEO_PATH, query: listQuery(params), idempotent: true }, options);
     if (!isVideoList(result.body)) throw unexpectedResponse(result, 'a list {object, data, has_more, last_id}');
-    return new Page({ data: result.body.data, hasMore: result.body.has_more, lastId: result.body.last_id }, (after) => this.list({ ...params, after }, options));
+    return new Page({ data: result.body.data, hasMore: result.body.has_more, lastId: result.body.last_id }, (after) =>
+      this.list({ ...params, after }, options),
+    );
   }
 
   /** The task's states as they change (server-sent events); ends after the final state. */
@@ -151,7 +153,12 @@ export class Videos {
 
   /** Waits until the task completes (resolves) or fails (TaskFailedError): over its events, else by polling. */
   wait(id: string, options?: WaitOptions<VideoTask>): Promise<VideoTask> {
-    return waitForTask(id, (request) => this.read(id, request), options, () => this.events(id, eventOptions(options)));
+    return waitForTask(
+      id,
+      (request) => this.read(id, request),
+      options,
+      () => this.events(id, eventOptions(options)),
+    );
   }
 
   async createAndWait(params: VideoCreateParams, options?: CreateAndWaitOptions<VideoTask>): Promise<VideoTask> {
@@ -236,7 +243,12 @@ export class Images {
   }
 
   wait(id: string, options?: WaitOptions<ImageTask>): Promise<ImageTask> {
-    return waitForTask(id, (request) => this.read(id, request), options, () => this.events(id, eventOptions(options)));
+    return waitForTask(
+      id,
+      (request) => this.read(id, request),
+      options,
+      () => this.events(id, eventOptions(options)),
+    );
   }
 
   async createAndWait(params: ImageCreateParams, options?: CreateAndWaitOptions<ImageTask>): Promise<ImageTask> {

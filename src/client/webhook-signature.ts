@@ -11,13 +11,7 @@ import type { WebhookEvent } from './types.js';
  */
 
 export type WebhookVerificationCode =
-  | 'missing_header'
-  | 'invalid_timestamp'
-  | 'timestamp_too_old'
-  | 'timestamp_too_new'
-  | 'invalid_signature'
-  | 'invalid_secret'
-  | 'invalid_payload';
+  'missing_header' | 'invalid_timestamp' | 'timestamp_too_old' | 'timestamp_too_new' | 'invalid_signature' | 'invalid_secret' | 'invalid_payload';
 
 /** A delivery that did not verify; `code` says why. Answer it with 4xx and do not act on it. */
 export class WebhookVerificationError extends MediagateError {

@@ -56,7 +56,9 @@ export class Webhooks {
 
   list(options?: RequestOptions): APIPromise<WebhookEndpoint[]> {
     return new APIPromise(
-      this.#http.request({ method: 'GET', path: PATH, idempotent: true }, options).then((result) => ({ data: endpoints(result), response: responseInfo(result.status, result.headers) })),
+      this.#http
+        .request({ method: 'GET', path: PATH, idempotent: true }, options)
+        .then((result) => ({ data: endpoints(result), response: responseInfo(result.status, result.headers) })),
     );
   }
 

@@ -29,7 +29,8 @@ function constraint(schema: Schema): string {
   }
   if (schema['minItems'] !== undefined) parts.push(`at least ${bound(schema['minItems'], '0')} items`);
   if (schema['maxItems'] !== undefined) parts.push(`at most ${bound(schema['maxItems'], '∞')} items`);
-  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input') parts.push('https:// URL or Base64 data URL');
+  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input')
+    parts.push('https:// URL or Base64 data URL');
   if (schema['default'] !== undefined) parts.push(`default <code>${escape(JSON.stringify(schema['default']))}</code>`);
   return parts.join('; ');
 }

@@ -216,7 +216,10 @@ function eventsPath(family: 'video' | 'image'): Record<string, unknown> {
         'A comment line is sent at least every 15 s. Send `Last-Event-ID` to resume after an event.',
       parameters: [...taskIdParam, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
       responses: {
-        '200': { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string', description: `Events whose data is a ${poll}` } } } },
+        '200': {
+          description: 'The event stream',
+          content: { 'text/event-stream': { schema: { type: 'string', description: `Events whose data is a ${poll}` } } },
+        },
         '404': { description: 'Unknown task, or a task of another API key', content: json(ref(error)) },
         ...keyedResponses(error),
       },

@@ -106,7 +106,18 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     for (let round = 0; round < 3; round += 1) {
       const task = this.newTask(owner, row);
       const idempotency = { ...request, expiredBefore: task.createdAt - IDEMPOTENCY_TTL_MS };
-      if (await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt, channel: this.channelOf(row.id), idempotency })) {
+      if (
+        await this.store.insertTask({
+          id: task.id,
+          kind: task.kind,
+          model: task.model,
+          owner,
+          params,
+          createdAt: task.createdAt,
+          channel: this.channelOf(row.id),
+          idempotency,
+        })
+      ) {
         this.emit('created', task);
         return { outcome: 'created', task };
       }
@@ -334,7 +345,13 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   async completeUpstream(task: UpstreamTask, outputs: readonly TaskOutput[]): Promise<boolean> {
     const now = this.now();
     const won = this.changedIf(await this.store.completeUpstream(task.id, task.attempt, outputs, now, task.startedAt ?? now), task.id);
-    if (won) this.emit('settled', { id: task.id, status: 'completed', model: task.model, ...(task.startedAt === null ? {} : { queuedMs: task.startedAt - task.createdAt, renderMs: now - task.startedAt }) });
+    if (won)
+      this.emit('settled', {
+        id: task.id,
+        status: 'completed',
+        model: task.model,
+        ...(task.startedAt === null ? {} : { queuedMs: task.startedAt - task.createdAt, renderMs: now - task.startedAt }),
+      });
     return won;
   }
 

@@ -20,7 +20,10 @@ afterAll(async () => {
 });
 
 function job(prompt: string, extra: Record<string, unknown> = {}): ChannelJob {
-  return videoJob({ prompt, image: 'https://example.com/a.png', resolution: '720p', aspect_ratio: 'adaptive', seed: -1, audio_enable: true, ...extra }, 'vendorb/famsd-2.0-i2v-spicy');
+  return videoJob(
+    { prompt, image: 'https://example.com/a.png', resolution: '720p', aspect_ratio: 'adaptive', seed: -1, audio_enable: true, ...extra },
+    'vendorb/famsd-2.0-i2v-spicy',
+  );
 }
 
 async function accepted(j: ChannelJob): Promise<string> {
@@ -58,7 +61,10 @@ describe('ark adapter over a fake ModelArk', () => {
   });
 
   it('references: images, videos and audios with their roles', async () => {
-    const ref = videoJob({ prompt: 'r', images: ['https://e.com/1.png'], videos: ['https://e.com/v.mp4'], audios: ['https://e.com/a.mp3'], resolution: '480p' }, 'vendorb/famsd-2.0-mini-ref2v-spicy');
+    const ref = videoJob(
+      { prompt: 'r', images: ['https://e.com/1.png'], videos: ['https://e.com/v.mp4'], audios: ['https://e.com/a.mp3'], resolution: '480p' },
+      'vendorb/famsd-2.0-mini-ref2v-spicy',
+    );
     const id = await accepted(ref);
     expect(fake.book.get(id)!.body).toMatchObject({
       content: [
@@ -113,9 +119,18 @@ describe('ark adapter over a fake ModelArk', () => {
 
   it('negative_prompt, prompt_extend=true and image tasks are refused before any request', async () => {
     const before = fake.http.stats.byRole.get('submit') ?? 0;
-    expect(await adapter.submit(ctx, job('n', { negative_prompt: 'x' }))).toMatchObject({ outcome: 'rejected', error: { code: 'unsupported_value', param: 'negative_prompt' } });
-    expect(await adapter.submit(ctx, job('n', { prompt_extend: true }))).toMatchObject({ outcome: 'rejected', error: { code: 'unsupported_value', param: 'prompt_extend' } });
-    expect(await adapter.submit(ctx, { taskId: 't', kind: 'image', model: 'm', params: { prompt: 'p' } })).toMatchObject({ outcome: 'rejected', error: { code: 'unsupported_value', param: 'model' } });
+    expect(await adapter.submit(ctx, job('n', { negative_prompt: 'x' }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'unsupported_value', param: 'negative_prompt' },
+    });
+    expect(await adapter.submit(ctx, job('n', { prompt_extend: true }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'unsupported_value', param: 'prompt_extend' },
+    });
+    expect(await adapter.submit(ctx, { taskId: 't', kind: 'image', model: 'm', params: { prompt: 'p' } })).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'unsupported_value', param: 'model' },
+    });
     expect(fake.http.stats.byRole.get('submit') ?? 0).toBe(before);
   });
 

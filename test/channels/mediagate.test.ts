@@ -50,11 +50,21 @@ describe('mediagate adapter against a real mediagate', () => {
 
   it('image: the image family, size or width/height, a PNG output', async () => {
     const model = 'vendora/famz-image-spicy';
-    const job: ChannelJob = { taskId: 'tsk_img1', kind: 'image', model, params: { model, prompt: 'a fox', width: 256, height: 256, prompt_extend: true, output_format: 'png', n: 1 } };
+    const job: ChannelJob = {
+      taskId: 'tsk_img1',
+      kind: 'image',
+      model,
+      params: { model, prompt: 'a fox', width: 256, height: 256, prompt_extend: true, output_format: 'png', n: 1 },
+    };
     const ictx = adapterContext({ baseUrl: upstream.url, apiKey: TEST_KEYS[0], upstreamModel: model });
     try {
       expect(mediagateBody(ictx, job)).toEqual({ prompt: 'a fox', width: 256, height: 256, prompt_extend: true, model });
-      expect(mediagateBody(ictx, { ...job, params: { ...job.params, size: '256x256' } })).toEqual({ prompt: 'a fox', size: '256x256', prompt_extend: true, model });
+      expect(mediagateBody(ictx, { ...job, params: { ...job.params, size: '256x256' } })).toEqual({
+        prompt: 'a fox',
+        size: '256x256',
+        prompt_extend: true,
+        model,
+      });
       const submitted = await adapter.submit(ictx, job);
       if (submitted.outcome !== 'accepted') throw new Error(JSON.stringify(submitted));
       expect(submitted.upstreamId).toMatch(/^i:/);
@@ -109,7 +119,11 @@ describe('mediagate adapter against a real mediagate', () => {
         keys.push(String(req.headers['idempotency-key'] ?? ''));
         void fetch(`${upstream.url}${req.url ?? '/'}`, {
           method: req.method ?? 'GET',
-          headers: { authorization: String(req.headers['authorization'] ?? ''), 'content-type': 'application/json', 'idempotency-key': String(req.headers['idempotency-key'] ?? '') },
+          headers: {
+            authorization: String(req.headers['authorization'] ?? ''),
+            'content-type': 'application/json',
+            'idempotency-key': String(req.headers['idempotency-key'] ?? ''),
+          },
           ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
         }).then(async (answer) => {
           const body = Buffer.from(await answer.arrayBuffer());

@@ -102,7 +102,11 @@ describe('output copy', () => {
 
     it('a redirect from the channel origin to another host is policed too', async () => {
       const url = new URL(await outputUrl('hop'));
-      const outcome = await copyOutput(`${redirectOrigin}${url.pathname}${url.search}`, { channelBaseUrl: redirectOrigin, expect: 'video', destination: dest() });
+      const outcome = await copyOutput(`${redirectOrigin}${url.pathname}${url.search}`, {
+        channelBaseUrl: redirectOrigin,
+        expect: 'video',
+        destination: dest(),
+      });
       expect(outcome).toMatchObject({ ok: false, error: { code: 'output_invalid' } });
     });
   });

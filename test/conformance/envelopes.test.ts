@@ -289,10 +289,13 @@ describe('unknown routes and methods (decisions §1: 404 not_found / 405 method_
     ['POST', '/v1/images/generations', 'image'],
     ['GET', '/v1/images/generations/async/a/b', 'image'],
   ];
-  it.each(notFound.map(([method, path, family]) => ({ method, path, family })))('$method $path -> 404 not_found ($family envelope)', async ({ method, path, family }) => {
-    const res = await api.request(method, path, method === 'POST' ? { body: {} } : {});
-    expectFamilyError(family, res, 404, 'not_found', '');
-  });
+  it.each(notFound.map(([method, path, family]) => ({ method, path, family })))(
+    '$method $path -> 404 not_found ($family envelope)',
+    async ({ method, path, family }) => {
+      const res = await api.request(method, path, method === 'POST' ? { body: {} } : {});
+      expectFamilyError(family, res, 404, 'not_found', '');
+    },
+  );
 
   const notAllowed: ReadonlyArray<readonly [string, string, Family]> = [
     ['DELETE', '/v1/video/generations', 'video'],
@@ -302,8 +305,11 @@ describe('unknown routes and methods (decisions §1: 404 not_found / 405 method_
     ['DELETE', '/v1/images/generations/async', 'image'],
     ['PATCH', '/v1/images/generations/async', 'image'],
   ];
-  it.each(notAllowed.map(([method, path, family]) => ({ method, path, family })))('$method $path -> 405 method_not_allowed ($family envelope)', async ({ method, path, family }) => {
-    const res = await api.request(method, path, method === 'DELETE' ? {} : { body: {} });
-    expectFamilyError(family, res, 405, 'method_not_allowed', '');
-  });
+  it.each(notAllowed.map(([method, path, family]) => ({ method, path, family })))(
+    '$method $path -> 405 method_not_allowed ($family envelope)',
+    async ({ method, path, family }) => {
+      const res = await api.request(method, path, method === 'DELETE' ? {} : { body: {} });
+      expectFamilyError(family, res, 405, 'method_not_allowed', '');
+    },
+  );
 });

@@ -168,15 +168,17 @@ function casesFor(row: ImageModelRow): Case[] {
       outcome: OK,
     },
     // parameters not in the table
-    ...([
-      ['foo', 'bar'],
-      ['duration', 5],
-      ['resolution', '720p'],
-      ['aspect_ratio', '1:1'],
-      ['image', 'https://example.com/a.png'],
-      ['negative_prompt', 'blurry'],
-      ['response_format', 'url'],
-    ] as ReadonlyArray<readonly [string, Json]>).map(([key, value]) => ({
+    ...(
+      [
+        ['foo', 'bar'],
+        ['duration', 5],
+        ['resolution', '720p'],
+        ['aspect_ratio', '1:1'],
+        ['image', 'https://example.com/a.png'],
+        ['negative_prompt', 'blurry'],
+        ['response_format', 'url'],
+      ] as ReadonlyArray<readonly [string, Json]>
+    ).map(([key, value]) => ({
       name: `${key} (not an image parameter) -> unsupported_parameter`,
       body: base({ [key]: value }),
       outcome: fail('unsupported_parameter'),
@@ -223,8 +225,16 @@ describe('image endpoint: model field', () => {
   const cases: Case[] = [
     { name: 'unknown model -> unsupported_value', body: { model: 'vendora/famz-image-nope', prompt: PROMPT }, outcome: fail('unsupported_value') },
     { name: 'model in the wrong case -> unsupported_value', body: { model: 'vendora/FAMZ-image-spicy', prompt: PROMPT }, outcome: fail('unsupported_value') },
-    { name: 'video model vendora/famw-2.7-t2v -> unsupported_value', body: { model: 'vendora/famw-2.7-t2v', prompt: PROMPT }, outcome: fail('unsupported_value') },
-    { name: 'video model vendord/v6/image-to-video -> unsupported_value', body: { model: 'vendord/v6/image-to-video', prompt: PROMPT }, outcome: fail('unsupported_value') },
+    {
+      name: 'video model vendora/famw-2.7-t2v -> unsupported_value',
+      body: { model: 'vendora/famw-2.7-t2v', prompt: PROMPT },
+      outcome: fail('unsupported_value'),
+    },
+    {
+      name: 'video model vendord/v6/image-to-video -> unsupported_value',
+      body: { model: 'vendord/v6/image-to-video', prompt: PROMPT },
+      outcome: fail('unsupported_value'),
+    },
     { name: 'model 42 -> invalid_parameter', body: { model: 42, prompt: PROMPT }, outcome: fail('invalid_parameter') },
     { name: 'model null -> invalid_parameter', body: { model: null, prompt: PROMPT }, outcome: fail('invalid_parameter') },
     { name: 'empty body {} -> missing_parameter', body: {}, outcome: fail('missing_parameter') },
@@ -240,7 +250,11 @@ describe('image endpoint: error precedence (body shape, model, unsupported param
     { name: 'unknown field + missing prompt -> unsupported_parameter', body: { model, foo: 1 }, outcome: fail('unsupported_parameter') },
     { name: 'missing prompt + wrong-typed seed -> missing_parameter', body: { model, seed: '5' }, outcome: fail('missing_parameter') },
     { name: 'malformed size + n 2 -> invalid_parameter', body: { model, prompt: PROMPT, size: '1024*1024', n: 2 }, outcome: fail('invalid_parameter') },
-    { name: 'wrong-typed width + out-of-range height -> invalid_parameter', body: { model, prompt: PROMPT, width: '512', height: 99999 }, outcome: fail('invalid_parameter') },
+    {
+      name: 'wrong-typed width + out-of-range height -> invalid_parameter',
+      body: { model, prompt: PROMPT, width: '512', height: 99999 },
+      outcome: fail('invalid_parameter'),
+    },
   ];
   it.each(cases)('$name', runCase);
 });

@@ -486,7 +486,10 @@ describe('output URLs expire (decisions §5: signed and expiring)', () => {
 describe('video task failure', () => {
   it.each<{ model: string; body: JsonObject }>([
     { model: 'vendora/famw-2.7-i2v', body: { model: 'vendora/famw-2.7-i2v', prompt: 'x', image: 'https://127.0.0.1:1/x.png', duration: 2 } },
-    { model: 'vendord/v6/image-to-video', body: { model: 'vendord/v6/image-to-video', prompt: 'x', image: 'https://127.0.0.1:1/x.png', duration: 1, resolution: '360p' } },
+    {
+      model: 'vendord/v6/image-to-video',
+      body: { model: 'vendord/v6/image-to-video', prompt: 'x', image: 'https://127.0.0.1:1/x.png', duration: 1, resolution: '360p' },
+    },
   ])(
     '$model: an https image that cannot be fetched -> failed with error {type:"generation_error", code, message, param:"image"}',
     async ({ model, body }) => {
@@ -516,7 +519,8 @@ async function pollImage(id: string): Promise<{ final: Task; history: Task[] }> 
       last = res.text;
       const data: unknown = isRecord(res.json) ? res.json['data'] : undefined;
       // A wrong answer fails at once rather than being retried until the deadline.
-      if (res.status !== 200 || !isRecord(res.json) || res.json['code'] !== 'success' || res.json['message'] !== '' || !isRecord(data)) return { kind: 'bad' as const, res };
+      if (res.status !== 200 || !isRecord(res.json) || res.json['code'] !== 'success' || res.json['message'] !== '' || !isRecord(data))
+        return { kind: 'bad' as const, res };
       const task = data as Task;
       history.push(task);
       const status = String(task['status']);
@@ -566,13 +570,48 @@ function checkImageHistory(history: readonly Task[]): void {
 
 const IMAGE_RENDERS: ReadonlyArray<{ name: string; body: JsonObject; width: number; height: number }> = [
   { name: 'vendora/famz-image-spicy defaults -> 1024x1536', body: { model: 'vendora/famz-image-spicy', prompt: 'a red kite' }, width: 1024, height: 1536 },
-  { name: 'vendora/famz-image-spicy-pro defaults -> 1024x1024', body: { model: 'vendora/famz-image-spicy-pro', prompt: 'a red kite' }, width: 1024, height: 1024 },
-  { name: 'vendora/famz-image-spicy width 512 alone -> 512x1536 (height from the default)', body: { model: 'vendora/famz-image-spicy', prompt: 'a red kite', width: 512 }, width: 512, height: 1536 },
-  { name: 'vendora/famz-image-spicy height 512 alone -> 1024x512 (width from the default)', body: { model: 'vendora/famz-image-spicy', prompt: 'a red kite', height: 512 }, width: 1024, height: 512 },
-  { name: 'vendora/famz-image-spicy-pro width 2000 alone -> 2000x1024', body: { model: 'vendora/famz-image-spicy-pro', prompt: 'a red kite', width: 2000 }, width: 2000, height: 1024 },
-  { name: 'vendora/famz-image-spicy size 300x400 -> 300x400', body: { model: 'vendora/famz-image-spicy', prompt: 'a red kite', size: '300x400' }, width: 300, height: 400 },
-  { name: 'vendora/famz-image-spicy-pro size 2560x256 -> 2560x256', body: { model: 'vendora/famz-image-spicy-pro', prompt: 'a red kite', size: '2560x256' }, width: 2560, height: 256 },
-  { name: 'vendora/famz-image-spicy-pro width 257 height 2559 -> 257x2559', body: { model: 'vendora/famz-image-spicy-pro', prompt: 'a red kite', width: 257, height: 2559 }, width: 257, height: 2559 },
+  {
+    name: 'vendora/famz-image-spicy-pro defaults -> 1024x1024',
+    body: { model: 'vendora/famz-image-spicy-pro', prompt: 'a red kite' },
+    width: 1024,
+    height: 1024,
+  },
+  {
+    name: 'vendora/famz-image-spicy width 512 alone -> 512x1536 (height from the default)',
+    body: { model: 'vendora/famz-image-spicy', prompt: 'a red kite', width: 512 },
+    width: 512,
+    height: 1536,
+  },
+  {
+    name: 'vendora/famz-image-spicy height 512 alone -> 1024x512 (width from the default)',
+    body: { model: 'vendora/famz-image-spicy', prompt: 'a red kite', height: 512 },
+    width: 1024,
+    height: 512,
+  },
+  {
+    name: 'vendora/famz-image-spicy-pro width 2000 alone -> 2000x1024',
+    body: { model: 'vendora/famz-image-spicy-pro', prompt: 'a red kite', width: 2000 },
+    width: 2000,
+    height: 1024,
+  },
+  {
+    name: 'vendora/famz-image-spicy size 300x400 -> 300x400',
+    body: { model: 'vendora/famz-image-spicy', prompt: 'a red kite', size: '300x400' },
+    width: 300,
+    height: 400,
+  },
+  {
+    name: 'vendora/famz-image-spicy-pro size 2560x256 -> 2560x256',
+    body: { model: 'vendora/famz-image-spicy-pro', prompt: 'a red kite', size: '2560x256' },
+    width: 2560,
+    height: 256,
+  },
+  {
+    name: 'vendora/famz-image-spicy-pro width 257 height 2559 -> 257x2559',
+    body: { model: 'vendora/famz-image-spicy-pro', prompt: 'a red kite', width: 257, height: 2559 },
+    width: 257,
+    height: 2559,
+  },
 ];
 
 describe('image task lifecycle and output', () => {

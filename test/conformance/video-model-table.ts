@@ -6,17 +6,7 @@
 
 /** Common video request parameters other than model, prompt, duration, resolution and seed. */
 export type OptionalParam =
-  | 'negative_prompt'
-  | 'image'
-  | 'end_image'
-  | 'images'
-  | 'videos'
-  | 'audios'
-  | 'audio'
-  | 'audio_enable'
-  | 'aspect_ratio'
-  | 'prompt_extend'
-  | 'extra';
+  'negative_prompt' | 'image' | 'end_image' | 'images' | 'videos' | 'audios' | 'audio' | 'audio_enable' | 'aspect_ratio' | 'prompt_extend' | 'extra';
 
 export type ArrayParam = 'images' | 'videos' | 'audios';
 export type MediaParam = 'image' | 'end_image' | 'audio';

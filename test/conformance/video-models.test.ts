@@ -8,17 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
-import {
-  Api,
-  expectQueuedVideoTask,
-  expectVideoError,
-  field,
-  imageDataUrl,
-  largePngBuffer,
-  dataUrl,
-  type Json,
-  type JsonObject,
-} from './support.js';
+import { Api, expectQueuedVideoTask, expectVideoError, field, imageDataUrl, largePngBuffer, dataUrl, type Json, type JsonObject } from './support.js';
 import {
   ALL_LISTED_ASPECT_RATIOS,
   ALL_LISTED_RESOLUTIONS,
@@ -179,14 +169,28 @@ function durationCases(row: VideoModelRow): Case[] {
   const cases: Case[] = [];
   if (row.duration === 'unchecked') {
     for (const value of [1, 5, 31, 60]) cases.push({ name: `duration ${value} (unchecked row) -> 200`, body: withField(row, 'duration', value), outcome: OK });
-    for (const value of [0, -5]) cases.push({ name: `duration ${value} (not positive) -> unsupported_value duration`, body: withField(row, 'duration', value), outcome: unsupportedValue('duration') });
+    for (const value of [0, -5])
+      cases.push({
+        name: `duration ${value} (not positive) -> unsupported_value duration`,
+        body: withField(row, 'duration', value),
+        outcome: unsupportedValue('duration'),
+      });
   } else {
     const { min, max } = row.duration;
     cases.push({ name: `duration min ${min} -> 200`, body: withField(row, 'duration', min), outcome: OK });
     cases.push({ name: `duration max ${max} -> 200`, body: withField(row, 'duration', max), outcome: OK });
-    cases.push({ name: `duration min-1 ${min - 1} -> unsupported_value duration`, body: withField(row, 'duration', min - 1), outcome: unsupportedValue('duration') });
-    cases.push({ name: `duration max+1 ${max + 1} -> unsupported_value duration`, body: withField(row, 'duration', max + 1), outcome: unsupportedValue('duration') });
-    if (min - 1 !== 0) cases.push({ name: 'duration 0 -> unsupported_value duration', body: withField(row, 'duration', 0), outcome: unsupportedValue('duration') });
+    cases.push({
+      name: `duration min-1 ${min - 1} -> unsupported_value duration`,
+      body: withField(row, 'duration', min - 1),
+      outcome: unsupportedValue('duration'),
+    });
+    cases.push({
+      name: `duration max+1 ${max + 1} -> unsupported_value duration`,
+      body: withField(row, 'duration', max + 1),
+      outcome: unsupportedValue('duration'),
+    });
+    if (min - 1 !== 0)
+      cases.push({ name: 'duration 0 -> unsupported_value duration', body: withField(row, 'duration', 0), outcome: unsupportedValue('duration') });
     cases.push({ name: 'duration 1000 -> unsupported_value duration', body: withField(row, 'duration', 1000), outcome: unsupportedValue('duration') });
   }
   for (const value of [5.5, '5', null, true, [5]] as Json[]) {
@@ -207,15 +211,27 @@ function resolutionCases(row: VideoModelRow): Case[] {
     for (const value of values) {
       const wrongCase = swapCase(value);
       if (!values.includes(wrongCase)) {
-        cases.push({ name: `resolution ${wrongCase} (wrong case) -> unsupported_value resolution`, body: withField(row, 'resolution', wrongCase), outcome: unsupportedValue('resolution') });
+        cases.push({
+          name: `resolution ${wrongCase} (wrong case) -> unsupported_value resolution`,
+          body: withField(row, 'resolution', wrongCase),
+          outcome: unsupportedValue('resolution'),
+        });
       }
     }
     for (const value of [...ALL_LISTED_RESOLUTIONS.filter((v) => !values.includes(v)), '999p']) {
-      cases.push({ name: `resolution ${value} (not listed) -> unsupported_value resolution`, body: withField(row, 'resolution', value), outcome: unsupportedValue('resolution') });
+      cases.push({
+        name: `resolution ${value} (not listed) -> unsupported_value resolution`,
+        body: withField(row, 'resolution', value),
+        outcome: unsupportedValue('resolution'),
+      });
     }
   }
   for (const value of [720, null, ['720p']] as Json[]) {
-    cases.push({ name: `resolution ${show(value)} -> invalid_parameter resolution`, body: withField(row, 'resolution', value), outcome: invalid('resolution') });
+    cases.push({
+      name: `resolution ${show(value)} -> invalid_parameter resolution`,
+      body: withField(row, 'resolution', value),
+      outcome: invalid('resolution'),
+    });
   }
   return cases;
 }
@@ -225,7 +241,11 @@ function aspectRatioCases(row: VideoModelRow): Case[] {
   const spec = row.aspectRatio;
   if (spec === 'not-accepted') {
     for (const value of ['16:9', 'adaptive']) {
-      cases.push({ name: `aspect_ratio ${value} (not configurable) -> unsupported_parameter aspect_ratio`, body: withField(row, 'aspect_ratio', value), outcome: unsupportedParam('aspect_ratio') });
+      cases.push({
+        name: `aspect_ratio ${value} (not configurable) -> unsupported_parameter aspect_ratio`,
+        body: withField(row, 'aspect_ratio', value),
+        outcome: unsupportedParam('aspect_ratio'),
+      });
     }
     return cases;
   }
@@ -237,11 +257,19 @@ function aspectRatioCases(row: VideoModelRow): Case[] {
     for (const value of spec.values) cases.push({ name: `aspect_ratio ${value} -> 200`, body: withField(row, 'aspect_ratio', value), outcome: OK });
     for (const value of [...ALL_LISTED_ASPECT_RATIOS.filter((v) => !spec.values.includes(v)), '2:1', 'ADAPTIVE']) {
       if (spec.values.includes(value)) continue;
-      cases.push({ name: `aspect_ratio ${value} (not listed) -> unsupported_value aspect_ratio`, body: withField(row, 'aspect_ratio', value), outcome: unsupportedValue('aspect_ratio') });
+      cases.push({
+        name: `aspect_ratio ${value} (not listed) -> unsupported_value aspect_ratio`,
+        body: withField(row, 'aspect_ratio', value),
+        outcome: unsupportedValue('aspect_ratio'),
+      });
     }
   }
   for (const value of [1.5, null, ['16:9']] as Json[]) {
-    cases.push({ name: `aspect_ratio ${show(value)} -> invalid_parameter aspect_ratio`, body: withField(row, 'aspect_ratio', value), outcome: invalid('aspect_ratio') });
+    cases.push({
+      name: `aspect_ratio ${show(value)} -> invalid_parameter aspect_ratio`,
+      body: withField(row, 'aspect_ratio', value),
+      outcome: invalid('aspect_ratio'),
+    });
   }
   return cases;
 }
@@ -276,7 +304,11 @@ function unsupportedParameterCases(row: VideoModelRow): Case[] {
   const cases: Case[] = [];
   for (const param of ALL_OPTIONAL_PARAMS) {
     if (accepts(row, param) || param === 'aspect_ratio') continue; // aspect_ratio: see aspectRatioCases
-    cases.push({ name: `${param} (not in row) -> unsupported_parameter ${param}`, body: withField(row, param, sampleValue(row, param)), outcome: unsupportedParam(param) });
+    cases.push({
+      name: `${param} (not in row) -> unsupported_parameter ${param}`,
+      body: withField(row, param, sampleValue(row, param)),
+      outcome: unsupportedParam(param),
+    });
   }
   const strangers: ReadonlyArray<readonly [string, Json]> = [
     ['foo', 'bar'],
@@ -299,11 +331,19 @@ function arrayCases(row: VideoModelRow): Case[] {
     const min = row.arrayMin?.[param] ?? 0;
     if (max === undefined) throw new Error(`table: ${row.id} accepts ${param} without a max`);
     cases.push({ name: `${param} with max ${max} items -> 200`, body: withField(row, param, arrayItems(param, max)), outcome: OK });
-    cases.push({ name: `${param} with ${max + 1} items -> unsupported_value ${param}`, body: withField(row, param, arrayItems(param, max + 1)), outcome: unsupportedValue(param) });
+    cases.push({
+      name: `${param} with ${max + 1} items -> unsupported_value ${param}`,
+      body: withField(row, param, arrayItems(param, max + 1)),
+      outcome: unsupportedValue(param),
+    });
     let emptyOutcome: Outcome = OK;
     if (min > 0) emptyOutcome = unsupportedValue(param);
     else if (row.atLeastOneOf !== undefined && param === 'images') emptyOutcome = missing('images');
-    cases.push({ name: `${param} [] -> ${emptyOutcome.ok ? '200' : `${emptyOutcome.code} ${emptyOutcome.param}`}`, body: withField(row, param, []), outcome: emptyOutcome });
+    cases.push({
+      name: `${param} [] -> ${emptyOutcome.ok ? '200' : `${emptyOutcome.code} ${emptyOutcome.param}`}`,
+      body: withField(row, param, []),
+      outcome: emptyOutcome,
+    });
     const dataItem = param === 'images' ? PNG_400 : param === 'videos' ? VIDEO_DATA_URL : AUDIO_DATA_URL;
     cases.push({ name: `${param} [data URL] -> 200`, body: withField(row, param, [dataItem]), outcome: OK });
     const badItems: ReadonlyArray<readonly [string, Json]> = [
@@ -364,7 +404,11 @@ function scalarTypeCases(row: VideoModelRow): Case[] {
   }
   if (accepts(row, 'negative_prompt')) {
     for (const value of [42, null, ['x']] as Json[]) {
-      cases.push({ name: `negative_prompt ${show(value)} -> invalid_parameter negative_prompt`, body: withField(row, 'negative_prompt', value), outcome: invalid('negative_prompt') });
+      cases.push({
+        name: `negative_prompt ${show(value)} -> invalid_parameter negative_prompt`,
+        body: withField(row, 'negative_prompt', value),
+        outcome: invalid('negative_prompt'),
+      });
     }
   }
   if (accepts(row, 'extra')) {
@@ -457,7 +501,11 @@ describe('model field', () => {
     { name: 'unknown model id -> unsupported_value model', body: { ...base, model: 'vendora/famw-9.9-t2v' }, outcome: unsupportedValue('model') },
     { name: 'model id in the wrong case -> unsupported_value model', body: { ...base, model: 'Vendora/famw-2.7-t2v' }, outcome: unsupportedValue('model') },
     { name: 'model id with trailing space -> unsupported_value model', body: { ...base, model: 'vendora/famw-2.7-t2v ' }, outcome: unsupportedValue('model') },
-    ...IMAGE_MODEL_IDS.map((id) => ({ name: `image model ${id} on the video endpoint -> unsupported_value model`, body: { ...base, model: id }, outcome: unsupportedValue('model') })),
+    ...IMAGE_MODEL_IDS.map((id) => ({
+      name: `image model ${id} on the video endpoint -> unsupported_value model`,
+      body: { ...base, model: id },
+      outcome: unsupportedValue('model'),
+    })),
     { name: 'model 42 -> invalid_parameter model', body: { ...base, model: 42 }, outcome: invalid('model') },
     { name: 'model null -> invalid_parameter model', body: { ...base, model: null }, outcome: invalid('model') },
     { name: 'model ["vendora/famw-2.7-t2v"] -> invalid_parameter model', body: { ...base, model: ['vendora/famw-2.7-t2v'] }, outcome: invalid('model') },
@@ -470,7 +518,11 @@ describe('model-specific rule 1: vendorb/famsd-2.0-mini-ref2v-spicy needs a refe
   const model = 'vendorb/famsd-2.0-mini-ref2v-spicy';
   const cases: Case[] = [
     { name: 'no images, videos or audios -> missing_parameter images', body: { model, prompt: PROMPT }, outcome: missing('images') },
-    { name: 'all three present but empty -> missing_parameter images', body: { model, prompt: PROMPT, images: [], videos: [], audios: [] }, outcome: missing('images') },
+    {
+      name: 'all three present but empty -> missing_parameter images',
+      body: { model, prompt: PROMPT, images: [], videos: [], audios: [] },
+      outcome: missing('images'),
+    },
     { name: 'only videos [] -> missing_parameter images', body: { model, prompt: PROMPT, videos: [] }, outcome: missing('images') },
     { name: 'one image -> 200', body: { model, prompt: PROMPT, images: [PNG_400] }, outcome: OK },
     { name: 'one video, images [] -> 200', body: { model, prompt: PROMPT, images: [], videos: [VIDEO_URL] }, outcome: OK },
@@ -483,7 +535,12 @@ describe('model-specific rule 1: vendorb/famsd-2.0-mini-ref2v-spicy needs a refe
 describe('model-specific rule 2: vendord/v6/reference-to-video images and extra.image_options', () => {
   const model = 'vendord/v6/reference-to-video';
   const images2: Json[] = [PNG_400, IMAGE_URL];
-  const withOptions = (imageOptions: Json, images: Json[] = images2): JsonObject => ({ model, prompt: '@image1 walks past @image2', images, extra: { image_options: imageOptions } });
+  const withOptions = (imageOptions: Json, images: Json[] = images2): JsonObject => ({
+    model,
+    prompt: '@image1 walks past @image2',
+    images,
+    extra: { image_options: imageOptions },
+  });
   const cases: Case[] = [
     { name: 'images absent -> missing_parameter images', body: { model, prompt: PROMPT }, outcome: missing('images') },
     { name: 'images [] -> unsupported_value images', body: { model, prompt: PROMPT, images: [] }, outcome: unsupportedValue('images') },
@@ -498,16 +555,32 @@ describe('model-specific rule 2: vendord/v6/reference-to-video images and extra.
     { name: 'ref_name of exactly 30 ASCII bytes -> 200', body: withOptions([{ ref_name: 'a'.repeat(30) }]), outcome: OK },
     { name: 'ref_name of 10 x "€" = 30 UTF-8 bytes -> 200', body: withOptions([{ ref_name: '€'.repeat(10) }]), outcome: OK },
     { name: 'ref_name of 31 ASCII bytes -> unsupported_value extra', body: withOptions([{ ref_name: 'a'.repeat(31) }]), outcome: unsupportedValue('extra') },
-    { name: 'ref_name of 11 x "€" = 33 UTF-8 bytes (11 chars) -> unsupported_value extra', body: withOptions([{ ref_name: '€'.repeat(11) }]), outcome: unsupportedValue('extra') },
-    { name: 'ref_name of 8 x "😀" = 32 UTF-8 bytes (16 UTF-16 units) -> unsupported_value extra', body: withOptions([{ ref_name: '😀'.repeat(8) }]), outcome: unsupportedValue('extra') },
-    { name: 'second option has a 31-byte ref_name -> unsupported_value extra', body: withOptions([{ ref_name: 'ok' }, { ref_name: 'b'.repeat(31) }]), outcome: unsupportedValue('extra') },
+    {
+      name: 'ref_name of 11 x "€" = 33 UTF-8 bytes (11 chars) -> unsupported_value extra',
+      body: withOptions([{ ref_name: '€'.repeat(11) }]),
+      outcome: unsupportedValue('extra'),
+    },
+    {
+      name: 'ref_name of 8 x "😀" = 32 UTF-8 bytes (16 UTF-16 units) -> unsupported_value extra',
+      body: withOptions([{ ref_name: '😀'.repeat(8) }]),
+      outcome: unsupportedValue('extra'),
+    },
+    {
+      name: 'second option has a 31-byte ref_name -> unsupported_value extra',
+      body: withOptions([{ ref_name: 'ok' }, { ref_name: 'b'.repeat(31) }]),
+      outcome: unsupportedValue('extra'),
+    },
     { name: 'type "foreground" (not in the enum) -> unsupported_value extra', body: withOptions([{ type: 'foreground' }]), outcome: unsupportedValue('extra') },
     { name: 'type "Subject" (wrong case) -> unsupported_value extra', body: withOptions([{ type: 'Subject' }]), outcome: unsupportedValue('extra') },
     { name: 'type 1 (not a string) -> invalid_parameter extra', body: withOptions([{ type: 1 }]), outcome: invalid('extra') },
     { name: 'ref_name 42 (not a string) -> invalid_parameter extra', body: withOptions([{ ref_name: 42 }]), outcome: invalid('extra') },
     { name: 'option item not an object -> invalid_parameter extra', body: withOptions(['subject']), outcome: invalid('extra') },
     { name: 'image_options not an array -> invalid_parameter extra', body: withOptions({ type: 'subject' }), outcome: invalid('extra') },
-    { name: 'image_options longer than images -> invalid_parameter extra', body: withOptions([{ type: 'subject' }, { type: 'background' }, { type: 'subject' }]), outcome: invalid('extra') },
+    {
+      name: 'image_options longer than images -> invalid_parameter extra',
+      body: withOptions([{ type: 'subject' }, { type: 'background' }, { type: 'subject' }]),
+      outcome: invalid('extra'),
+    },
     { name: 'image_options of 2 with 1 image -> invalid_parameter extra', body: withOptions([{}, {}], [PNG_400]), outcome: invalid('extra') },
   ];
   it.each(cases)('$name', runCase);
@@ -517,24 +590,64 @@ describe('vendorc-h3-enhanced-reference-to-video requires aspect_ratio', () => {
   const model = 'vendorc-h3-enhanced-reference-to-video';
   const cases: Case[] = [
     { name: 'aspect_ratio absent -> missing_parameter aspect_ratio', body: { model, prompt: PROMPT }, outcome: missing('aspect_ratio') },
-    { name: 'aspect_ratio absent with images -> missing_parameter aspect_ratio', body: { model, prompt: PROMPT, images: [PNG_400] }, outcome: missing('aspect_ratio') },
+    {
+      name: 'aspect_ratio absent with images -> missing_parameter aspect_ratio',
+      body: { model, prompt: PROMPT, images: [PNG_400] },
+      outcome: missing('aspect_ratio'),
+    },
     { name: 'aspect_ratio 21:9 -> 200', body: { model, prompt: PROMPT, aspect_ratio: '21:9' }, outcome: OK },
-    { name: 'aspect_ratio adaptive -> unsupported_value aspect_ratio', body: { model, prompt: PROMPT, aspect_ratio: 'adaptive' }, outcome: unsupportedValue('aspect_ratio') },
+    {
+      name: 'aspect_ratio adaptive -> unsupported_value aspect_ratio',
+      body: { model, prompt: PROMPT, aspect_ratio: 'adaptive' },
+      outcome: unsupportedValue('aspect_ratio'),
+    },
     { name: 'resolution 2k -> 200', body: { model, prompt: PROMPT, aspect_ratio: '1:1', resolution: '2k' }, outcome: OK },
-    { name: 'resolution 2K -> unsupported_value resolution', body: { model, prompt: PROMPT, aspect_ratio: '1:1', resolution: '2K' }, outcome: unsupportedValue('resolution') },
+    {
+      name: 'resolution 2K -> unsupported_value resolution',
+      body: { model, prompt: PROMPT, aspect_ratio: '1:1', resolution: '2K' },
+      outcome: unsupportedValue('resolution'),
+    },
   ];
   it.each(cases)('$name', runCase);
 });
 
 describe('resolution matching is exact: 2K only on vendorc-h3-image-to-video', () => {
   const cases: Case[] = [
-    { name: 'vendorc-h3-image-to-video 2K -> 200', body: { model: 'vendorc-h3-image-to-video', prompt: PROMPT, image: PNG_400, resolution: '2K' }, outcome: OK },
-    { name: 'vendorc-h3-image-to-video 2k -> unsupported_value resolution', body: { model: 'vendorc-h3-image-to-video', prompt: PROMPT, image: PNG_400, resolution: '2k' }, outcome: unsupportedValue('resolution') },
-    { name: 'vendorc-h3-image-to-video 4k -> unsupported_value resolution', body: { model: 'vendorc-h3-image-to-video', prompt: PROMPT, image: PNG_400, resolution: '4k' }, outcome: unsupportedValue('resolution') },
-    { name: 'vendorc/vendorc-h3-i2v-spicy 2K -> unsupported_value resolution', body: { model: 'vendorc/vendorc-h3-i2v-spicy', prompt: PROMPT, image: PNG_400, resolution: '2K' }, outcome: unsupportedValue('resolution') },
-    { name: 'vendorc/vendorc-h3-i2v-spicy 4K -> unsupported_value resolution', body: { model: 'vendorc/vendorc-h3-i2v-spicy', prompt: PROMPT, image: PNG_400, resolution: '4K' }, outcome: unsupportedValue('resolution') },
-    { name: 'vendorb/famsd-2.0-i2v-spicy 4K -> unsupported_value resolution', body: { model: 'vendorb/famsd-2.0-i2v-spicy', prompt: PROMPT, image: PNG_400, resolution: '4K' }, outcome: unsupportedValue('resolution') },
-    { name: 'vendora/famw-2.7-t2v 720P -> unsupported_value resolution', body: { model: 'vendora/famw-2.7-t2v', prompt: PROMPT, resolution: '720P' }, outcome: unsupportedValue('resolution') },
+    {
+      name: 'vendorc-h3-image-to-video 2K -> 200',
+      body: { model: 'vendorc-h3-image-to-video', prompt: PROMPT, image: PNG_400, resolution: '2K' },
+      outcome: OK,
+    },
+    {
+      name: 'vendorc-h3-image-to-video 2k -> unsupported_value resolution',
+      body: { model: 'vendorc-h3-image-to-video', prompt: PROMPT, image: PNG_400, resolution: '2k' },
+      outcome: unsupportedValue('resolution'),
+    },
+    {
+      name: 'vendorc-h3-image-to-video 4k -> unsupported_value resolution',
+      body: { model: 'vendorc-h3-image-to-video', prompt: PROMPT, image: PNG_400, resolution: '4k' },
+      outcome: unsupportedValue('resolution'),
+    },
+    {
+      name: 'vendorc/vendorc-h3-i2v-spicy 2K -> unsupported_value resolution',
+      body: { model: 'vendorc/vendorc-h3-i2v-spicy', prompt: PROMPT, image: PNG_400, resolution: '2K' },
+      outcome: unsupportedValue('resolution'),
+    },
+    {
+      name: 'vendorc/vendorc-h3-i2v-spicy 4K -> unsupported_value resolution',
+      body: { model: 'vendorc/vendorc-h3-i2v-spicy', prompt: PROMPT, image: PNG_400, resolution: '4K' },
+      outcome: unsupportedValue('resolution'),
+    },
+    {
+      name: 'vendorb/famsd-2.0-i2v-spicy 4K -> unsupported_value resolution',
+      body: { model: 'vendorb/famsd-2.0-i2v-spicy', prompt: PROMPT, image: PNG_400, resolution: '4K' },
+      outcome: unsupportedValue('resolution'),
+    },
+    {
+      name: 'vendora/famw-2.7-t2v 720P -> unsupported_value resolution',
+      body: { model: 'vendora/famw-2.7-t2v', prompt: PROMPT, resolution: '720P' },
+      outcome: unsupportedValue('resolution'),
+    },
   ];
   it.each(cases)('$name', runCase);
 });
@@ -588,30 +701,72 @@ describe('model-specific rule 3: vendord/v6/image-to-video input image (data URL
 });
 
 describe('seed rule 5 / decisions §2: unknown fields are rejected on every model', () => {
-  it.each(VIDEO_MODELS.map((row) => ({ name: `${row.id}: foo -> unsupported_parameter foo`, body: withField(row, 'foo', 'bar'), outcome: unsupportedParam('foo') })))('$name', runCase);
+  it.each(
+    VIDEO_MODELS.map((row) => ({ name: `${row.id}: foo -> unsupported_parameter foo`, body: withField(row, 'foo', 'bar'), outcome: unsupportedParam('foo') })),
+  )('$name', runCase);
 });
 
 describe('error precedence: body shape, model, unsupported parameters, missing required, types, values', () => {
   const i2v = 'vendora/famw-2.7-i2v';
   const t2v = 'vendora/famw-2.7-t2v';
   const cases: Case[] = [
-    { name: 'unknown model + unknown field -> unsupported_value model', body: { model: 'nope/nope', prompt: PROMPT, foo: 1 }, outcome: unsupportedValue('model') },
+    {
+      name: 'unknown model + unknown field -> unsupported_value model',
+      body: { model: 'nope/nope', prompt: PROMPT, foo: 1 },
+      outcome: unsupportedValue('model'),
+    },
     { name: 'unknown model + missing prompt -> unsupported_value model', body: { model: 'nope/nope' }, outcome: unsupportedValue('model') },
     { name: 'missing model + unknown field -> missing_parameter model', body: { prompt: PROMPT, foo: 1 }, outcome: missing('model') },
     { name: 'model of wrong type + unknown field -> invalid_parameter model', body: { model: 7, prompt: PROMPT, foo: 1 }, outcome: invalid('model') },
-    { name: 'unknown field + missing required image -> unsupported_parameter foo', body: { model: i2v, prompt: PROMPT, foo: 1 }, outcome: unsupportedParam('foo') },
+    {
+      name: 'unknown field + missing required image -> unsupported_parameter foo',
+      body: { model: i2v, prompt: PROMPT, foo: 1 },
+      outcome: unsupportedParam('foo'),
+    },
     { name: 'unknown field + missing prompt -> unsupported_parameter foo', body: { model: t2v, foo: 1 }, outcome: unsupportedParam('foo') },
-    { name: 'aspect_ratio on a not-configurable model + missing image -> unsupported_parameter aspect_ratio', body: { model: i2v, prompt: PROMPT, aspect_ratio: '16:9' }, outcome: unsupportedParam('aspect_ratio') },
-    { name: 'end_image null on t2v (not accepted) -> unsupported_parameter end_image', body: { model: t2v, prompt: PROMPT, end_image: null }, outcome: unsupportedParam('end_image') },
-    { name: 'unsupported parameter + wrong-typed duration -> unsupported_parameter end_image', body: { model: t2v, prompt: PROMPT, end_image: PNG_400, duration: '5' }, outcome: unsupportedParam('end_image') },
+    {
+      name: 'aspect_ratio on a not-configurable model + missing image -> unsupported_parameter aspect_ratio',
+      body: { model: i2v, prompt: PROMPT, aspect_ratio: '16:9' },
+      outcome: unsupportedParam('aspect_ratio'),
+    },
+    {
+      name: 'end_image null on t2v (not accepted) -> unsupported_parameter end_image',
+      body: { model: t2v, prompt: PROMPT, end_image: null },
+      outcome: unsupportedParam('end_image'),
+    },
+    {
+      name: 'unsupported parameter + wrong-typed duration -> unsupported_parameter end_image',
+      body: { model: t2v, prompt: PROMPT, end_image: PNG_400, duration: '5' },
+      outcome: unsupportedParam('end_image'),
+    },
     { name: 'missing image + wrong-typed duration -> missing_parameter image', body: { model: i2v, prompt: PROMPT, duration: '5' }, outcome: missing('image') },
     { name: 'missing prompt + out-of-range duration -> missing_parameter prompt', body: { model: t2v, duration: 99 }, outcome: missing('prompt') },
-    { name: 'missing image + malformed media elsewhere -> missing_parameter image', body: { model: i2v, prompt: PROMPT, end_image: 'http://example.com/x.png' }, outcome: missing('image') },
-    { name: 'wrong-typed duration + unlisted resolution -> invalid_parameter duration', body: { model: t2v, prompt: PROMPT, duration: '5', resolution: '999p' }, outcome: invalid('duration') },
-    { name: 'non-integer seed + out-of-range duration -> invalid_parameter seed', body: { model: t2v, prompt: PROMPT, seed: 1.5, duration: 99 }, outcome: invalid('seed') },
+    {
+      name: 'missing image + malformed media elsewhere -> missing_parameter image',
+      body: { model: i2v, prompt: PROMPT, end_image: 'http://example.com/x.png' },
+      outcome: missing('image'),
+    },
+    {
+      name: 'wrong-typed duration + unlisted resolution -> invalid_parameter duration',
+      body: { model: t2v, prompt: PROMPT, duration: '5', resolution: '999p' },
+      outcome: invalid('duration'),
+    },
+    {
+      name: 'non-integer seed + out-of-range duration -> invalid_parameter seed',
+      body: { model: t2v, prompt: PROMPT, seed: 1.5, duration: 99 },
+      outcome: invalid('seed'),
+    },
     { name: 'empty prompt + out-of-range duration -> invalid_parameter prompt', body: { model: t2v, prompt: ' ', duration: 99 }, outcome: invalid('prompt') },
-    { name: 'http:// image + unlisted resolution -> invalid_parameter image', body: { model: i2v, prompt: PROMPT, image: 'http://example.com/a.png', resolution: '999p' }, outcome: invalid('image') },
-    { name: 'too many images + malformed image item -> invalid_parameter images', body: { model: 'vendord/v6/reference-to-video', prompt: PROMPT, images: [...arrayItems('images', 8), 'not-a-url'] }, outcome: invalid('images') },
+    {
+      name: 'http:// image + unlisted resolution -> invalid_parameter image',
+      body: { model: i2v, prompt: PROMPT, image: 'http://example.com/a.png', resolution: '999p' },
+      outcome: invalid('image'),
+    },
+    {
+      name: 'too many images + malformed image item -> invalid_parameter images',
+      body: { model: 'vendord/v6/reference-to-video', prompt: PROMPT, images: [...arrayItems('images', 8), 'not-a-url'] },
+      outcome: invalid('images'),
+    },
   ];
   it.each(cases)('$name', runCase);
 });

@@ -48,13 +48,19 @@ export function videoJob(params: Record<string, unknown>, model = 'test/model'):
  * Each poll is a real request; between polls it waits for the next macrotask only, since the fakes
  * finish tasks by their clock, not by timers.
  */
-export async function pollUntilSettled(adapter: ProtocolAdapter, ctx: ChannelContext, id: string, deadlineMs = 10_000): Promise<{ last: PollOutcome; seen: PollOutcome[] }> {
+export async function pollUntilSettled(
+  adapter: ProtocolAdapter,
+  ctx: ChannelContext,
+  id: string,
+  deadlineMs = 10_000,
+): Promise<{ last: PollOutcome; seen: PollOutcome[] }> {
   const seen: PollOutcome[] = [];
   const until = Date.now() + deadlineMs;
   for (;;) {
     const outcome = await adapter.poll(ctx, id);
     seen.push(outcome);
-    if (outcome.state !== 'queued' && outcome.state !== 'running' && outcome.state !== 'throttled' && outcome.state !== 'transient') return { last: outcome, seen };
+    if (outcome.state !== 'queued' && outcome.state !== 'running' && outcome.state !== 'throttled' && outcome.state !== 'transient')
+      return { last: outcome, seen };
     if (Date.now() > until) throw new Error(`poll did not settle within ${deadlineMs} ms; last ${JSON.stringify(outcome)}`);
     await new Promise<void>((resolve) => setImmediate(resolve));
   }

@@ -1,5 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route, type TaskPlan } from './upstream-kit.js';
+import {
+  FakeHttp,
+  TaskBook,
+  bearer,
+  isRecord,
+  type Answer,
+  type FakeRequest,
+  type FakeTask,
+  type KitOptions,
+  type Reply,
+  type Route,
+  type TaskPlan,
+} from './upstream-kit.js';
 
 /**
  * A fake BytePlus ModelArk content-generation API (PROVIDER-PROTOCOLS.md section B, checklist B.12):
@@ -83,11 +95,16 @@ export async function startArkFake(options: ArkFakeOptions = {}): Promise<ArkFak
 
   function refusal(plan: TaskPlan): Reply | undefined {
     switch (plan.refuse) {
-      case 'moderation': return error(400, 'BadRequest', 'InputTextSensitiveContentDetected', 'The request failed because the input text may contain sensitive information.');
-      case 'invalid': return error(400, 'BadRequest', 'InvalidParameter', 'A parameter specified in the request is not valid.', 'duration');
-      case 'rate-limit': return error(429, 'TooManyRequests', 'RateLimitExceeded.EndpointRPMExceeded', 'The request has exceeded the RPM limit.');
-      case 'quota': return error(403, 'Forbidden', 'AccountOverdueError', 'The account is overdue.');
-      case 'none': return undefined;
+      case 'moderation':
+        return error(400, 'BadRequest', 'InputTextSensitiveContentDetected', 'The request failed because the input text may contain sensitive information.');
+      case 'invalid':
+        return error(400, 'BadRequest', 'InvalidParameter', 'A parameter specified in the request is not valid.', 'duration');
+      case 'rate-limit':
+        return error(429, 'TooManyRequests', 'RateLimitExceeded.EndpointRPMExceeded', 'The request has exceeded the RPM limit.');
+      case 'quota':
+        return error(403, 'Forbidden', 'AccountOverdueError', 'The account is overdue.');
+      case 'none':
+        return undefined;
     }
   }
 
@@ -108,7 +125,7 @@ export async function startArkFake(options: ArkFakeOptions = {}): Promise<ArkFak
     const refused = refusal(plan);
     if (refused) return refused;
     if (queuedCount() >= cap) return error(429, 'TooManyRequests', 'QuotaExceeded', 'Too many queued tasks.');
-    const expiresS = typeof body['execution_expires_after'] === 'number' ? body['execution_expires_after'] : options.executionExpiresAfterS ?? 172_800;
+    const expiresS = typeof body['execution_expires_after'] === 'number' ? body['execution_expires_after'] : (options.executionExpiresAfterS ?? 172_800);
     const task = book.create(prompt, body, plan, { expiresMs: String(expiresS * 1000) });
     http.stats.accepted += 1;
     http.stats.acceptedIds.push(task.id);
@@ -120,15 +137,36 @@ export async function startArkFake(options: ArkFakeOptions = {}): Promise<ArkFak
   function taskBody(task: FakeTask): Record<string, unknown> {
     const state = book.state(task);
     const expired = state.phase === 'running' && task.plan.outcome === 'stuck' && book.clock() - task.createdAt > Number(task.meta['expiresMs']);
-    const base = { id: task.id, model: isRecord(task.body) ? task.body['model'] : '', created_at: Math.floor(task.createdAt / 1000), updated_at: Math.floor(book.clock() / 1000) };
+    const base = {
+      id: task.id,
+      model: isRecord(task.body) ? task.body['model'] : '',
+      created_at: Math.floor(task.createdAt / 1000),
+      updated_at: Math.floor(book.clock() / 1000),
+    };
     if (expired) return { ...base, status: 'expired', error: null };
     switch (state.phase) {
-      case 'queued': return { ...base, status: 'queued', error: null };
-      case 'running': return { ...base, status: 'running', error: null };
-      case 'cancelled': return { ...base, status: 'cancelled', error: null };
-      case 'failed': return { ...base, status: 'failed', error: { code: 'InternalServiceError', message: 'The service encountered an unexpected internal error.' } };
-      case 'moderated': return { ...base, status: 'failed', error: { code: 'OutputVideoSensitiveContentDetected', message: 'The request failed because the output video may contain sensitive information.' } };
-      case 'succeeded': return { ...base, status: 'succeeded', error: null, content: { video_url: http.fileUrl(task, 'out.mp4') }, usage: { completion_tokens: 108900, total_tokens: 108900 } };
+      case 'queued':
+        return { ...base, status: 'queued', error: null };
+      case 'running':
+        return { ...base, status: 'running', error: null };
+      case 'cancelled':
+        return { ...base, status: 'cancelled', error: null };
+      case 'failed':
+        return { ...base, status: 'failed', error: { code: 'InternalServiceError', message: 'The service encountered an unexpected internal error.' } };
+      case 'moderated':
+        return {
+          ...base,
+          status: 'failed',
+          error: { code: 'OutputVideoSensitiveContentDetected', message: 'The request failed because the output video may contain sensitive information.' },
+        };
+      case 'succeeded':
+        return {
+          ...base,
+          status: 'succeeded',
+          error: null,
+          content: { video_url: http.fileUrl(task, 'out.mp4') },
+          usage: { completion_tokens: 108900, total_tokens: 108900 },
+        };
     }
   }
 
@@ -162,7 +200,9 @@ export async function startArkFake(options: ArkFakeOptions = {}): Promise<ArkFak
         answer: (): Reply => {
           if (!authorized) return denied();
           const task = find(id);
-          return task ? { status: 200, json: taskBody(task), headers: { 'x-request-id': randomUUID().replace(/-/g, '') } } : error(404, 'NotFound', 'ResourceNotFound', `The specified task ${id} is not found.`);
+          return task
+            ? { status: 200, json: taskBody(task), headers: { 'x-request-id': randomUUID().replace(/-/g, '') } }
+            : error(404, 'NotFound', 'ResourceNotFound', `The specified task ${id} is not found.`);
         },
       };
     }
@@ -178,7 +218,8 @@ export async function startArkFake(options: ArkFakeOptions = {}): Promise<ArkFak
             book.cancel(task);
             return { status: 200, json: {} };
           }
-          if (status === 'running' || status === 'cancelled') return error(400, 'BadRequest', 'InvalidParameter.TaskStatus', `A task in status ${String(status)} cannot be cancelled.`);
+          if (status === 'running' || status === 'cancelled')
+            return error(400, 'BadRequest', 'InvalidParameter.TaskStatus', `A task in status ${String(status)} cannot be cancelled.`);
           deleted.add(id);
           return { status: 200, json: {} };
         },

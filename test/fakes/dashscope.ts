@@ -1,5 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route, type TaskPlan } from './upstream-kit.js';
+import {
+  FakeHttp,
+  TaskBook,
+  bearer,
+  isRecord,
+  type Answer,
+  type FakeRequest,
+  type FakeTask,
+  type KitOptions,
+  type Reply,
+  type Route,
+  type TaskPlan,
+} from './upstream-kit.js';
 
 /**
  * A fake DashScope (PROVIDER-PROTOCOLS.md section A, checklist A.12):
@@ -60,7 +72,8 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
     }
     const parameters = isRecord(body['parameters']) ? body['parameters'] : {};
     const resolution = parameters['resolution'];
-    if (resolution !== undefined && (typeof resolution !== 'string' || !/^(480|720|1080)P$/.test(resolution))) return 'parameters.resolution must be 480P, 720P or 1080P';
+    if (resolution !== undefined && (typeof resolution !== 'string' || !/^(480|720|1080)P$/.test(resolution)))
+      return 'parameters.resolution must be 480P, 720P or 1080P';
     const seed = parameters['seed'];
     if (seed !== undefined && (typeof seed !== 'number' || seed < 0 || seed > 2147483647)) return 'parameters.seed must be in [0, 2147483647]';
     if (image && (typeof parameters['size'] !== 'string' || !/^\d+\*\d+$/.test(parameters['size']))) return 'parameters.size must be W*H';
@@ -77,11 +90,16 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
 
   function refusal(plan: TaskPlan): Reply | undefined {
     switch (plan.refuse) {
-      case 'moderation': return error(400, 'DataInspectionFailed', 'Input data may contain inappropriate content.');
-      case 'invalid': return error(400, 'InvalidParameter', 'The parameter is invalid.');
-      case 'rate-limit': return { ...error(429, 'Throttling.RateQuota', 'Requests rate limit exceeded, please try again later.'), status: 429 };
-      case 'quota': return error(400, 'Arrearage', 'Access denied, please make sure your account is in good standing.');
-      case 'none': return undefined;
+      case 'moderation':
+        return error(400, 'DataInspectionFailed', 'Input data may contain inappropriate content.');
+      case 'invalid':
+        return error(400, 'InvalidParameter', 'The parameter is invalid.');
+      case 'rate-limit':
+        return { ...error(429, 'Throttling.RateQuota', 'Requests rate limit exceeded, please try again later.'), status: 429 };
+      case 'quota':
+        return error(400, 'Arrearage', 'Access denied, please make sure your account is in good standing.');
+      case 'none':
+        return undefined;
     }
   }
 
@@ -109,11 +127,21 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
     const state = book.state(task);
     const output: Record<string, unknown> = { task_id: task.id, submit_time: '2026-11-23 09:00:00.000' };
     switch (state.phase) {
-      case 'queued': output['task_status'] = 'PENDING'; break;
-      case 'running': output['task_status'] = 'RUNNING'; break;
-      case 'cancelled': output['task_status'] = 'CANCELED'; break;
-      case 'failed': Object.assign(output, { task_status: 'FAILED', code: 'InternalError.Algo', message: 'Algorithm process error.' }); break;
-      case 'moderated': Object.assign(output, { task_status: 'FAILED', code: 'DataInspectionFailed', message: 'Output data may contain inappropriate content.' }); break;
+      case 'queued':
+        output['task_status'] = 'PENDING';
+        break;
+      case 'running':
+        output['task_status'] = 'RUNNING';
+        break;
+      case 'cancelled':
+        output['task_status'] = 'CANCELED';
+        break;
+      case 'failed':
+        Object.assign(output, { task_status: 'FAILED', code: 'InternalError.Algo', message: 'Algorithm process error.' });
+        break;
+      case 'moderated':
+        Object.assign(output, { task_status: 'FAILED', code: 'DataInspectionFailed', message: 'Output data may contain inappropriate content.' });
+        break;
       case 'succeeded':
         output['task_status'] = 'SUCCEEDED';
         if (task.meta['kind'] === 'image') output['choices'] = [{ message: { content: [{ type: 'image', image: http.fileUrl(task, 'out.png') }] } }];
@@ -141,7 +169,14 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
           if (bearer(req) !== apiKey) return error(401, 'InvalidApiKey', 'Invalid API-key provided.');
           const task = known(id);
           if (!task || book.state(task).phase !== 'queued') {
-            return { status: 400, json: { code: 'UnsupportedOperation', message: 'Failed to cancel the task, please confirm if the task is in PENDING status.', request_id: randomUUID() } };
+            return {
+              status: 400,
+              json: {
+                code: 'UnsupportedOperation',
+                message: 'Failed to cancel the task, please confirm if the task is in PENDING status.',
+                request_id: randomUUID(),
+              },
+            };
           }
           book.cancel(task);
           return { status: 200, json: { request_id: randomUUID() } };

@@ -70,10 +70,22 @@ export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
     const task = find(req, app, id);
     if ('status' in task) return task;
     const state = book.state(task);
-    const logs = req.url.searchParams.get('logs') === '1' ? [{ message: `step ${state.progress}%`, level: 'INFO', timestamp: new Date(book.clock()).toISOString() }] : undefined;
+    const logs =
+      req.url.searchParams.get('logs') === '1'
+        ? [{ message: `step ${state.progress}%`, level: 'INFO', timestamp: new Date(book.clock()).toISOString() }]
+        : undefined;
     if (state.phase === 'queued') return { status: 202, json: { status: 'IN_QUEUE', queue_position: 3, response_url: urls(app, id)['response_url'] } };
-    if (state.phase === 'running') return { status: 202, json: { status: 'IN_PROGRESS', response_url: urls(app, id)['response_url'], ...(logs ? { logs } : {}) } };
-    return { status: 200, json: { status: 'COMPLETED', response_url: urls(app, id)['response_url'], ...(logs ? { logs } : {}), metrics: { inference_time: task.plan.runMs / 1000 } } };
+    if (state.phase === 'running')
+      return { status: 202, json: { status: 'IN_PROGRESS', response_url: urls(app, id)['response_url'], ...(logs ? { logs } : {}) } };
+    return {
+      status: 200,
+      json: {
+        status: 'COMPLETED',
+        response_url: urls(app, id)['response_url'],
+        ...(logs ? { logs } : {}),
+        metrics: { inference_time: task.plan.runMs / 1000 },
+      },
+    };
   }
 
   function result(req: FakeRequest, app: string, id: string): Answer {
@@ -89,7 +101,18 @@ export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
       case 'failed':
         return detail(504, 'Request timed out', 'request_timeout');
       case 'moderated':
-        return { status: 422, json: { detail: [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation' }] } };
+        return {
+          status: 422,
+          json: {
+            detail: [
+              {
+                loc: ['body', 'prompt'],
+                msg: 'The content could not be processed because it contained material flagged by a content checker.',
+                type: 'content_policy_violation',
+              },
+            ],
+          },
+        };
       case 'succeeded':
         break;
     }
@@ -100,7 +123,10 @@ export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
     if (task.plan.output === 'png') {
       return { status: 200, json: { images: [{ url: http.fileUrl(task, 'output.png'), content_type: 'image/png', width: 16, height: 16 }], seed: 42 } };
     }
-    return { status: 200, json: { video: { url: http.fileUrl(task, 'output.mp4'), content_type: 'video/mp4', file_name: 'output.mp4', file_size: 1766 }, seed: 42 } };
+    return {
+      status: 200,
+      json: { video: { url: http.fileUrl(task, 'output.mp4'), content_type: 'video/mp4', file_name: 'output.mp4', file_size: 1766 }, seed: 42 },
+    };
   }
 
   function cancel(req: FakeRequest, app: string, id: string): Answer {

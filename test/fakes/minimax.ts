@@ -1,4 +1,16 @@
-import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route, type TaskPlan } from './upstream-kit.js';
+import {
+  FakeHttp,
+  TaskBook,
+  bearer,
+  isRecord,
+  type Answer,
+  type FakeRequest,
+  type FakeTask,
+  type KitOptions,
+  type Reply,
+  type Route,
+  type TaskPlan,
+} from './upstream-kit.js';
 
 /**
  * A fake MiniMax video API (PROVIDER-PROTOCOLS.md section C), both shapes:
@@ -93,11 +105,19 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
 
   function refusalV2(plan: TaskPlan): Reply | undefined {
     switch (plan.refuse) {
-      case 'moderation': return { status: 200, json: { type: 'error', error: { code: '1026', message: 'input new_sensitive', http_code: '200' }, request_id: requestId() } };
-      case 'invalid': return v2Error(400, 'invalid params');
-      case 'rate-limit': return { status: 200, json: { type: 'error', error: { code: '1002', message: 'rate limit exceeded(RPM)', http_code: '200' }, request_id: requestId() } };
-      case 'quota': return { status: 200, json: { type: 'error', error: { code: '1008', message: 'insufficient balance', http_code: '200' }, request_id: requestId() } };
-      case 'none': return undefined;
+      case 'moderation':
+        return { status: 200, json: { type: 'error', error: { code: '1026', message: 'input new_sensitive', http_code: '200' }, request_id: requestId() } };
+      case 'invalid':
+        return v2Error(400, 'invalid params');
+      case 'rate-limit':
+        return {
+          status: 200,
+          json: { type: 'error', error: { code: '1002', message: 'rate limit exceeded(RPM)', http_code: '200' }, request_id: requestId() },
+        };
+      case 'quota':
+        return { status: 200, json: { type: 'error', error: { code: '1008', message: 'insufficient balance', http_code: '200' }, request_id: requestId() } };
+      case 'none':
+        return undefined;
     }
   }
 
@@ -121,7 +141,11 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     const body = isRecord(task.body) ? task.body : {};
     const words = { queued: 'queued', running: 'running', succeeded: 'succeeded', failed: 'failed', moderated: 'failed', cancelled: 'cancelled' } as const;
     const error =
-      state.phase === 'failed' ? { code: '1000', message: 'video generation failed' } : state.phase === 'moderated' ? { code: '1027', message: 'output new_sensitive' } : null;
+      state.phase === 'failed'
+        ? { code: '1000', message: 'video generation failed' }
+        : state.phase === 'moderated'
+          ? { code: '1027', message: 'output new_sensitive' }
+          : null;
     return {
       id: task.id,
       model: body['model'],
@@ -133,7 +157,10 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
       resolution: body['resolution'] ?? '768P',
       duration: body['duration'] ?? 5,
       ratio: body['ratio'] ?? 'adaptive',
-      usage: state.phase === 'succeeded' ? { total_seconds: body['duration'] ?? 5, input_seconds: 0, output_seconds: body['duration'] ?? 5, input_image_count: 0 } : null,
+      usage:
+        state.phase === 'succeeded'
+          ? { total_seconds: body['duration'] ?? 5, input_seconds: 0, output_seconds: body['duration'] ?? 5, input_image_count: 0 }
+          : null,
     };
   }
 
@@ -170,7 +197,12 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     const prompt = typeof body['prompt'] === 'string' ? body['prompt'] : '';
     if (prompt.length > 2000) return { status: 200, json: { task_id: '', ...baseResp(2013, 'invalid params, prompt too long') } };
     const plan = book.planFor(prompt, body);
-    const refusals = { moderation: [1026, 'input new_sensitive'], invalid: [2013, 'invalid params'], 'rate-limit': [1002, 'rate limit exceeded'], quota: [1008, 'insufficient balance'] } as const;
+    const refusals = {
+      moderation: [1026, 'input new_sensitive'],
+      invalid: [2013, 'invalid params'],
+      'rate-limit': [1002, 'rate limit exceeded'],
+      quota: [1008, 'insufficient balance'],
+    } as const;
     if (plan.refuse !== 'none') {
       const [code, msg] = refusals[plan.refuse];
       return { status: 200, json: { task_id: '', ...baseResp(code, msg) } };
@@ -189,12 +221,17 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     const state = book.state(task);
     const queuedHalf = book.clock() < task.createdAt + task.plan.queuedMs / 2;
     switch (state.phase) {
-      case 'queued': return { status: 200, json: { task_id: id, status: queuedHalf ? 'Preparing' : 'Queueing', file_id: '', ...baseResp() } };
-      case 'running': return { status: 200, json: { task_id: id, status: 'Processing', file_id: '', ...baseResp() } };
-      case 'succeeded': return { status: 200, json: { task_id: id, status: 'Success', file_id: `${id}9`, video_width: 64, video_height: 64, ...baseResp() } };
-      case 'moderated': return { status: 200, json: { task_id: id, status: 'Fail', file_id: '', ...baseResp(1027, 'output new_sensitive') } };
+      case 'queued':
+        return { status: 200, json: { task_id: id, status: queuedHalf ? 'Preparing' : 'Queueing', file_id: '', ...baseResp() } };
+      case 'running':
+        return { status: 200, json: { task_id: id, status: 'Processing', file_id: '', ...baseResp() } };
+      case 'succeeded':
+        return { status: 200, json: { task_id: id, status: 'Success', file_id: `${id}9`, video_width: 64, video_height: 64, ...baseResp() } };
+      case 'moderated':
+        return { status: 200, json: { task_id: id, status: 'Fail', file_id: '', ...baseResp(1027, 'output new_sensitive') } };
       case 'failed':
-      case 'cancelled': return { status: 200, json: { task_id: id, status: 'Fail', file_id: '', ...baseResp(1000, 'unknown error') } };
+      case 'cancelled':
+        return { status: 200, json: { task_id: id, status: 'Fail', file_id: '', ...baseResp(1000, 'unknown error') } };
     }
   }
 
@@ -207,7 +244,18 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     // file_id is a number here and a string in the query answer: the upstream's own inconsistency.
     return {
       status: 200,
-      json: { file: { file_id: Number(fileId), bytes: 0, created_at: Math.floor(task.createdAt / 1000), filename: 'output.mp4', purpose: 'video_generation', download_url: url, backup_download_url: url }, ...baseResp() },
+      json: {
+        file: {
+          file_id: Number(fileId),
+          bytes: 0,
+          created_at: Math.floor(task.createdAt / 1000),
+          filename: 'output.mp4',
+          purpose: 'video_generation',
+          download_url: url,
+          backup_download_url: url,
+        },
+        ...baseResp(),
+      },
     };
   }
 

@@ -80,7 +80,11 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
     if ('status' in gated) return gated;
     let form: FormData;
     try {
-      form = await new Request('http://fake/upload', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body: req.body }).formData();
+      form = await new Request('http://fake/upload', {
+        method: 'POST',
+        headers: { 'content-type': req.headers['content-type'] ?? '' },
+        body: req.body,
+      }).formData();
     } catch {
       // The upstream answers some upload errors with a non-JSON body (section D.2).
       return { status: 400, body: '<html>Bad Request</html>', headers: { 'content-type': 'text/html' } };
@@ -130,11 +134,16 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
     const prompt = body['prompt'] as string;
     let plan = book.planFor(prompt, body);
     switch (plan.refuse) {
-      case 'moderation': return err(PIXVERSE_ERRORS.moderation);
-      case 'invalid': return err(PIXVERSE_ERRORS.invalid);
-      case 'rate-limit': return err(PIXVERSE_ERRORS.concurrency);
-      case 'quota': return err(PIXVERSE_ERRORS.balance);
-      case 'none': break;
+      case 'moderation':
+        return err(PIXVERSE_ERRORS.moderation);
+      case 'invalid':
+        return err(PIXVERSE_ERRORS.invalid);
+      case 'rate-limit':
+        return err(PIXVERSE_ERRORS.concurrency);
+      case 'quota':
+        return err(PIXVERSE_ERRORS.balance);
+      case 'none':
+        break;
     }
     // A reused trace id leaves the task generating forever (section D.1).
     if (gated.reused) plan = { ...plan, outcome: 'stuck' };

@@ -32,7 +32,11 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
   const apiKey = options.apiKey ?? 'r8_test_key';
   const forced = new Map<string, string>();
 
-  const problem = (status: number, title: string, detail: string): Reply => ({ status, json: { title, detail, status }, headers: { 'content-type': 'application/problem+json' } });
+  const problem = (status: number, title: string, detail: string): Reply => ({
+    status,
+    json: { title, detail, status },
+    headers: { 'content-type': 'application/problem+json' },
+  });
 
   function prediction(task: FakeTask): Record<string, unknown> {
     const state = book.state(task);
@@ -43,8 +47,14 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     const removed = state.endedAt !== undefined && book.clock() > state.endedAt + task.plan.outputTtlMs;
     let output: unknown = null;
     if (state.phase === 'succeeded' && !removed) output = task.plan.output === 'png' ? [http.fileUrl(task, 'out-0.png')] : http.fileUrl(task, 'output.mp4');
-    const error = state.phase === 'moderated' ? 'NSFW content detected. Try running it again, or try a different prompt.' : state.phase === 'failed' ? 'CUDA out of memory' : null;
-    const logs = state.phase === 'queued' ? '' : `${String(state.progress).padStart(3)}%|${'#'.repeat(Math.floor(state.progress / 10))}| ${state.progress}/100\n`;
+    const error =
+      state.phase === 'moderated'
+        ? 'NSFW content detected. Try running it again, or try a different prompt.'
+        : state.phase === 'failed'
+          ? 'CUDA out of memory'
+          : null;
+    const logs =
+      state.phase === 'queued' ? '' : `${String(state.progress).padStart(3)}%|${'#'.repeat(Math.floor(state.progress / 10))}| ${state.progress}/100\n`;
     return {
       id,
       model: task.meta['model'],
@@ -72,12 +82,22 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     const prompt = typeof input['prompt'] === 'string' ? input['prompt'] : '';
     let plan = book.planFor(prompt, body);
     switch (plan.refuse) {
-      case 'invalid': return problem(422, 'Input validation failed', '- input.duration: duration must be one of the following: 5, 10');
-      case 'quota': return problem(402, 'Insufficient credit', 'You have insufficient credit to run this model. Go to https://replicate.com/account/billing#billing to purchase credit.');
-      case 'rate-limit': return { status: 429, json: { detail: 'Request was throttled. Your rate limit resets in ~30s.' } };
+      case 'invalid':
+        return problem(422, 'Input validation failed', '- input.duration: duration must be one of the following: 5, 10');
+      case 'quota':
+        return problem(
+          402,
+          'Insufficient credit',
+          'You have insufficient credit to run this model. Go to https://replicate.com/account/billing#billing to purchase credit.',
+        );
+      case 'rate-limit':
+        return { status: 429, json: { detail: 'Request was throttled. Your rate limit resets in ~30s.' } };
       // The safety checker refuses at once, as a failed prediction.
-      case 'moderation': plan = { ...plan, outcome: 'moderation', queuedMs: 0, runMs: 0 }; break;
-      case 'none': break;
+      case 'moderation':
+        plan = { ...plan, outcome: 'moderation', queuedMs: 0, runMs: 0 };
+        break;
+      case 'none':
+        break;
     }
     const output = /flux|sdxl|image/.test(model ?? '') && plan.output === 'mp4' ? 'png' : plan.output;
     const meta: Record<string, string> = model === undefined ? { version: String(body['version']) } : { model };
@@ -111,7 +131,13 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     if (id !== undefined && req.method === 'GET' && one?.[2] === undefined) return { role: 'poll', answer: () => get(req, id) };
     if (id !== undefined && req.method === 'POST' && one?.[2] === '/cancel') return { role: 'cancel', answer: () => cancel(req, id) };
     if (req.method === 'GET' && path === '/v1/account') {
-      return { role: 'other', answer: () => (bearer(req) === apiKey ? { status: 200, json: { type: 'user', username: 'tester' } } : problem(401, 'Unauthenticated', 'You did not pass a valid authentication token')) };
+      return {
+        role: 'other',
+        answer: () =>
+          bearer(req) === apiKey
+            ? { status: 200, json: { type: 'user', username: 'tester' } }
+            : problem(401, 'Unauthenticated', 'You did not pass a valid authentication token'),
+      };
     }
     return undefined;
   }

@@ -139,22 +139,53 @@ export function applyMarkers(prompt: string, plan: TaskPlan): TaskPlan {
   let next = { ...plan };
   for (const match of prompt.matchAll(MARKER)) {
     switch (match[1]) {
-      case 'fail': next = { ...next, outcome: 'fail' }; break;
-      case 'moderation': next = { ...next, outcome: 'moderation' }; break;
-      case 'moderation-early': next = { ...next, refuse: 'moderation' }; break;
-      case 'invalid': next = { ...next, refuse: 'invalid' }; break;
-      case 'rate-limit': next = { ...next, refuse: 'rate-limit' }; break;
-      case 'quota': next = { ...next, refuse: 'quota' }; break;
-      case 'stuck': next = { ...next, outcome: 'stuck' }; break;
-      case 'slow': next = { ...next, runMs: next.runMs * 20 }; break;
-      case 'instant': next = { ...next, queuedMs: 0, runMs: 0 }; break;
-      case 'not-media': next = { ...next, output: 'not-media' }; break;
-      case 'missing-output': next = { ...next, output: 'missing' }; break;
-      case 'png': next = { ...next, output: 'png' }; break;
-      case 'expire': next = { ...next, outputTtlMs: 0 }; break;
-      case 'forget': next = { ...next, forgotten: true }; break;
-      case 'lose-answer': next = { ...next, loseAnswer: true }; break;
-      default: break;
+      case 'fail':
+        next = { ...next, outcome: 'fail' };
+        break;
+      case 'moderation':
+        next = { ...next, outcome: 'moderation' };
+        break;
+      case 'moderation-early':
+        next = { ...next, refuse: 'moderation' };
+        break;
+      case 'invalid':
+        next = { ...next, refuse: 'invalid' };
+        break;
+      case 'rate-limit':
+        next = { ...next, refuse: 'rate-limit' };
+        break;
+      case 'quota':
+        next = { ...next, refuse: 'quota' };
+        break;
+      case 'stuck':
+        next = { ...next, outcome: 'stuck' };
+        break;
+      case 'slow':
+        next = { ...next, runMs: next.runMs * 20 };
+        break;
+      case 'instant':
+        next = { ...next, queuedMs: 0, runMs: 0 };
+        break;
+      case 'not-media':
+        next = { ...next, output: 'not-media' };
+        break;
+      case 'missing-output':
+        next = { ...next, output: 'missing' };
+        break;
+      case 'png':
+        next = { ...next, output: 'png' };
+        break;
+      case 'expire':
+        next = { ...next, outputTtlMs: 0 };
+        break;
+      case 'forget':
+        next = { ...next, forgotten: true };
+        break;
+      case 'lose-answer':
+        next = { ...next, loseAnswer: true };
+        break;
+      default:
+        break;
     }
   }
   return next;
@@ -334,13 +365,21 @@ export class FakeHttp {
     const expires = Number(url.searchParams.get('Expires'));
     if (!task) return { status: 404, body: 'NoSuchKey', headers: { 'content-type': 'application/xml' } };
     if (!(expires > this.book.clock())) {
-      return { status: 403, body: '<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>', headers: { 'content-type': 'application/xml' } };
+      return {
+        status: 403,
+        body: '<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>',
+        headers: { 'content-type': 'application/xml' },
+      };
     }
     switch (task.plan.output) {
-      case 'mp4': return { status: 200, body: TINY_MP4, headers: { 'content-type': 'video/mp4' } };
-      case 'png': return { status: 200, body: TINY_PNG, headers: { 'content-type': 'image/png' } };
-      case 'not-media': return { status: 200, body: NOT_A_VIDEO, headers: { 'content-type': 'video/mp4' } };
-      case 'missing': return { status: 404, body: 'NoSuchKey', headers: { 'content-type': 'application/xml' } };
+      case 'mp4':
+        return { status: 200, body: TINY_MP4, headers: { 'content-type': 'video/mp4' } };
+      case 'png':
+        return { status: 200, body: TINY_PNG, headers: { 'content-type': 'image/png' } };
+      case 'not-media':
+        return { status: 200, body: NOT_A_VIDEO, headers: { 'content-type': 'video/mp4' } };
+      case 'missing':
+        return { status: 404, body: 'NoSuchKey', headers: { 'content-type': 'application/xml' } };
     }
   }
 }
@@ -377,8 +416,7 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The bearer token of a request, or '' when absent. */
 export function bearer(req: FakeRequest, scheme = 'Bearer'): string {

@@ -123,7 +123,14 @@ const textMutation: fc.Arbitrary<TextMutation> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('duplicate-key' as const), field: fieldName, value: hostileValue }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('huge-number' as const), digits: fc.integer({ min: 20, max: 5000 }), exponent: fc.integer({ min: -99999, max: 99999 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('huge-number' as const),
+      digits: fc.integer({ min: 20, max: 5000 }),
+      exponent: fc.integer({ min: -99999, max: 99999 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'bom' as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('trailing' as const), text: fc.constantFrom(',', '}', ']', ' x', '\u0000', '{}', '//c') }) },
 );

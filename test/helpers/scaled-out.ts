@@ -30,13 +30,10 @@ export async function startRoundRobinProxy(): Promise<RoundRobinProxy> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const forward = httpRequest(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
-          answer.pipe(res);
-        },
-      );
+      const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+        answer.pipe(res);
+      });
       forward.on('error', () => {
         // The upstream closed the connection. If it answered first (an early 413 for a body over
         // its cap), that answer is being relayed; if its reset beat the answer, say 502.
@@ -109,12 +106,14 @@ export async function startScaledOut(
     apis,
     workers,
     replaceWorker(index) {
-      replacing = replacing.catch(() => {}).then(async () => {
-        const old = workers[index];
-        if (closing || !old) return;
-        await stop(old, 'SIGKILL');
-        workers[index] = await startWorkerProcess(shared);
-      });
+      replacing = replacing
+        .catch(() => {})
+        .then(async () => {
+          const old = workers[index];
+          if (closing || !old) return;
+          await stop(old, 'SIGKILL');
+          workers[index] = await startWorkerProcess(shared);
+        });
       return replacing;
     },
     async close() {

@@ -59,7 +59,13 @@ export interface Faults {
   events503: number;
 }
 
-const IMAGE_STATUS: Readonly<Record<Status, string>> = { queued: 'QUEUED', processing: 'IN_PROGRESS', completed: 'SUCCESS', failed: 'FAILURE', cancelled: 'CANCELLED' };
+const IMAGE_STATUS: Readonly<Record<Status, string>> = {
+  queued: 'QUEUED',
+  processing: 'IN_PROGRESS',
+  completed: 'SUCCESS',
+  failed: 'FAILURE',
+  cancelled: 'CANCELLED',
+};
 const FINAL = new Set<Status>(['completed', 'failed', 'cancelled']);
 
 export class Section8Stub implements Section8Target {
@@ -183,7 +189,10 @@ export class Section8Stub implements Section8Target {
     const family: Family = url.pathname.startsWith('/v1/images') ? 'image' : 'video';
     const fail = (status: number, code: string, param = '', extra: Record<string, string> = {}): void => {
       const message = `stub: ${code}`;
-      const payload = family === 'image' || url.pathname.startsWith('/v1/images') ? { code, message, data: null } : { error: { type: 'invalid_request_error', code, message, param } };
+      const payload =
+        family === 'image' || url.pathname.startsWith('/v1/images')
+          ? { code, message, data: null }
+          : { error: { type: 'invalid_request_error', code, message, param } };
       res.writeHead(status, { 'content-type': 'application/json', ...extra }).end(JSON.stringify(payload));
     };
     const ok = (payload: unknown, headers: Record<string, string> = {}): void => {
@@ -199,12 +208,21 @@ export class Section8Stub implements Section8Target {
         const params = JSON.parse(body) as { url: string; events?: string[] };
         if (!params.url.startsWith('https://')) return fail(400, 'invalid_parameter', 'url');
         const id = `wh_${randomBytes(6).toString('hex')}`;
-        const endpoint = { id, url: params.url, events: params.events ?? ['video.completed', 'video.failed', 'video.cancelled', 'image.completed', 'image.failed', 'image.cancelled'], secret: `whsec_${randomBytes(24).toString('base64')}`, key };
+        const endpoint = {
+          id,
+          url: params.url,
+          events: params.events ?? ['video.completed', 'video.failed', 'video.cancelled', 'image.completed', 'image.failed', 'image.cancelled'],
+          secret: `whsec_${randomBytes(24).toString('base64')}`,
+          key,
+        };
         this.webhooks.set(id, endpoint);
         return ok({ id, url: endpoint.url, events: endpoint.events, secret: endpoint.secret });
       }
       if (req.method === 'GET') {
-        return ok({ object: 'list', data: [...this.webhooks.values()].filter((item) => item.key === key).map(({ id, url: target, events }) => ({ id, url: target, events })) });
+        return ok({
+          object: 'list',
+          data: [...this.webhooks.values()].filter((item) => item.key === key).map(({ id, url: target, events }) => ({ id, url: target, events })),
+        });
       }
       return fail(405, 'method_not_allowed');
     }
@@ -303,7 +321,9 @@ export class Section8Stub implements Section8Target {
     if (status !== null && !known.includes(status)) return fail(400, 'unsupported_value', 'status');
     const model = url.searchParams.get('model');
     let items = this.#tasks
-      .filter((task) => task.family === family && task.key === key && (status === null || statusOf(task) === status) && (model === null || task.model === model))
+      .filter(
+        (task) => task.family === family && task.key === key && (status === null || statusOf(task) === status) && (model === null || task.model === model),
+      )
       .sort((a, b) => b.createdAt - a.createdAt);
     const after = url.searchParams.get('after');
     if (after !== null) {

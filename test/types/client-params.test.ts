@@ -35,7 +35,12 @@ describe('video request types', () => {
     acceptVideo({ model: 'vendora/famw-2.7-i2v', prompt: 'a fox', image: IMG, end_image: IMG });
     acceptVideo({ model: 'vendorc-h3-image-to-video', prompt: 'a fox', image: IMG, resolution: '2K' });
     acceptVideo({ model: 'vendorc-h3-enhanced-reference-to-video', prompt: 'a fox', aspect_ratio: '21:9', resolution: '4k' });
-    acceptVideo({ model: 'vendord/v6/reference-to-video', prompt: '@image1 runs', images: [IMG], extra: { image_options: [{ type: 'subject', ref_name: 'fox' }] } });
+    acceptVideo({
+      model: 'vendord/v6/reference-to-video',
+      prompt: '@image1 runs',
+      images: [IMG],
+      extra: { image_options: [{ type: 'subject', ref_name: 'fox' }] },
+    });
     acceptVideo({ model: 'vendord/v6/image-to-video', prompt: 'a fox' });
     // "Not shown" values are any string of the right type.
     acceptVideo({ model: 'vendorc-h3-max-reference-to-video', prompt: 'a fox', resolution: '900p', aspect_ratio: '5:4', duration: 40 });
@@ -105,7 +110,16 @@ describe('image request types', () => {
   it('accepts size, or width and/or height', () => {
     acceptImage({ model: 'vendora/famz-image-spicy', prompt: 'a lighthouse', size: '1024x768' });
     acceptImage({ model: 'vendora/famz-image-spicy', prompt: 'a lighthouse', width: 512 });
-    acceptImage({ model: 'vendora/famz-image-spicy-pro', prompt: 'a lighthouse', width: 512, height: 2048, seed: null, prompt_extend: null, n: 1, output_format: 'png' });
+    acceptImage({
+      model: 'vendora/famz-image-spicy-pro',
+      prompt: 'a lighthouse',
+      width: 512,
+      height: 2048,
+      seed: null,
+      prompt_extend: null,
+      n: 1,
+      output_format: 'png',
+    });
   });
 
   it('refuses size together with width or height, and a malformed size', () => {

@@ -48,7 +48,9 @@ function typed(client: Mediagate): void {
   expectTypeOf(created).toMatchTypeOf<Promise<VideoTask>>();
   expectTypeOf(created.withResponse()).toEqualTypeOf<Promise<WithResponse<VideoTask>>>();
   expectTypeOf<ResponseInfo['idempotentReplayed']>().toEqualTypeOf<boolean>();
-  expectTypeOf(client.images.create({ model: 'vendora/famz-image-spicy-pro', prompt: 'x' }, { idempotencyKey: 'k' })).toMatchTypeOf<Promise<ImageTaskCreated>>();
+  expectTypeOf(client.images.create({ model: 'vendora/famz-image-spicy-pro', prompt: 'x' }, { idempotencyKey: 'k' })).toMatchTypeOf<
+    Promise<ImageTaskCreated>
+  >();
   // @ts-expect-error the key is a string
   void client.videos.create({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox' }, { idempotencyKey: 7 });
   void client.videos.createAndWait({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox' }, { idempotencyKey: 'k', events: false });

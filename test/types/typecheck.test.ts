@@ -10,7 +10,9 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FILES = ['test/types/client-params.test.ts', 'test/types/client-section8.test.ts'].map((file) => fileURLToPath(new URL(`../../${file}`, import.meta.url)));
+const FILES = ['test/types/client-params.test.ts', 'test/types/client-section8.test.ts'].map((file) =>
+  fileURLToPath(new URL(`../../${file}`, import.meta.url)),
+);
 
 function compilerOptions(): ts.CompilerOptions {
   const configPath = ts.findConfigFile(ROOT, (path) => ts.sys.fileExists(path), 'tsconfig.json');

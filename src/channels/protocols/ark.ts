@@ -19,7 +19,16 @@ import {
   validUpstreamId,
 } from '../adapter-kit.js';
 import { failure, type UpstreamFailure } from '../failure.js';
-import { MediaInputError, type ChannelContext, type ChannelJob, type HttpOutcome, type ParamMapping, type PollOutcome, type ProtocolAdapter, type SubmitOutcome } from '../protocol.js';
+import {
+  MediaInputError,
+  type ChannelContext,
+  type ChannelJob,
+  type HttpOutcome,
+  type ParamMapping,
+  type PollOutcome,
+  type ProtocolAdapter,
+  type SubmitOutcome,
+} from '../protocol.js';
 import { stringList, urlOrInline } from './media-values.js';
 
 const TASKS = '/api/v3/contents/generations/tasks';
@@ -45,7 +54,10 @@ export async function arkBody(ctx: ChannelContext, job: ChannelJob): Promise<Rec
   for (let i = 0; i < videos.length; i += 1) {
     content.push({ type: 'video_url', video_url: { url: await urlOrInline(ctx, videos[i], `videos[${i}]`) }, role: 'reference_video' });
   }
-  const audios = [...(p['audio'] === undefined ? [] : [['audio', p['audio']] as const]), ...stringList(p['audios']).map((a, i) => [`audios[${i}]`, a] as const)];
+  const audios = [
+    ...(p['audio'] === undefined ? [] : [['audio', p['audio']] as const]),
+    ...stringList(p['audios']).map((a, i) => [`audios[${i}]`, a] as const),
+  ];
   for (const [param, value] of audios) {
     content.push({ type: 'audio_url', audio_url: { url: await urlOrInline(ctx, value, param) }, role: 'reference_audio' });
   }
@@ -123,7 +135,11 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
     case 'cancelled':
       return { state: 'failed', error: upstreamError('the upstream task was cancelled', requestId), upstreamWord: status };
     case 'expired':
-      return { state: 'failed', error: failure('upstream_timeout', clip('the upstream task expired before it ran (execution_expires_after)'), '', requestId), upstreamWord: status };
+      return {
+        state: 'failed',
+        error: failure('upstream_timeout', clip('the upstream task expired before it ran (execution_expires_after)'), '', requestId),
+        upstreamWord: status,
+      };
     default:
       return unknownWord(ctx, status);
   }
@@ -154,7 +170,8 @@ export const arkAdapter: ProtocolAdapter = {
     const answer = await ctx.http.request({ method: 'DELETE', path: `${TASKS}/${encodeURIComponent(upstreamId)}`, headers: headers(ctx) });
     if (answer.kind !== 'response') return { outcome: 'transient', reason: answer.reason };
     if (answer.status === 200) return { outcome: 'cancelled' };
-    if (answer.status >= 400 && answer.status < 500 && answer.status !== 429) return { outcome: 'not_cancellable', reason: `HTTP ${answer.status} ${errorOf(answer).code}` };
+    if (answer.status >= 400 && answer.status < 500 && answer.status !== 429)
+      return { outcome: 'not_cancellable', reason: `HTTP ${answer.status} ${errorOf(answer).code}` };
     return { outcome: 'transient', reason: `HTTP ${answer.status}` };
   },
   async probe(ctx) {

@@ -25,7 +25,16 @@ import {
   validUpstreamId,
 } from '../adapter-kit.js';
 import type { UpstreamFailure } from '../failure.js';
-import { MediaInputError, type ChannelContext, type ChannelJob, type HttpOutcome, type ParamMapping, type PollOutcome, type ProtocolAdapter, type SubmitOutcome } from '../protocol.js';
+import {
+  MediaInputError,
+  type ChannelContext,
+  type ChannelJob,
+  type HttpOutcome,
+  type ParamMapping,
+  type PollOutcome,
+  type ProtocolAdapter,
+  type SubmitOutcome,
+} from '../protocol.js';
 import { stringList, urlOrInline } from './media-values.js';
 
 export const DASHSCOPE_PATHS = {
@@ -56,7 +65,11 @@ export async function dashscopeVideoBody(ctx: ChannelContext, job: ChannelJob): 
   const media: { type: string; url: string }[] = [];
   if (p['image'] !== undefined) media.push({ type: 'first_frame', url: await urlOrInline(ctx, p['image'], 'image') });
   if (p['end_image'] !== undefined) media.push({ type: 'last_frame', url: await urlOrInline(ctx, p['end_image'], 'end_image') });
-  for (const [param, type] of [['images', 'reference_image'], ['videos', 'reference_video'], ['audios', 'reference_audio']] as const) {
+  for (const [param, type] of [
+    ['images', 'reference_image'],
+    ['videos', 'reference_video'],
+    ['audios', 'reference_audio'],
+  ] as const) {
     const list = stringList(p[param]);
     for (let i = 0; i < list.length; i += 1) media.push({ type, url: await urlOrInline(ctx, list[i], `${param}[${i}]`) });
   }
@@ -107,10 +120,19 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
     throw err;
   }
   if ('outcome' in body) return body as SubmitOutcome;
-  const answer = await ctx.http.request({ method: 'POST', path: job.kind === 'video' ? DASHSCOPE_PATHS.video : DASHSCOPE_PATHS.image, headers: headers(ctx, true), json: body });
+  const answer = await ctx.http.request({
+    method: 'POST',
+    path: job.kind === 'video' ? DASHSCOPE_PATHS.video : DASHSCOPE_PATHS.image,
+    headers: headers(ctx, true),
+    json: body,
+  });
   const err = errorBody(answer);
   if (answer.kind === 'response' && answer.status >= 400 && answer.status < 500 && CHANNEL_CODES.test(err.code)) {
-    return { outcome: 'refused', reason: `HTTP ${answer.status} ${err.code}`, ...(answer.retryAfterMs === undefined ? {} : { retryAfterMs: answer.retryAfterMs }) };
+    return {
+      outcome: 'refused',
+      reason: `HTTP ${answer.status} ${err.code}`,
+      ...(answer.retryAfterMs === undefined ? {} : { retryAfterMs: answer.retryAfterMs }),
+    };
   }
   const early = submitByHttpClass(answer, () => failureFor(err.code, err.message, err.requestId), err.requestId);
   if (early !== undefined) return early;
@@ -187,8 +209,18 @@ export const dashscopeAdapter: ProtocolAdapter = {
     { param: 'videos', upstream: 'input.media[{type:reference_video}]', handling: 'mapped' },
     { param: 'audios', upstream: 'input.media[{type:reference_audio}]', handling: 'mapped' },
     { param: 'audio', upstream: 'input.media[{type:driving_audio}]', handling: 'mapped' },
-    { param: 'negative_prompt', upstream: 'input.negative_prompt', handling: 'mapped', note: 'Refused (unsupported_value) when the upstream model is Wan 3.x, which removed it.' },
-    { param: 'prompt_extend', upstream: 'parameters.prompt_extend', handling: 'mapped', note: 'Wan 3.x: true is refused (unsupported_value), false is not sent (3.x never extends).' },
+    {
+      param: 'negative_prompt',
+      upstream: 'input.negative_prompt',
+      handling: 'mapped',
+      note: 'Refused (unsupported_value) when the upstream model is Wan 3.x, which removed it.',
+    },
+    {
+      param: 'prompt_extend',
+      upstream: 'parameters.prompt_extend',
+      handling: 'mapped',
+      note: 'Wan 3.x: true is refused (unsupported_value), false is not sent (3.x never extends).',
+    },
     { param: 'duration', upstream: 'parameters.duration', handling: 'mapped' },
     { param: 'resolution', upstream: 'parameters.resolution', handling: 'mapped', note: 'Upper-cased: 720p -> 720P.' },
     { param: 'aspect_ratio', upstream: 'parameters.ratio', handling: 'mapped', note: 'adaptive is not sent: the upstream then follows the input image.' },
@@ -203,7 +235,8 @@ export const dashscopeAdapter: ProtocolAdapter = {
     const answer = await ctx.http.request({ method: 'POST', path: DASHSCOPE_PATHS.cancel(upstreamId), headers: headers(ctx, false) });
     if (answer.kind !== 'response') return { outcome: 'transient', reason: answer.reason };
     if (answer.status === 200) return { outcome: 'cancelled' };
-    if (answer.status >= 400 && answer.status < 500 && answer.status !== 429) return { outcome: 'not_cancellable', reason: `HTTP ${answer.status} ${errorBody(answer).code}` };
+    if (answer.status >= 400 && answer.status < 500 && answer.status !== 429)
+      return { outcome: 'not_cancellable', reason: `HTTP ${answer.status} ${errorBody(answer).code}` };
     return { outcome: 'transient', reason: `HTTP ${answer.status}` };
   },
   async probe(ctx) {

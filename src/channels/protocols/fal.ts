@@ -7,7 +7,19 @@
  * same host). There is no FAILED status: a failed job reads COMPLETED and its error comes with
  * the result. The queue has no idempotency key and no search: a lost submission stays unknown.
  */
-import { asArray, asRecord, asString, clip, pick, pollByHttpClass, policyViolation, submitByHttpClass, unknownWord, upstreamError, validUpstreamId } from '../adapter-kit.js';
+import {
+  asArray,
+  asRecord,
+  asString,
+  clip,
+  pick,
+  pollByHttpClass,
+  policyViolation,
+  submitByHttpClass,
+  unknownWord,
+  upstreamError,
+  validUpstreamId,
+} from '../adapter-kit.js';
 import { failure, type UpstreamFailure } from '../failure.js';
 import type { ChannelContext, HttpOutcome, PollOutcome, ProtocolAdapter, SubmitOutcome, UpstreamOutput } from '../protocol.js';
 import { genericInput, genericParamMapping, parseGenericModel } from './generic-input.js';
@@ -46,7 +58,11 @@ async function submit(ctx: ChannelContext, job: Parameters<ProtocolAdapter['subm
   if (!built.ok) return built.outcome;
   const answer = await ctx.http.request({ method: 'POST', path: `/${segments.join('/')}`, headers: auth(ctx), json: built.input });
   const requestId = requestIdOf(answer);
-  const byClass = submitByHttpClass(answer, () => (answer.kind === 'response' ? failureFrom(answer, requestId) : upstreamError('fal refused the request')), requestId);
+  const byClass = submitByHttpClass(
+    answer,
+    () => (answer.kind === 'response' ? failureFrom(answer, requestId) : upstreamError('fal refused the request')),
+    requestId,
+  );
   if (byClass) return byClass;
   const id = validUpstreamId(pick(answer.kind === 'response' ? answer.json : undefined, 'request_id'));
   if (id === undefined || id.includes('|')) return { outcome: 'unknown', reason: 'fal answered 2xx without a request_id' };
@@ -109,7 +125,8 @@ async function result(ctx: ChannelContext, base: string, kind: 'video' | 'image'
   const requestId = base.split('/').pop();
   if (answer.status >= 200 && answer.status <= 299) {
     const outputs = outputsOf(answer.json, kind);
-    if (outputs.length === 0) return { state: 'failed', error: failure('output_invalid', `fal result holds no ${kind} URL`, '', requestId), upstreamWord: word };
+    if (outputs.length === 0)
+      return { state: 'failed', error: failure('output_invalid', `fal result holds no ${kind} URL`, '', requestId), upstreamWord: word };
     return { state: 'succeeded', outputs, upstreamWord: word };
   }
   if (answer.status === 429) return answer.retryAfterMs === undefined ? { state: 'throttled' } : { state: 'throttled', retryAfterMs: answer.retryAfterMs };
@@ -131,7 +148,8 @@ export const falAdapter: ProtocolAdapter = {
     const answer = await ctx.http.request({ method: 'PUT', path: `/${parsed.app}/requests/${encodeURIComponent(parsed.id)}/cancel`, headers: auth(ctx) });
     if (answer.kind !== 'response') return { outcome: 'transient', reason: answer.reason };
     if (answer.status === 202 || answer.status === 200) return { outcome: 'cancelled' };
-    if (answer.status === 400 || answer.status === 404) return { outcome: 'not_cancellable', reason: asString(pick(answer.json, 'status')) ?? `HTTP ${answer.status}` };
+    if (answer.status === 400 || answer.status === 404)
+      return { outcome: 'not_cancellable', reason: asString(pick(answer.json, 'status')) ?? `HTTP ${answer.status}` };
     return { outcome: 'transient', reason: `HTTP ${answer.status}` };
   },
   async probe(ctx) {

@@ -102,7 +102,10 @@ export async function genericInput(ctx: ChannelContext, job: ChannelJob, host: G
     const why = REFUSED[param];
     if (why !== undefined) {
       if (value === null || (typeof value === 'object' && Object.keys(value).length === 0)) continue;
-      return { ok: false, outcome: { outcome: 'rejected', error: failure('unsupported_value', `'${param}' cannot be sent through channel ${ctx.channel}: ${why}`, param) } };
+      return {
+        ok: false,
+        outcome: { outcome: 'rejected', error: failure('unsupported_value', `'${param}' cannot be sent through channel ${ctx.channel}: ${why}`, param) },
+      };
     }
     const fields = FIELDS[param];
     if (fields === undefined) {
@@ -119,7 +122,8 @@ export async function genericInput(ctx: ChannelContext, job: ChannelJob, host: G
         if (items.length > 0) setPath(input, field, items);
       } else setPath(input, field, value);
     } catch (err) {
-      if (err instanceof MediaInputError) return { ok: false, outcome: { outcome: 'rejected', error: failure('invalid_parameter', err.message, err.param || param) } };
+      if (err instanceof MediaInputError)
+        return { ok: false, outcome: { outcome: 'rejected', error: failure('invalid_parameter', err.message, err.param || param) } };
       throw err;
     }
   }

@@ -108,7 +108,11 @@ function pollVideo(ctx: ChannelContext, json: unknown, requestId: string | undef
       const error = asRecord(pick(json, 'error'));
       const code = asString(error?.['code']) ?? 'upstream_error';
       const message = asString(error?.['message']) ?? 'the upstream failed the task';
-      return { state: 'failed', error: failure(code, withRequestId(clip(message), requestId), asString(error?.['param']) ?? '', requestId), upstreamWord: status };
+      return {
+        state: 'failed',
+        error: failure(code, withRequestId(clip(message), requestId), asString(error?.['param']) ?? '', requestId),
+        upstreamWord: status,
+      };
     }
     case 'cancelled':
       return { state: 'failed', error: upstreamError('the upstream task was cancelled', requestId), upstreamWord: status };
@@ -136,7 +140,11 @@ function pollImage(ctx: ChannelContext, json: unknown, requestId: string | undef
       return { state: 'succeeded', outputs, upstreamWord: status };
     }
     case 'FAILURE':
-      return { state: 'failed', error: upstreamError(asString(pick(json, 'data.fail_reason')) || 'the upstream failed the task', requestId), upstreamWord: status };
+      return {
+        state: 'failed',
+        error: upstreamError(asString(pick(json, 'data.fail_reason')) || 'the upstream failed the task', requestId),
+        upstreamWord: status,
+      };
     case 'CANCELLED':
       return { state: 'failed', error: upstreamError('the upstream task was cancelled', requestId), upstreamWord: status };
     default:
@@ -185,7 +193,12 @@ async function reconcile(ctx: ChannelContext, job: ChannelJob): Promise<Reconcil
 export const mediagateAdapter: ProtocolAdapter = {
   protocol: 'mediagate',
   paramMapping: [
-    { param: '*', upstream: 'same name', handling: 'mapped', note: 'Every parameter travels as the client sent it (with defaults applied); the upstream validates the same catalog.' },
+    {
+      param: '*',
+      upstream: 'same name',
+      handling: 'mapped',
+      note: 'Every parameter travels as the client sent it (with defaults applied); the upstream validates the same catalog.',
+    },
     { param: 'model', upstream: 'model', handling: 'mapped', note: "The target's upstream_model." },
     { param: 'width, height, size', upstream: 'size, or width and height', handling: 'mapped', note: 'size when the client gave it, else width and height.' },
     { param: 'output_format, n', upstream: '', handling: 'ignored', note: 'Derived by the catalog (png, 1); not request fields of the interface.' },

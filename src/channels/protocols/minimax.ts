@@ -26,7 +26,16 @@ import {
   validUpstreamId,
 } from '../adapter-kit.js';
 import { failure, type UpstreamFailure } from '../failure.js';
-import { MediaInputError, type ChannelContext, type ChannelJob, type HttpOutcome, type ParamMapping, type PollOutcome, type ProtocolAdapter, type SubmitOutcome } from '../protocol.js';
+import {
+  MediaInputError,
+  type ChannelContext,
+  type ChannelJob,
+  type HttpOutcome,
+  type ParamMapping,
+  type PollOutcome,
+  type ProtocolAdapter,
+  type SubmitOutcome,
+} from '../protocol.js';
 
 const V1_MODELS = /^(MiniMax-Hailuo-|T2V-01|I2V-01|S2V-01)/i;
 const V1_PREFIX = 'v1:';
@@ -40,17 +49,47 @@ export const minimaxParamMapping: readonly ParamMapping[] = [
   { param: 'prompt', upstream: 'v2 content[{type:text}]; v1 prompt', handling: 'mapped', note: 'v2 at most 7000 characters, v1 2000 (the upstream checks).' },
   { param: 'image', upstream: 'v2 content[{type:image_url, role:first_frame}]; v1 first_frame_image', handling: 'mapped', note: 'URL or data URL, as given.' },
   { param: 'end_image', upstream: 'v2 role:last_frame; v1 last_frame_image', handling: 'mapped' },
-  { param: 'images', upstream: 'v2 role:reference_image (at most 9); v1 subject_reference[{type:character}]', handling: 'mapped', note: 'Frames and references cannot be mixed on v2: the upstream refuses it.' },
-  { param: 'videos', upstream: 'v2 content[{type:video_url, role:reference_video}]', handling: 'mapped', note: 'v2 only; v1 refuses it. A data URL needs a public base URL (ctx.media.publicUrl).' },
-  { param: 'audios', upstream: 'v2 content[{type:audio_url, role:reference_audio}]', handling: 'mapped', note: 'v2 only; needs a reference image or video upstream.' },
-  { param: 'audio', upstream: 'v2 content[{type:audio_url, role:reference_audio}]', handling: 'mapped', note: 'Sent as one more reference audio; v1 refuses it.' },
+  {
+    param: 'images',
+    upstream: 'v2 role:reference_image (at most 9); v1 subject_reference[{type:character}]',
+    handling: 'mapped',
+    note: 'Frames and references cannot be mixed on v2: the upstream refuses it.',
+  },
+  {
+    param: 'videos',
+    upstream: 'v2 content[{type:video_url, role:reference_video}]',
+    handling: 'mapped',
+    note: 'v2 only; v1 refuses it. A data URL needs a public base URL (ctx.media.publicUrl).',
+  },
+  {
+    param: 'audios',
+    upstream: 'v2 content[{type:audio_url, role:reference_audio}]',
+    handling: 'mapped',
+    note: 'v2 only; needs a reference image or video upstream.',
+  },
+  {
+    param: 'audio',
+    upstream: 'v2 content[{type:audio_url, role:reference_audio}]',
+    handling: 'mapped',
+    note: 'Sent as one more reference audio; v1 refuses it.',
+  },
   { param: 'duration', upstream: 'duration', handling: 'mapped', note: 'H3 4-15 s, H3-Max 5-15 s (checked upstream).' },
   { param: 'resolution', upstream: 'resolution', handling: 'mapped', note: 'Upper-cased: 768p -> 768P, 2k -> 2K.' },
   { param: 'aspect_ratio', upstream: 'v2 ratio', handling: 'mapped', note: 'v1 has no ratio: refused there.' },
   { param: 'seed', upstream: '', handling: 'refused', note: 'MiniMax documents no seed: -1 (random) is accepted and not sent; any other value is refused.' },
-  { param: 'audio_enable', upstream: '', handling: 'refused', note: 'v2 output always has audio: true is accepted and not sent, false is refused. v1 output is silent: true is refused.' },
+  {
+    param: 'audio_enable',
+    upstream: '',
+    handling: 'refused',
+    note: 'v2 output always has audio: true is accepted and not sent, false is refused. v1 output is silent: true is refused.',
+  },
   { param: 'negative_prompt', upstream: '', handling: 'refused', note: 'No such field upstream.' },
-  { param: 'prompt_extend', upstream: 'v1 prompt_optimizer', handling: 'mapped', note: 'v2 has no optimizer: false is accepted and not sent, true is refused.' },
+  {
+    param: 'prompt_extend',
+    upstream: 'v1 prompt_optimizer',
+    handling: 'mapped',
+    note: 'v2 has no optimizer: false is accepted and not sent, true is refused.',
+  },
   { param: 'extra', upstream: '', handling: 'refused', note: 'No such field upstream.' },
 ];
 
@@ -96,7 +135,11 @@ type Built = { ok: true; body: Record<string, unknown> } | { ok: false; outcome:
 /** Media the upstream fetches itself: URLs as given, data URLs only where MiniMax takes them (images). */
 async function mediaUrl(ctx: ChannelContext, value: string, param: string): Promise<string> {
   const url = await ctx.media.publicUrl(value);
-  if (url === null) throw new MediaInputError(param, `'${param}' is a data URL; MiniMax takes audio and video by URL only, and this deployment has no public base URL to serve it.`);
+  if (url === null)
+    throw new MediaInputError(
+      param,
+      `'${param}' is a data URL; MiniMax takes audio and video by URL only, and this deployment has no public base URL to serve it.`,
+    );
   return url;
 }
 
@@ -104,7 +147,8 @@ function commonRefusals(ctx: ChannelContext, job: ChannelJob, v1: boolean): Subm
   const p = job.params;
   if (job.kind !== 'video') return unsupportedParam('model', ctx.channel, 'the MiniMax protocol generates videos only');
   if (p['seed'] !== undefined && p['seed'] !== -1) return unsupportedParam('seed', ctx.channel, 'MiniMax has no seed');
-  if (typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '') return unsupportedParam('negative_prompt', ctx.channel, 'MiniMax has no negative prompt');
+  if (typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '')
+    return unsupportedParam('negative_prompt', ctx.channel, 'MiniMax has no negative prompt');
   if (p['extra'] !== undefined) return unsupportedParam('extra', ctx.channel, 'MiniMax has no such options');
   if (v1 && p['audio_enable'] === true) return unsupportedParam('audio_enable', ctx.channel, 'MiniMax v1 models generate silent video');
   if (!v1 && p['audio_enable'] === false) return unsupportedParam('audio_enable', ctx.channel, 'MiniMax v2 output always has audio');
@@ -112,7 +156,8 @@ function commonRefusals(ctx: ChannelContext, job: ChannelJob, v1: boolean): Subm
   if (v1) {
     for (const name of ['videos', 'audios', 'audio', 'aspect_ratio'] as const) {
       const value = p[name];
-      if (value !== undefined && !(Array.isArray(value) && value.length === 0)) return unsupportedParam(name, ctx.channel, `MiniMax v1 model ${ctx.upstreamModel} takes no ${name}`);
+      if (value !== undefined && !(Array.isArray(value) && value.length === 0))
+        return unsupportedParam(name, ctx.channel, `MiniMax v1 model ${ctx.upstreamModel} takes no ${name}`);
     }
   }
   return undefined;
@@ -128,10 +173,13 @@ async function buildV2(ctx: ChannelContext, job: ChannelJob): Promise<Built> {
   image(p['end_image'], 'last_frame');
   for (const url of asArray(p['images'])) image(url, 'reference_image');
   const videos = asArray(p['videos']).filter((v): v is string => typeof v === 'string');
-  for (const [i, v] of videos.entries()) content.push({ type: 'video_url', video_url: { url: await mediaUrl(ctx, v, `videos[${i}]`) }, role: 'reference_video' });
+  for (const [i, v] of videos.entries())
+    content.push({ type: 'video_url', video_url: { url: await mediaUrl(ctx, v, `videos[${i}]`) }, role: 'reference_video' });
   const audios = asArray(p['audios']).filter((v): v is string => typeof v === 'string');
-  for (const [i, a] of audios.entries()) content.push({ type: 'audio_url', audio_url: { url: await mediaUrl(ctx, a, `audios[${i}]`) }, role: 'reference_audio' });
-  if (typeof p['audio'] === 'string') content.push({ type: 'audio_url', audio_url: { url: await mediaUrl(ctx, p['audio'], 'audio') }, role: 'reference_audio' });
+  for (const [i, a] of audios.entries())
+    content.push({ type: 'audio_url', audio_url: { url: await mediaUrl(ctx, a, `audios[${i}]`) }, role: 'reference_audio' });
+  if (typeof p['audio'] === 'string')
+    content.push({ type: 'audio_url', audio_url: { url: await mediaUrl(ctx, p['audio'], 'audio') }, role: 'reference_audio' });
   const body: Record<string, unknown> = { model: ctx.upstreamModel, content };
   if (p['duration'] !== undefined) body['duration'] = p['duration'];
   const resolution = resolutionWord(p['resolution']);
@@ -192,7 +240,11 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
 }
 
 async function pollV2(ctx: ChannelContext, id: string): Promise<PollOutcome> {
-  const answer = await ctx.http.request({ method: 'GET', path: `/v2/query/video_generation/${encodeURIComponent(id)}`, headers: { authorization: `Bearer ${ctx.apiKey}` } });
+  const answer = await ctx.http.request({
+    method: 'GET',
+    path: `/v2/query/video_generation/${encodeURIComponent(id)}`,
+    headers: { authorization: `Bearer ${ctx.apiKey}` },
+  });
   const byClass = pollByHttpClass(answer);
   if (byClass) return byClass;
   if (answer.kind !== 'response') return { state: 'transient', reason: 'no answer' };
@@ -213,7 +265,8 @@ async function pollV2(ctx: ChannelContext, id: string): Promise<PollOutcome> {
     case 'succeeded':
     case 'success': {
       const url = asString(pick(task, 'content.url'));
-      if (url === undefined) return { state: 'failed', error: failure('output_invalid', 'MiniMax reported success without content.url', '', requestId), upstreamWord: word };
+      if (url === undefined)
+        return { state: 'failed', error: failure('output_invalid', 'MiniMax reported success without content.url', '', requestId), upstreamWord: word };
       return { state: 'succeeded', outputs: [{ type: 'video', url }], upstreamWord: word };
     }
     case 'failed':
@@ -261,15 +314,22 @@ async function pollV1(ctx: ChannelContext, id: string): Promise<PollOutcome> {
 }
 
 async function retrieveV1(ctx: ChannelContext, fileId: string, word: string, requestId: string | undefined): Promise<PollOutcome> {
-  if (fileId === '') return { state: 'failed', error: failure('output_invalid', 'MiniMax reported Success without a file_id', '', requestId), upstreamWord: word };
-  const answer = await ctx.http.request({ method: 'GET', path: `/v1/files/retrieve?file_id=${encodeURIComponent(fileId)}`, headers: { authorization: `Bearer ${ctx.apiKey}` } });
+  if (fileId === '')
+    return { state: 'failed', error: failure('output_invalid', 'MiniMax reported Success without a file_id', '', requestId), upstreamWord: word };
+  const answer = await ctx.http.request({
+    method: 'GET',
+    path: `/v1/files/retrieve?file_id=${encodeURIComponent(fileId)}`,
+    headers: { authorization: `Bearer ${ctx.apiKey}` },
+  });
   const byClass = pollByHttpClass(answer);
   if (byClass) return byClass.state === 'not_found' ? { state: 'transient', reason: 'files/retrieve answered 404' } : byClass;
   if (answer.kind !== 'response') return { state: 'transient', reason: 'no answer' };
   const error = businessError(answer.json);
-  if (error) return RATE_LIMITED.has(error.code) ? { state: 'throttled' } : { state: 'transient', reason: `files/retrieve ${error.code}: ${clip(error.message, 80)}` };
+  if (error)
+    return RATE_LIMITED.has(error.code) ? { state: 'throttled' } : { state: 'transient', reason: `files/retrieve ${error.code}: ${clip(error.message, 80)}` };
   const url = asString(pick(answer.json, 'file.download_url')) ?? asString(pick(answer.json, 'file.backup_download_url'));
-  if (url === undefined) return { state: 'failed', error: failure('output_invalid', 'MiniMax files/retrieve gave no download_url', '', requestId), upstreamWord: word };
+  if (url === undefined)
+    return { state: 'failed', error: failure('output_invalid', 'MiniMax files/retrieve gave no download_url', '', requestId), upstreamWord: word };
   return { state: 'succeeded', outputs: [{ type: 'video', url }], upstreamWord: word };
 }
 
@@ -282,7 +342,11 @@ export const minimaxAdapter: ProtocolAdapter = {
   },
   async cancel(ctx, upstreamId) {
     if (upstreamId.startsWith(V1_PREFIX)) return { outcome: 'not_cancellable', reason: 'MiniMax v1 documents no cancel' };
-    const answer = await ctx.http.request({ method: 'DELETE', path: `/v2/video_generation/${encodeURIComponent(upstreamId)}`, headers: { authorization: `Bearer ${ctx.apiKey}` } });
+    const answer = await ctx.http.request({
+      method: 'DELETE',
+      path: `/v2/video_generation/${encodeURIComponent(upstreamId)}`,
+      headers: { authorization: `Bearer ${ctx.apiKey}` },
+    });
     if (answer.kind !== 'response') return { outcome: 'transient', reason: answer.reason };
     if (answer.status >= 200 && answer.status <= 299 && businessError(answer.json) === undefined) return { outcome: 'cancelled' };
     if (answer.status === 429 || answer.status >= 500) return { outcome: 'transient', reason: `HTTP ${answer.status}` };
@@ -290,7 +354,11 @@ export const minimaxAdapter: ProtocolAdapter = {
   },
   async probe(ctx) {
     // Listing one task is the cheapest authenticated call; a v1-only account answers it as well.
-    const answer = await ctx.http.request({ method: 'GET', path: '/v2/query/video_generation?page_num=1&page_size=1', headers: { authorization: `Bearer ${ctx.apiKey}` } });
+    const answer = await ctx.http.request({
+      method: 'GET',
+      path: '/v2/query/video_generation?page_num=1&page_size=1',
+      headers: { authorization: `Bearer ${ctx.apiKey}` },
+    });
     if (answer.kind !== 'response') return { ok: false, reason: `${answer.kind}: ${answer.reason}` };
     const error = businessError(answer.json);
     if (answer.status >= 200 && answer.status <= 299 && !error) return { ok: true, detail: `HTTP ${answer.status}` };

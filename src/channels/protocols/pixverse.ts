@@ -11,23 +11,71 @@
 import { Blob } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { FormData } from 'undici';
-import { asArray, asNumber, asRecord, asString, clip, pick, pollByHttpClass, policyViolation, submitByHttpClass, unknownWord, unsupportedParam, upstreamError, validUpstreamId } from '../adapter-kit.js';
+import {
+  asArray,
+  asNumber,
+  asRecord,
+  asString,
+  clip,
+  pick,
+  pollByHttpClass,
+  policyViolation,
+  submitByHttpClass,
+  unknownWord,
+  unsupportedParam,
+  upstreamError,
+  validUpstreamId,
+} from '../adapter-kit.js';
 import { failure } from '../failure.js';
-import { MediaInputError, type ChannelContext, type ChannelJob, type HttpOutcome, type ParamMapping, type PollOutcome, type ProtocolAdapter, type SubmitOutcome } from '../protocol.js';
+import {
+  MediaInputError,
+  type ChannelContext,
+  type ChannelJob,
+  type HttpOutcome,
+  type ParamMapping,
+  type PollOutcome,
+  type ProtocolAdapter,
+  type SubmitOutcome,
+} from '../protocol.js';
 
 export const pixverseParamMapping: readonly ParamMapping[] = [
-  { param: 'prompt', upstream: 'prompt', handling: 'mapped', note: 'For fusion, a space is added after each `@ref_name` that lacks one (PixVerse requires it).' },
+  {
+    param: 'prompt',
+    upstream: 'prompt',
+    handling: 'mapped',
+    note: 'For fusion, a space is added after each `@ref_name` that lacks one (PixVerse requires it).',
+  },
   { param: 'image', upstream: 'upload -> img_id (img endpoint); transition first_frame_img', handling: 'mapped' },
-  { param: 'end_image', upstream: 'upload -> transition last_frame_img', handling: 'mapped', note: 'Needs `image`; transition field names are unverified upstream.' },
-  { param: 'images', upstream: 'upload each -> fusion image_references[{type, img_id, ref_name}]', handling: 'mapped', note: 'ref_name defaults to image1..image7 (the catalog\'s @image1 tags); type defaults to subject.' },
+  {
+    param: 'end_image',
+    upstream: 'upload -> transition last_frame_img',
+    handling: 'mapped',
+    note: 'Needs `image`; transition field names are unverified upstream.',
+  },
+  {
+    param: 'images',
+    upstream: 'upload each -> fusion image_references[{type, img_id, ref_name}]',
+    handling: 'mapped',
+    note: "ref_name defaults to image1..image7 (the catalog's @image1 tags); type defaults to subject.",
+  },
   { param: 'extra', upstream: 'image_references[].type / ref_name', handling: 'mapped', note: '`extra.image_options` aligned with `images`.' },
   { param: 'duration', upstream: 'duration', handling: 'mapped', note: 'v6/c1 1-15 s; older models 5 or 8 (checked upstream).' },
   { param: 'resolution', upstream: 'quality', handling: 'mapped', note: 'Lower-case: 360p, 540p, 720p, 1080p.' },
-  { param: 'aspect_ratio', upstream: 'aspect_ratio', handling: 'mapped', note: 'text and fusion only; img and transition follow the image, so it is refused there.' },
+  {
+    param: 'aspect_ratio',
+    upstream: 'aspect_ratio',
+    handling: 'mapped',
+    note: 'text and fusion only; img and transition follow the image, so it is refused there.',
+  },
   { param: 'seed', upstream: 'seed', handling: 'mapped', note: '-1 (random) is not sent.' },
   { param: 'audio_enable', upstream: 'generate_audio_switch', handling: 'mapped', note: 'Always sent explicitly (false when unset).' },
   { param: 'negative_prompt', upstream: 'negative_prompt', handling: 'mapped' },
-  { param: 'prompt_extend', upstream: '', handling: 'refused', note: 'No documented equivalent (thinking_type is unverified): true is refused, false is not sent.' },
+  {
+    param: 'prompt_extend',
+    upstream: '',
+    handling: 'refused',
+    note: 'No documented equivalent (thinking_type is unverified): true is refused, false is not sent.',
+  },
   { param: 'videos', upstream: '', handling: 'refused', note: 'Fusion takes images only.' },
   { param: 'audios', upstream: '', handling: 'refused', note: 'No reference audio upstream.' },
   { param: 'audio', upstream: '', handling: 'refused', note: 'No input audio upstream.' },
@@ -74,9 +122,14 @@ async function upload(ctx: ChannelContext, value: string, param: string): Promis
   const error = business(answer);
   if (error) {
     const kind = classify(error.code, error.message);
-    if (kind === 'channel' || kind === 'busy') return { ok: false, outcome: { outcome: 'refused', reason: `PixVerse upload ${error.code}: ${clip(error.message)}` } };
-    if (kind === 'policy') return { ok: false, outcome: { outcome: 'rejected', error: policyViolation(`PixVerse ${error.code}: ${error.message}`, undefined, param) } };
-    return { ok: false, outcome: { outcome: 'rejected', error: failure('invalid_parameter', clip(`PixVerse refused '${param}': ${error.code} ${error.message}`), param) } };
+    if (kind === 'channel' || kind === 'busy')
+      return { ok: false, outcome: { outcome: 'refused', reason: `PixVerse upload ${error.code}: ${clip(error.message)}` } };
+    if (kind === 'policy')
+      return { ok: false, outcome: { outcome: 'rejected', error: policyViolation(`PixVerse ${error.code}: ${error.message}`, undefined, param) } };
+    return {
+      ok: false,
+      outcome: { outcome: 'rejected', error: failure('invalid_parameter', clip(`PixVerse refused '${param}': ${error.code} ${error.message}`), param) },
+    };
   }
   const imgId = asNumber(pick(answer.json, 'Resp.img_id'));
   if (imgId === undefined) return { ok: false, outcome: { outcome: 'refused', reason: 'PixVerse upload answered without Resp.img_id' } };
@@ -100,11 +153,13 @@ function refusals(ctx: ChannelContext, job: ChannelJob): SubmitOutcome | undefin
     if (p[name] !== undefined && !(Array.isArray(p[name]) && p[name].length === 0)) return unsupportedParam(name, ctx.channel, `PixVerse takes no ${name}`);
   }
   if (p['prompt_extend'] === true) return unsupportedParam('prompt_extend', ctx.channel, 'PixVerse documents no prompt expansion switch');
-  if (typeof p['end_image'] === 'string' && typeof p['image'] !== 'string') return unsupportedParam('end_image', ctx.channel, 'PixVerse transitions need a first frame (`image`) too');
+  if (typeof p['end_image'] === 'string' && typeof p['image'] !== 'string')
+    return unsupportedParam('end_image', ctx.channel, 'PixVerse transitions need a first frame (`image`) too');
   const images = asArray(p['images']);
-  if (images.length > 0 && typeof p['image'] === 'string') return unsupportedParam('image', ctx.channel, 'PixVerse fusion takes reference images only, not a first frame');
+  if (images.length > 0 && typeof p['image'] === 'string')
+    return unsupportedParam('image', ctx.channel, 'PixVerse fusion takes reference images only, not a first frame');
   if (images.length === 0 && typeof p['image'] === 'string' && p['aspect_ratio'] !== undefined) {
-    return unsupportedParam('aspect_ratio', ctx.channel, 'PixVerse image-to-video follows the image\'s aspect ratio');
+    return unsupportedParam('aspect_ratio', ctx.channel, "PixVerse image-to-video follows the image's aspect ratio");
   }
   return undefined;
 }
@@ -113,7 +168,12 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
   const refused = refusals(ctx, job);
   if (refused) return refused;
   const p = job.params;
-  const body: Record<string, unknown> = { model: ctx.upstreamModel, prompt: typeof p['prompt'] === 'string' ? p['prompt'] : '', duration: p['duration'], generate_audio_switch: p['audio_enable'] === true };
+  const body: Record<string, unknown> = {
+    model: ctx.upstreamModel,
+    prompt: typeof p['prompt'] === 'string' ? p['prompt'] : '',
+    duration: p['duration'],
+    generate_audio_switch: p['audio_enable'] === true,
+  };
   if (typeof p['resolution'] === 'string') body['quality'] = p['resolution'].toLowerCase();
   if (typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '') body['negative_prompt'] = p['negative_prompt'];
   if (typeof p['seed'] === 'number' && p['seed'] !== -1) body['seed'] = p['seed'];
@@ -132,7 +192,10 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
       references.push({ type: asString(option?.['type']) ?? 'subject', img_id: got.imgId, ref_name: asString(option?.['ref_name']) ?? `image${i + 1}` });
     }
     body['image_references'] = references;
-    body['prompt'] = spaceAfterRefs(String(body['prompt']), references.map((r) => String(r['ref_name'])));
+    body['prompt'] = spaceAfterRefs(
+      String(body['prompt']),
+      references.map((r) => String(r['ref_name'])),
+    );
   } else if (typeof p['image'] === 'string') {
     const first = await upload(ctx, p['image'], 'image');
     if (!first.ok) return first.outcome;
@@ -190,7 +253,8 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
       return { state: 'running', upstreamWord: word };
     case 1: {
       const url = asString(pick(answer.json, 'Resp.url'));
-      if (url === undefined || url === '') return { state: 'failed', error: failure('output_invalid', 'PixVerse reported success (status 1) without a url'), upstreamWord: word };
+      if (url === undefined || url === '')
+        return { state: 'failed', error: failure('output_invalid', 'PixVerse reported success (status 1) without a url'), upstreamWord: word };
       return { state: 'succeeded', outputs: [{ type: 'video', url }], upstreamWord: word };
     }
     case 6:

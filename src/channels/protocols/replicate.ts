@@ -7,7 +7,18 @@
  * hour after an API prediction ends (`data_removed`), which the copy must beat; a prediction read
  * after that fails `output_invalid`. Replicate has no idempotency key: a lost create stays unknown.
  */
-import { asString, clip, pick, pollByHttpClass, policyViolation, submitByHttpClass, unknownWord, upstreamError, upstreamProgress, validUpstreamId } from '../adapter-kit.js';
+import {
+  asString,
+  clip,
+  pick,
+  pollByHttpClass,
+  policyViolation,
+  submitByHttpClass,
+  unknownWord,
+  upstreamError,
+  upstreamProgress,
+  validUpstreamId,
+} from '../adapter-kit.js';
 import { failure } from '../failure.js';
 import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, SubmitOutcome, UpstreamOutput } from '../protocol.js';
 import { genericInput, genericParamMapping, parseGenericModel } from './generic-input.js';
@@ -89,10 +100,15 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
     }
     case 'succeeded': {
       if (pick(json, 'data_removed') === true) {
-        return { state: 'failed', error: failure('output_invalid', `Replicate deleted the outputs of prediction ${id} (API predictions are kept one hour)`, '', id), upstreamWord: word };
+        return {
+          state: 'failed',
+          error: failure('output_invalid', `Replicate deleted the outputs of prediction ${id} (API predictions are kept one hour)`, '', id),
+          upstreamWord: word,
+        };
       }
       const outputs = outputsOf(pick(json, 'output'), kind);
-      if (outputs.length === 0) return { state: 'failed', error: failure('output_invalid', `Replicate prediction ${id} succeeded without an output URL`, '', id), upstreamWord: word };
+      if (outputs.length === 0)
+        return { state: 'failed', error: failure('output_invalid', `Replicate prediction ${id} succeeded without an output URL`, '', id), upstreamWord: word };
       return { state: 'succeeded', outputs, upstreamWord: word };
     }
     case 'failed': {

@@ -121,7 +121,8 @@ interface Described {
 
 export function describeError(error: unknown): Described {
   if (error instanceof CliError) {
-    const kind = error.exitCode === EXIT.usage ? 'usage' : error.exitCode === EXIT.auth ? 'authentication' : error.exitCode === EXIT.interrupted ? 'interrupted' : 'error';
+    const kind =
+      error.exitCode === EXIT.usage ? 'usage' : error.exitCode === EXIT.auth ? 'authentication' : error.exitCode === EXIT.interrupted ? 'interrupted' : 'error';
     return { exitCode: error.exitCode, text: error.message, json: { kind, message: error.message.replace(/^mediagate: /, '') } };
   }
   if (error instanceof APIError) {
@@ -157,8 +158,10 @@ export function describeError(error: unknown): Described {
     ]);
     return { exitCode: EXIT.taskFailed, text, json: undefined };
   }
-  if (error instanceof AbortError) return { exitCode: EXIT.interrupted, text: `mediagate: ${error.message}`, json: { kind: 'aborted', message: error.message } };
-  if (error instanceof ConnectionError) return { exitCode: EXIT.failure, text: `mediagate: ${error.message}`, json: { kind: 'connection', message: error.message } };
+  if (error instanceof AbortError)
+    return { exitCode: EXIT.interrupted, text: `mediagate: ${error.message}`, json: { kind: 'aborted', message: error.message } };
+  if (error instanceof ConnectionError)
+    return { exitCode: EXIT.failure, text: `mediagate: ${error.message}`, json: { kind: 'connection', message: error.message } };
   const message = error instanceof Error ? error.message : String(error);
   return { exitCode: EXIT.failure, text: `mediagate: ${message}`, json: { kind: 'error', message } };
 }

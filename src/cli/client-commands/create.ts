@@ -45,9 +45,12 @@ export async function createTask(kind: TaskKind, flags: CreateFlags, params: Rec
   const client: Mediagate = makeClient(flags);
   const body: UncheckedParams = { ...params, ...(await setValues(flags.set ?? [])), model: flags.model, prompt: flags.prompt };
   const options = flags.idempotencyKey !== undefined ? { idempotencyKey: flags.idempotencyKey } : {};
-  const { data: created, response } = await (kind === 'video' ? client.videos.createUnchecked(body, options) : client.images.createUnchecked(body, options)).withResponse();
+  const { data: created, response } = await (
+    kind === 'video' ? client.videos.createUnchecked(body, options) : client.images.createUnchecked(body, options)
+  ).withResponse();
   const id = 'id' in created ? created.id : created.task_id;
-  if (response.idempotentReplayed && !flags.quiet) process.stderr.write(`Idempotency key already used with this request: task ${id} is the original (nothing new was created).\n`);
+  if (response.idempotentReplayed && !flags.quiet)
+    process.stderr.write(`Idempotency key already used with this request: task ${id} is the original (nothing new was created).\n`);
   if (flags.wait || flags.download !== undefined) {
     if (!flags.quiet && !response.idempotentReplayed) process.stderr.write(`Created ${kind} task ${id}.\n`);
     await waitAndReport(client, kind, id, flags);
@@ -60,7 +63,8 @@ export async function createTask(kind: TaskKind, flags: CreateFlags, params: Rec
   } else {
     process.stdout.write(`${id}\n`);
   }
-  if (!flags.quiet) process.stderr.write(`${response.idempotentReplayed ? 'Task' : `Created ${kind} task`} ${id}. Wait for it with:\n  ${resumeCommand(id, flags)}\n`);
+  if (!flags.quiet)
+    process.stderr.write(`${response.idempotentReplayed ? 'Task' : `Created ${kind} task`} ${id}. Wait for it with:\n  ${resumeCommand(id, flags)}\n`);
 }
 
 /** `mediagate <group> create`, with usage errors exiting 2 and the action wrapped for exit codes. */

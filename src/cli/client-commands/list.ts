@@ -85,14 +85,7 @@ export function formatTaskTable(tasks: readonly TaskSnapshot[]): string {
   const rows = [['ID', 'KIND', 'MODEL', 'STATUS', 'PROGRESS', 'CREATED']];
   for (const seen of tasks) {
     const task = seen.task;
-    rows.push([
-      seen.id,
-      seen.kind,
-      'model' in task ? task.model : '-',
-      seen.status,
-      seen.progress === null ? '-' : `${seen.progress}%`,
-      when(createdAt(task)),
-    ]);
+    rows.push([seen.id, seen.kind, 'model' in task ? task.model : '-', seen.status, seen.progress === null ? '-' : `${seen.progress}%`, when(createdAt(task))]);
   }
   return table(rows);
 }

@@ -78,7 +78,14 @@ export function registerTaskCommands(program: Command): void {
     .action(
       action(async (flags: ListCommandFlags) => {
         const tasks = await listTasks(makeClient(flags), flags);
-        if (flags.json) process.stdout.write(`${JSON.stringify(tasks.map((seen) => seen.task), null, 2)}\n`);
+        if (flags.json)
+          process.stdout.write(
+            `${JSON.stringify(
+              tasks.map((seen) => seen.task),
+              null,
+              2,
+            )}\n`,
+          );
         else process.stdout.write(tasks.length === 0 ? 'No tasks.\n' : `${formatTaskTable(tasks)}\n`);
       }),
     );

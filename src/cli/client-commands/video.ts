@@ -19,8 +19,7 @@ interface VideoFlags extends CreateFlags {
 
 async function videoParams(flags: VideoFlags): Promise<Record<string, unknown>> {
   const params = commonParams(flags);
-  const media = async (value: string | undefined, flag: string): Promise<string | undefined> =>
-    value === undefined ? undefined : mediaValue(value, flag);
+  const media = async (value: string | undefined, flag: string): Promise<string | undefined> => (value === undefined ? undefined : mediaValue(value, flag));
   const list = async (values: readonly string[] | undefined, flag: string): Promise<string[] | undefined> =>
     values === undefined ? undefined : Promise.all(values.map((value) => mediaValue(value, flag)));
   const entries: [string, unknown][] = [

@@ -10,7 +10,10 @@ interface WebhookFlags extends ConnectionFlags {
 
 /** `--events video.completed,image.failed`: each one of the six. */
 function eventList(value: string): WebhookEventType[] {
-  const events = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const events = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
   const known = new Set<string>(WEBHOOK_EVENT_TYPES);
   const unknown = events.filter((item) => !known.has(item));
   if (events.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`one or more of ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
@@ -22,7 +25,9 @@ export function registerWebhookCommands(program: Command): void {
   const group = program.command('webhooks').description('manage webhook endpoints (signed POSTs when tasks complete, fail or are cancelled)');
   group.exitOverride(usageExit);
 
-  addConnectionOptions(group.command('add').argument('<url>', 'an https:// URL the service can reach').description('register an endpoint; prints its signing secret once'))
+  addConnectionOptions(
+    group.command('add').argument('<url>', 'an https:// URL the service can reach').description('register an endpoint; prints its signing secret once'),
+  )
     .option('--events <list>', `comma-separated, default all: ${WEBHOOK_EVENT_TYPES.join(',')}`, eventList)
     .option('--json', 'print the endpoint with its secret as JSON')
     .exitOverride(usageExit)

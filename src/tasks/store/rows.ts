@@ -1,5 +1,16 @@
 import type { ModelKind, ResolvedParams } from '../../catalog/index.js';
-import type { ClaimedTask, IdempotencyRecord, Task, TaskError, TaskListQuery, TaskOutput, TaskStatus, UpstreamState, UpstreamStep, UpstreamTask } from '../types.js';
+import type {
+  ClaimedTask,
+  IdempotencyRecord,
+  Task,
+  TaskError,
+  TaskListQuery,
+  TaskOutput,
+  TaskStatus,
+  UpstreamState,
+  UpstreamStep,
+  UpstreamTask,
+} from '../types.js';
 import type { IdempotencyKeyRow } from './sql/idempotency.js';
 import type { ListTasksParams } from './sql/tasks-list.js';
 import type { UpstreamRow, UpstreamSaveParams } from './sql/upstream.js';
