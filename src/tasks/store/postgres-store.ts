@@ -76,6 +76,19 @@ class Executor {
  * PostgreSQL still report one, the rows are tried again alone), and a duplicate within a batch
  * gets nothing (it could not have won anyway).
  */
+/** A batch of new tasks as the column arrays the `unnest` inserts take (keyed or not). */
+function taskColumns(tasks: readonly NewTask[]): InsertTasksParams {
+  return {
+    ids: tasks.map((t) => t.id),
+    kinds: tasks.map((t) => t.kind),
+    models: tasks.map((t) => t.model),
+    owners: tasks.map((t) => t.owner),
+    createdAts: tasks.map((t) => t.createdAt),
+    params: tasks.map((t) => JSON.stringify(t.params)),
+    channels: tasks.map((t) => t.channel ?? 'sandbox'),
+  };
+}
+
 export class PostgresStore implements Store {
   readonly dialect = 'postgres';
   private readonly db: Executor;
@@ -142,15 +155,7 @@ export class PostgresStore implements Store {
 
   private async insertBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
     if (tasks.some((task) => task.idempotency)) return this.insertKeyedBatch(tasks);
-    const params: InsertTasksParams = {
-      ids: tasks.map((t) => t.id),
-      kinds: tasks.map((t) => t.kind),
-      models: tasks.map((t) => t.model),
-      owners: tasks.map((t) => t.owner),
-      createdAts: tasks.map((t) => t.createdAt),
-      params: tasks.map((t) => JSON.stringify(t.params)),
-      channels: tasks.map((t) => t.channel ?? 'sandbox'),
-    };
+    const params = taskColumns(tasks);
     if (this.withJobs) await this.db.all(this.withJobs.insert, params);
     else await this.db.all(insertTasks, params);
     return tasks.map(() => true);
@@ -159,13 +164,7 @@ export class PostgresStore implements Store {
   /** A batch in which some tasks take idempotency keys: the rows returned are the tasks inserted. */
   private async insertKeyedBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
     const params: InsertKeyedTasksParams = {
-      ids: tasks.map((t) => t.id),
-      kinds: tasks.map((t) => t.kind),
-      models: tasks.map((t) => t.model),
-      owners: tasks.map((t) => t.owner),
-      createdAts: tasks.map((t) => t.createdAt),
-      params: tasks.map((t) => JSON.stringify(t.params)),
-      channels: tasks.map((t) => t.channel ?? 'sandbox'),
+      ...taskColumns(tasks),
       keys: tasks.map((t) => t.idempotency?.key ?? ''),
       hashes: tasks.map((t) => t.idempotency?.requestHash ?? ''),
       expiredBefore: Math.min(...tasks.map((t) => t.idempotency?.expiredBefore ?? Number.POSITIVE_INFINITY)),

@@ -1,3 +1,4 @@
+import type { InsertTasksParams } from './tasks-insert.js';
 import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../store.js';
 
@@ -31,15 +32,8 @@ export const takeIdempotencyKey = operation<{
   ['sqlite'],
 );
 
-export interface InsertKeyedTasksParams {
-  ids: string[];
-  kinds: string[];
-  models: string[];
-  owners: string[];
-  createdAts: number[];
-  params: string[];
-  /** Per task: the route's first target ('sandbox' renders; see tasks-insert.ts). */
-  channels: string[];
+/** The columns of insert-tasks (tasks-insert.ts), with each task's key. */
+export interface InsertKeyedTasksParams extends InsertTasksParams {
   /** Per task: its idempotency key, or '' for none. */
   keys: string[];
   hashes: string[];
