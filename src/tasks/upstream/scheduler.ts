@@ -17,7 +17,7 @@ import { copyOutput } from '../../channels/output-copy.js';
 import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
 import type { UpstreamFailure } from '../../channels/failure.js';
-import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
+import type { ChannelContext, ChannelJob, ChannelLog, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
 import { isTaskFailureCode } from '../../failure-codes.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
@@ -25,10 +25,8 @@ import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../types
 import { KeyedMutex } from './limits.js';
 import { nextProgress } from './progress.js';
 
-export interface SchedulerLog {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
+/** The channels' log, plus errors (an adapter that throws is a bug worth an error line). */
+export interface SchedulerLog extends ChannelLog {
   error(obj: object, msg?: string): void;
 }
 
