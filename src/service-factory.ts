@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
 import { createValidator } from './catalog/index.js';
 import { defaultChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
+import type { ChannelMetrics } from './channels/metrics.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
@@ -97,8 +98,10 @@ export function openBackendFor(config: Config, logger: Logger): TaskBackend {
 }
 
 /**
- * The upstream scheduler and its channel contexts, when some route leads off the sandbox.
- * Loaded on demand: a deployment without channels never loads the adapters.
+ * The upstream side of a process, when some route leads off the sandbox: the cancel of a
+ * cancelled task's upstream job (every process, API-only ones included: the one that wins a
+ * cancel sends it), and with workers the scheduler. Loaded on demand: a deployment without
+ * channels never loads the adapters.
  */
 async function createUpstream(
   config: Config,
@@ -107,11 +110,13 @@ async function createUpstream(
   storage: LocalStorage,
   workRoot: string,
   logger: Logger,
-): Promise<{ scheduler: UpstreamScheduler; close(drainMs?: number): Promise<void> } | undefined> {
+  metrics: ChannelMetrics | undefined,
+): Promise<{ scheduler: UpstreamScheduler | undefined; close(drainMs?: number): Promise<void> } | undefined> {
   const channels = options.channels;
   if (channels === undefined || ![...channels.channels.values()].some((channel) => channel.protocol !== 'sandbox')) return undefined;
-  const [{ UpstreamScheduler }, { createChannelContexts }, { createChannelMedia }, { ADAPTERS }] = await Promise.all([
+  const [{ UpstreamScheduler }, { UpstreamCanceller }, { createChannelContexts }, { createChannelMedia }, { ADAPTERS }] = await Promise.all([
     import('./tasks/upstream/scheduler.js'),
+    import('./tasks/upstream/cancel.js'),
     import('./channels/context.js'),
     import('./channels/media.js'),
     import('./channels/protocols/index.js'),
@@ -122,21 +127,28 @@ async function createUpstream(
     log,
     ...(options.upstreamRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.upstreamRequestTimeoutMs }),
   });
-  const scheduler = new UpstreamScheduler({
-    service,
-    channels,
-    contexts,
-    adapters: ADAPTERS,
-    storage,
-    workRoot,
-    fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
-    log,
-    ...(options.upstreamTimings === undefined ? {} : { timings: options.upstreamTimings }),
-  });
+  const canceller = new UpstreamCanceller({ service, channels, contexts, adapters: ADAPTERS, metrics, log });
+  service.on('cancelled', (task) => canceller.onCancelled(task));
+  const scheduler = config.workers
+    ? new UpstreamScheduler({
+        service,
+        channels,
+        contexts,
+        adapters: ADAPTERS,
+        storage,
+        workRoot,
+        fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
+        log,
+        metrics,
+        canceller,
+        ...(options.upstreamTimings === undefined ? {} : { timings: options.upstreamTimings }),
+      })
+    : undefined;
   return {
     scheduler,
     async close(drainMs) {
-      await scheduler.close(drainMs);
+      await scheduler?.close(drainMs);
+      await canceller.close(drainMs);
       await contexts.close();
     },
   };
@@ -152,8 +164,11 @@ interface Core {
   readonly startWork: () => Promise<void>;
 }
 
-/** Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet. */
-async function createCore(config: Config, options: MediagateOptions): Promise<Core> {
+/**
+ * Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet.
+ * `channelMetrics`: where the upstream lifecycle records (the process's /metrics registry).
+ */
+async function createCore(config: Config, options: MediagateOptions, channelMetrics?: ChannelMetrics): Promise<Core> {
   // Loaded by the entry (cli/serve.ts readChannels): routing everything to the sandbox instead would be silent.
   if (config.channelsFile !== undefined && options.channels === undefined)
     throw new Error('MEDIAGATE_CHANNELS_FILE is set: pass loadChannelsConfig(config.channelsFile, env) as options.channels');
@@ -177,7 +192,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
     ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
   });
   const storage = new LocalStorage(outputRoot);
-  const upstream = config.workers ? await createUpstream(config, options, service, storage, workRoot, logger) : undefined;
+  const upstream = await createUpstream(config, options, service, storage, workRoot, logger, channelMetrics);
 
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
@@ -204,7 +219,8 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
       })
     : undefined;
   if (pool) service.on('created', () => pool.notify());
-  if (upstream) service.on('created', () => upstream.scheduler.notify());
+  const scheduler = upstream?.scheduler;
+  if (scheduler) service.on('created', () => scheduler.notify());
 
   let sweeper: Sweeper | undefined;
   return {
@@ -228,7 +244,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
     openFeed: () => backend.openFeed(service),
     async startWork() {
       await pool?.start();
-      upstream?.scheduler.start();
+      scheduler?.start();
       sweeper = startSweeper({
         storage,
         outputTtlMs: config.outputTtlMs,
@@ -248,9 +264,6 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
  * storage, engine, worker pool and HTTP server. Nothing listens until start().
  */
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
-  const { process: core, storage, secret, startWork, openFeed } = await createCore(config, options);
-  const { store, keys, service } = core;
-  const feed = openFeed();
   // Loaded here: a worker-only process never loads the HTTP stack.
   const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
     import('./http/metrics.js'),
@@ -258,6 +271,9 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     import('./http/server.js'),
   ]);
   const metrics = createMetrics();
+  const { process: core, storage, secret, startWork, openFeed } = await createCore(config, options, metrics.channels);
+  const { store, keys, service } = core;
+  const feed = openFeed();
   service.on('settled', (task) => observeSettled(metrics, task));
 
   // With PORT=0 the address is known only after listen; output URLs follow it.
@@ -319,14 +335,19 @@ export async function createMediagate(config: Config, options: MediagateOptions 
  * MEDIAGATE_METRICS_PORT, a bare /metrics listener of its own (http/metrics-listener.ts).
  */
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
-  const { process: core, startWork } = await createCore(config, options);
   const port = config.metricsPort;
-  if (port === undefined) return { ...core, start: startWork };
-  const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }] = await Promise.all([
+  if (port === undefined) {
+    const { process: core, startWork } = await createCore(config, options);
+    return { ...core, start: startWork };
+  }
+  const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }, { createChannelMetrics }] = await Promise.all([
     import('./http/metrics.js'),
     import('./http/metrics-listener.js'),
+    import('./channels/metrics.js'),
   ]);
   const metrics = createTaskMetrics();
+  // The channel series on the same registry: a worker process is where upstream tasks run.
+  const { process: core, startWork } = await createCore(config, options, createChannelMetrics(metrics.registry));
   core.service.on('settled', (task) => observeSettled(metrics, task));
   let listener: MetricsListener | undefined;
   return {

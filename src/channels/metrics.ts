@@ -12,13 +12,16 @@
  * | `mediagate_channel_throttled_total` | counter | channel, operation | 429 answers (and throttles inside HTTP 200) |
  * | `mediagate_channel_polls_total` | counter | channel, outcome | polls by outcome: queued, running, succeeded, failed, not_found, throttled, transient |
  * | `mediagate_channel_copy_bytes_total` | counter | channel | output bytes copied into our storage |
+ * | `mediagate_channel_cancels_total` | counter | channel, outcome | upstream cancels of cancelled tasks: cancelled, not_cancellable, transient, unsupported |
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PollOutcome, SubmitOutcome } from './protocol.js';
+import type { CancelOutcome, PollOutcome, SubmitOutcome } from './protocol.js';
 
 export type ChannelOperation = 'submit' | 'poll' | 'cancel' | 'reconcile' | 'probe';
 export type SubmissionOutcome = SubmitOutcome['outcome'];
 export type PollState = PollOutcome['state'];
+/** An adapter's cancel outcome, or `unsupported` when the protocol has no cancel. */
+export type CancelResult = CancelOutcome['outcome'] | 'unsupported';
 
 /** What the lifecycle calls; one method per event it observes. */
 export interface ChannelMetrics {
@@ -34,6 +37,8 @@ export interface ChannelMetrics {
   polled(channel: string, state: PollState): void;
   /** Bytes of one output copied into our storage. */
   copied(channel: string, bytes: number): void;
+  /** One upstream cancel of a cancelled (or timed-out) task, by outcome. */
+  cancelled(channel: string, outcome: CancelResult): void;
 }
 
 /** The series on `registry` (a fresh one when omitted, e.g. a worker-only process that serves no /metrics). */
@@ -66,6 +71,12 @@ export function createChannelMetrics(registry: Registry = new Registry()): Chann
     labelNames: ['channel'],
     registers,
   });
+  const cancels = new Counter({
+    name: 'mediagate_channel_cancels_total',
+    help: 'Upstream cancels by outcome (cancelled, not_cancellable, transient, unsupported)',
+    labelNames: ['channel', 'outcome'],
+    registers,
+  });
   return {
     setInFlight: (channel, count) => inFlight.set({ channel }, count),
     submitted: (channel, outcome) => submissions.inc({ channel, outcome }),
@@ -73,5 +84,6 @@ export function createChannelMetrics(registry: Registry = new Registry()): Chann
     throttled: (channel, operation) => throttles.inc({ channel, operation }),
     polled: (channel, state) => polls.inc({ channel, outcome: state }),
     copied: (channel, bytes) => copyBytes.inc({ channel }, bytes),
+    cancelled: (channel, outcome) => cancels.inc({ channel, outcome }),
   };
 }

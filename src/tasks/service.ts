@@ -3,7 +3,7 @@ import type { ModelRow, ResolvedParams } from '../catalog/index.js';
 import type { TaskFailureCode } from '../failure-codes.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from './store/store.js';
-import type { ClaimedTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamStep, UpstreamTask } from './types.js';
+import type { ClaimedTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from './types.js';
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {
@@ -360,6 +360,14 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     const won = this.changedIf(await this.store.failUpstream(task.id, task.attempt, error, this.now()), task.id);
     if (won) this.emit('settled', { id: task.id, status: 'failed', model: task.model, code: error.code });
     return won;
+  }
+
+  /**
+   * The upstream job of a task that was cancelled, for the one caller that cancels it upstream:
+   * undefined once taken (or for a task that never went upstream). No state a client sees changes.
+   */
+  takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined> {
+    return this.store.takeUpstreamCancel(id);
   }
 
   /** processing -> queued: handed back by a worker that is shutting down (with a new job, on a queue). */

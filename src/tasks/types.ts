@@ -134,3 +134,14 @@ export interface UpstreamStep {
   readonly progress: number | null;
   readonly startedAt: number | null;
 }
+
+/** A cancelled task's upstream job: what the upstream cancel needs (no job when `upstreamId` is null). */
+export interface UpstreamCancelRef {
+  readonly id: string;
+  readonly model: string;
+  readonly channel: string;
+  /** Index of `channel` in the route's targets. */
+  readonly target: number;
+  readonly upstreamId: string | null;
+  readonly requestId: string | null;
+}

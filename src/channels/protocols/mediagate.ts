@@ -20,7 +20,7 @@ import {
   withRequestId,
 } from '../adapter-kit.js';
 import { failure, type UpstreamFailure } from '../failure.js';
-import type { ChannelContext, ChannelJob, HttpOutcome, ParamMapping, PollOutcome, ProtocolAdapter, ReconcileOutcome, SubmitOutcome } from '../protocol.js';
+import type { CancelOutcome, ChannelContext, ChannelJob, HttpOutcome, ParamMapping, PollOutcome, ProtocolAdapter, ReconcileOutcome, SubmitOutcome } from '../protocol.js';
 
 const VIDEO_PATH = '/v1/video/generations';
 const IMAGE_PATH = '/v1/images/generations/async';
@@ -169,6 +169,27 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
 }
 
 /**
+ * decisions 8.1: `POST .../{task_id}/cancel`. 200 is a cancelled task (or one cancelled
+ * already); 409 task_not_cancellable is a task that already finished; 404 an id it no longer knows.
+ */
+async function cancel(ctx: ChannelContext, upstreamId: string): Promise<CancelOutcome> {
+  const [family, ...rest] = upstreamId.split(':');
+  const id = rest.join(':');
+  const answer = await ctx.http.request({
+    method: 'POST',
+    path: `${family === 'v' ? VIDEO_PATH : IMAGE_PATH}/${encodeURIComponent(id)}/cancel`,
+    headers: headers(ctx),
+  });
+  if (answer.kind !== 'response') return { outcome: 'transient', reason: answer.reason };
+  if (answer.status === 200) return { outcome: 'cancelled' };
+  if (answer.status === 409 || answer.status === 404) {
+    const error = errorOf(answer, requestIdOf(answer));
+    return { outcome: 'not_cancellable', reason: `HTTP ${answer.status} ${error.code}` };
+  }
+  return { outcome: 'transient', reason: `HTTP ${answer.status}` };
+}
+
+/**
  * A lost submission is found again by sending it once more with the same Idempotency-Key: the
  * upstream answers the original task (or creates it, if the first request never arrived, which
  * is just as right). Only a replay header or a fresh create counts; anything else is undecided.
@@ -205,6 +226,7 @@ export const mediagateAdapter: ProtocolAdapter = {
   ] satisfies readonly ParamMapping[],
   submit,
   poll,
+  cancel,
   reconcile,
   async probe(ctx) {
     const answer = await ctx.http.request({ method: 'GET', path: '/v1/models', headers: headers(ctx) });

@@ -1,9 +1,9 @@
 import pg from 'pg';
-import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../types.js';
 import type { Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, type Int, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask, toUpstreamTask, upstreamSaveParams } from './rows.js';
+import { inClaimOrder, type Int, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask, toUpstreamCancelRef, toUpstreamTask, upstreamSaveParams } from './rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
@@ -24,6 +24,7 @@ import {
   nextUpstreamDue,
   reserveChannelSlot,
   saveUpstream,
+  takeUpstreamCancel,
   saveUpstreamWithJob,
   type UpstreamSaveParams,
 } from './sql/upstream.js';
@@ -293,6 +294,11 @@ export class PostgresStore implements Store {
   async nextUpstreamDue(): Promise<number | undefined> {
     const [row] = await this.db.all(nextUpstreamDue, {});
     return row?.due === null || row?.due === undefined ? undefined : num(row.due);
+  }
+
+  async takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined> {
+    const [row] = await this.db.all(takeUpstreamCancel, { id });
+    return row && toUpstreamCancelRef(row);
   }
 
   async countUpstreamInFlight(channel: string): Promise<number> {

@@ -7,13 +7,14 @@ import type {
   TaskListQuery,
   TaskOutput,
   TaskStatus,
+  UpstreamCancelRef,
   UpstreamState,
   UpstreamStep,
   UpstreamTask,
 } from '../types.js';
 import type { IdempotencyKeyRow } from './sql/idempotency.js';
 import type { ListTasksParams } from './sql/tasks-list.js';
-import type { UpstreamRow, UpstreamSaveParams } from './sql/upstream.js';
+import type { UpstreamCancelRow, UpstreamRow, UpstreamSaveParams } from './sql/upstream.js';
 
 /** Columns a status read needs: everything but `params`, which may be megabytes of media. */
 export const TASK_COLUMNS = [
@@ -143,6 +144,17 @@ export function toUpstreamTask(row: UpstreamRow): UpstreamTask {
     requestId: row.upstream_request_id,
     since: numOrNull(row.upstream_since),
     intervalMs: numOrNull(row.check_interval_ms),
+  };
+}
+
+export function toUpstreamCancelRef(row: UpstreamCancelRow): UpstreamCancelRef {
+  return {
+    id: row.id,
+    model: row.model,
+    channel: row.channel,
+    target: num(row.target),
+    upstreamId: row.upstream_id,
+    requestId: row.upstream_request_id,
   };
 }
 

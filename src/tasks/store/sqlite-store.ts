@@ -1,9 +1,9 @@
 import type { Database as BetterSqlite3Database, Statement } from 'better-sqlite3';
-import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../types.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask, toUpstreamTask, upstreamSaveParams } from './rows.js';
+import { inClaimOrder, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask, toUpstreamCancelRef, toUpstreamTask, upstreamSaveParams } from './rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
@@ -23,6 +23,7 @@ import {
   nextUpstreamDue,
   reserveChannelSlot,
   saveUpstream,
+  takeUpstreamCancel,
 } from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import type { ApiKeyRecord, Store } from './store.js';
@@ -228,6 +229,11 @@ export class SqliteStore implements Store {
   async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
     return this.run(failUpstream, { id, attempt, now, error: JSON.stringify(error) }) === 1;
   }
+  async takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined> {
+    const row = this.get(takeUpstreamCancel, { id });
+    return row && toUpstreamCancelRef(row);
+  }
+
   async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
     // One writer, and better-sqlite3 runs this to the end: count and write cannot interleave.
     if (num(this.get(countUpstreamInFlight, { channel: step.channel })?.n ?? 0) >= maxInFlight) return 'full';

@@ -1,4 +1,4 @@
-import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
+import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../types.js';
 
 /**
  * Persistence of tasks, split by what its callers need: the task service and the task sources
@@ -77,6 +77,8 @@ export interface TaskStore {
   saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean>;
   completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean>;
   failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
+  /** A cancelled task's upstream job, taken once (sql/upstream.ts takeUpstreamCancel); undefined when already taken or never submitted. */
+  takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined>;
   /**
    * The step's `submitting` write, only while the channel holds fewer than `maxInFlight` tasks
    * upstream; counted and written under the channel's `submit` row lock (PostgreSQL), so

@@ -12,16 +12,19 @@
  * claim (its lease ran out: the process stopped between sending and storing) is never
  * submitted again: it is reconciled through the adapter, or fails `upstream_submission_unknown`.
  */
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { copyOutput } from '../../channels/output-copy.js';
 import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
+import type { ChannelMetrics } from '../../channels/metrics.js';
 import type { UpstreamFailure } from '../../channels/failure.js';
 import type { ChannelContext, ChannelJob, ChannelLog, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
 import { isTaskFailureCode } from '../../failure-codes.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
 import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
+import { UpstreamCanceller } from './cancel.js';
 import { KeyedMutex } from './limits.js';
 import { nextProgress } from './progress.js';
 
@@ -72,7 +75,14 @@ export interface UpstreamSchedulerOptions {
   /** Steps running at once in this process. Default 64. */
   readonly maxSteps?: number;
   readonly now?: () => number;
+  /** Per-channel series (channels/metrics.ts); none recorded when absent. */
+  readonly metrics?: ChannelMetrics | undefined;
+  /** Upstream cancels (shared with the process's 'cancelled' listener); one is made when absent. */
+  readonly canceller?: UpstreamCanceller;
 }
+
+/** How often the in-flight gauge is refreshed from the store. */
+const IN_FLIGHT_REFRESH_MS = 1_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -84,10 +94,25 @@ export class UpstreamScheduler {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private closed = true;
+  private readonly canceller: UpstreamCanceller;
+  private readonly metrics: ChannelMetrics | undefined;
+  private inFlightRefreshedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: UpstreamSchedulerOptions) {
     this.timings = { ...SCHEDULER_DEFAULTS, ...options.timings };
     this.now = options.now ?? Date.now;
+    this.metrics = options.metrics;
+    this.canceller =
+      options.canceller ??
+      new UpstreamCanceller({
+        service: options.service,
+        channels: options.channels,
+        contexts: options.contexts,
+        adapters: options.adapters,
+        metrics: options.metrics,
+        log: options.log,
+        now: this.now,
+      });
   }
 
   start(): void {
@@ -102,6 +127,11 @@ export class UpstreamScheduler {
 
   /** Stops claiming; waits up to `drainMs` for steps in flight (an abandoned step is recovered by its lease). */
   async close(drainMs = 10_000): Promise<void> {
+    await this.closeSteps(drainMs);
+    if (!this.options.canceller) await this.canceller.close(drainMs);
+  }
+
+  private async closeSteps(drainMs: number): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
@@ -127,12 +157,42 @@ export class UpstreamScheduler {
       const due = await this.options.service.nextUpstreamDue();
       if (due !== undefined) delay = Math.min(delay, due - this.now());
       if (claimed.length >= room && room > 0) delay = 0;
+      await this.refreshInFlight();
     } catch (error) {
       this.options.log.error({ err: error }, 'upstream scheduler: a claim failed; trying again');
     } finally {
       this.ticking = false;
       if (!this.closed) this.wake(Math.max(delay, 5));
     }
+  }
+
+  /** The in-flight gauge of each channel, from the store (every process's tasks), about once a second. */
+  private async refreshInFlight(): Promise<void> {
+    const { metrics } = this;
+    if (!metrics || this.now() - this.inFlightRefreshedAt < IN_FLIGHT_REFRESH_MS) return;
+    this.inFlightRefreshedAt = this.now();
+    for (const channel of this.options.channels.channels.values()) {
+      if (channel.protocol === 'sandbox') continue;
+      metrics.setInFlight(channel.name, await this.options.service.countUpstreamInFlight(channel.name));
+    }
+  }
+
+  /** An adapter call, timed into the channel's latency histogram. */
+  private async timed<T>(channel: string, operation: 'submit' | 'poll' | 'reconcile', call: () => Promise<T>): Promise<T> {
+    const started = this.now();
+    try {
+      return await call();
+    } finally {
+      this.metrics?.upstreamLatency(channel, operation, this.now() - started);
+    }
+  }
+
+  /**
+   * A step's fenced write lost. When it lost to a cancel (possibly in a process without the
+   * channels loaded), the upstream job may still need its cancel: taken once, so never twice.
+   */
+  private async lost(task: UpstreamTask): Promise<void> {
+    await this.canceller.takeAndCancel(task.id, 'the task was cancelled while a step ran');
   }
 
   private track(step: Promise<void>): void {
@@ -210,12 +270,14 @@ export class UpstreamScheduler {
     if (!marked) return;
     let outcome: SubmitOutcome;
     try {
-      outcome = await adapter.submit(ctx, this.job(task));
+      outcome = await this.timed(task.channel, 'submit', () => adapter.submit(ctx, this.job(task)));
     } catch (error) {
       // A throw is an adapter bug; the request may have left: never risk a second paid job.
       this.options.log.error({ err: error, task: task.id, channel: task.channel }, 'adapter submit threw');
       outcome = { outcome: 'unknown', reason: 'the adapter failed' };
     }
+    this.metrics?.submitted(task.channel, outcome.outcome);
+    if (outcome.outcome === 'refused' && (outcome.retryAfterMs !== undefined || /\b429\b/.test(outcome.reason))) this.metrics?.throttled(task.channel, 'submit');
     const submitted: UpstreamTask = { ...task, upstreamState: 'submitting', since: this.now() };
     switch (outcome.outcome) {
       case 'accepted':
@@ -245,6 +307,27 @@ export class UpstreamScheduler {
       intervalMs: this.timings.pollStartMs,
     });
     this.options.log.info({ task: task.id, channel: task.channel, upstreamId, requestId, stored: won }, 'upstream accepted the task');
+    if (!won) await this.acceptedButLost(task, upstreamId, requestId);
+  }
+
+  /**
+   * The upstream accepted, but the write of its id lost its fence: the task was cancelled (or
+   * failed) meanwhile, in this process or another, or its lease passed to another process. Only
+   * this step knows the job; unless another process now holds the task (it reconciles the
+   * submission), the job is cancelled so that nothing keeps running and costing.
+   */
+  private async acceptedButLost(task: UpstreamTask, upstreamId: string, requestId: string | null): Promise<void> {
+    const now = await this.options.service.get(task.owner, task.id);
+    if (now && (now.status === 'queued' || now.status === 'processing')) {
+      this.options.log.warn({ task: task.id, channel: task.channel, upstreamId, requestId }, 'upstream accepted after the step lost its lease');
+      return;
+    }
+    // Clears the stored `submitting` state: no later taker looks for this job.
+    await this.options.service.takeUpstreamCancel(task.id);
+    await this.canceller.cancel(
+      { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId },
+      `the task became ${now?.status ?? 'unknown'} while it was being submitted`,
+    );
   }
 
   /** Refused before acceptance: the next target of the route, or `upstream_unavailable`. */
@@ -299,7 +382,8 @@ export class UpstreamScheduler {
     if (adapter.reconcile) {
       let answer;
       try {
-        answer = await adapter.reconcile(ctx, this.job(task));
+        const reconcile = adapter.reconcile.bind(adapter);
+        answer = await this.timed(task.channel, 'reconcile', () => reconcile(ctx, this.job(task)));
       } catch (error) {
         this.options.log.error({ err: error, task: task.id }, 'adapter reconcile threw');
         answer = { outcome: 'undecided' as const, reason: 'the adapter failed' };
@@ -331,7 +415,10 @@ export class UpstreamScheduler {
     const upstreamId = task.upstreamId ?? '';
     const since = task.since ?? task.createdAt;
     if (this.now() - since > timeoutMs) {
-      if (adapter.cancel) await adapter.cancel(ctx, upstreamId).catch(() => undefined);
+      if (upstreamId !== '') {
+        const job = { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId: task.requestId };
+        await this.canceller.cancel(job, 'the upstream task ran past timeout_s');
+      }
       await this.fail(
         task,
         failure('upstream_timeout', `The upstream task ran past the channel's timeout_s (${timeoutMs / 1000} s).`, '', task.requestId ?? undefined),
@@ -341,16 +428,20 @@ export class UpstreamScheduler {
     await sleep(await this.options.service.waitForChannelSlot(task.channel, 'poll', pollPerS));
     let answer: PollOutcome;
     try {
-      answer = await adapter.poll(ctx, upstreamId);
+      answer = await this.timed(task.channel, 'poll', () => adapter.poll(ctx, upstreamId));
     } catch (error) {
       this.options.log.error({ err: error, task: task.id }, 'adapter poll threw');
       answer = { state: 'transient', reason: 'the adapter failed' };
     }
+    this.metrics?.polled(task.channel, answer.state);
+    if (answer.state === 'throttled') this.metrics?.throttled(task.channel, 'poll');
     const now = this.now();
     const interval = task.intervalMs ?? this.timings.pollStartMs;
     const backedOff = Math.min(this.timings.pollMaxMs, Math.round(interval * 1.5));
-    const again = (ms: number, change: Partial<UpstreamStep> = {}) =>
-      this.options.service.saveUpstream(task, { ...this.base(task), upstreamState: 'accepted', nextCheckAt: now + ms, ...change });
+    const again = async (ms: number, change: Partial<UpstreamStep> = {}): Promise<void> => {
+      const saved = await this.options.service.saveUpstream(task, { ...this.base(task), upstreamState: 'accepted', nextCheckAt: now + ms, ...change });
+      if (!saved) await this.lost(task);
+    };
     switch (answer.state) {
       case 'queued':
       case 'running': {
@@ -400,30 +491,52 @@ export class UpstreamScheduler {
       await this.fail(task, failure('output_invalid', `The upstream reported success without a ${expect} output.`, '', task.requestId ?? undefined));
       return;
     }
-    const copying: UpstreamTask = { ...task };
     const leased = await service.saveUpstream(task, { ...this.base(task), upstreamState: 'copying', nextCheckAt: this.now() + this.timings.copyLeaseMs });
-    if (!leased) return;
-    // Outputs an earlier, interrupted copy stored but never completed.
+    if (!leased) return this.lost(task);
+    // Outputs an earlier, interrupted copy stored but never completed, and its partial files.
     await storage.discard(task.id);
+    const scratch = join(this.options.workRoot, `upstream-${task.id}`);
+    await rm(scratch, { recursive: true, force: true });
+    await mkdir(scratch, { recursive: true });
+    try {
+      await this.copyInto(scratch, task, wanted, expect, baseUrl, retryMs);
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }
+
+  private async copyInto(
+    scratch: string,
+    task: UpstreamTask,
+    wanted: readonly { readonly url: string }[],
+    expect: 'video' | 'image',
+    baseUrl: string,
+    retryMs: number,
+  ): Promise<void> {
+    const { service, storage } = this.options;
     const stored: TaskOutput[] = [];
     for (const [index, output] of wanted.entries()) {
       const ext = expect === 'image' ? 'png' : 'mp4';
-      const destination = join(this.options.workRoot, `${task.id}-${task.attempt}-${index}.${ext}`);
+      const destination = join(scratch, `${task.attempt}-${index}.${ext}`);
       const copied = await copyOutput(output.url, { channelBaseUrl: baseUrl, expect, destination, allow: this.options.fetchAllow });
       if (!copied.ok) {
         await Promise.all(stored.map((file) => storage.delete(file.key)));
         if (copied.transient) {
           this.options.log.warn({ task: task.id, reason: copied.error.message }, 'output copy failed; trying again');
-          await service.saveUpstream(copying, { ...this.base(task), upstreamState: 'accepted', nextCheckAt: this.now() + retryMs, intervalMs: retryMs });
+          await service.saveUpstream(task, { ...this.base(task), upstreamState: 'accepted', nextCheckAt: this.now() + retryMs, intervalMs: retryMs });
           return;
         }
-        await this.fail(copying, { ...copied.error, ...(task.requestId === null ? {} : { requestId: task.requestId }) });
+        await this.fail(task, { ...copied.error, ...(task.requestId === null ? {} : { requestId: task.requestId }) });
         return;
       }
+      this.metrics?.copied(task.channel, copied.bytes);
       stored.push({ type: expect, key: await storage.put(task.id, destination, ext), contentType: copied.contentType });
     }
-    const won = await service.completeUpstream(copying, stored);
-    if (!won) await Promise.all(stored.map((file) => storage.delete(file.key)));
+    const won = await service.completeUpstream(task, stored);
+    if (!won) {
+      await Promise.all(stored.map((file) => storage.delete(file.key)));
+      await this.lost(task);
+    }
   }
 
   private async fail(task: UpstreamTask, error: UpstreamFailure): Promise<void> {

@@ -22,6 +22,7 @@ import {
   reserveChannelSlot,
   saveUpstream,
   saveUpstreamWithJob,
+  takeUpstreamCancel,
 } from './upstream.js';
 
 /**
@@ -66,6 +67,7 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     saveUpstreamWithJob(jobs),
     completeUpstream,
     failUpstream,
+    takeUpstreamCancel,
     ensureChannelLimit,
     reserveChannelSlot,
     lockChannelSubmit,

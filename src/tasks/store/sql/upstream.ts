@@ -108,6 +108,29 @@ export const failUpstream = operation<{ id: string; attempt: number; now: number
        WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`,
 );
 
+/** A cancelled task's upstream job, as the upstream cancel needs it. */
+export interface UpstreamCancelRow {
+  id: string;
+  model: string;
+  channel: string;
+  target: Int;
+  upstream_id: string | null;
+  upstream_request_id: string | null;
+}
+
+/**
+ * Takes the upstream cancel of a cancelled task, once: the cancel (cancel.ts) leaves
+ * `upstream_state` as it was, and whoever clears it here sends the upstream cancel, so the
+ * process that won the cancel and a scheduler step that lost its fence to it never both do.
+ * No version bump: nothing a client sees changes.
+ */
+export const takeUpstreamCancel = operation<{ id: string }, UpstreamCancelRow>(
+  'take-upstream-cancel',
+  () => `UPDATE tasks AS t SET upstream_state = NULL, next_check_at = NULL
+       WHERE t.id = @id AND t.status = 'cancelled' AND t.upstream_state IS NOT NULL
+   RETURNING t.id, t.model, t.channel, t.target, t.upstream_id, t.upstream_request_id`,
+);
+
 /** The pacing row of a channel's bucket ('submit' | 'poll'), created once. */
 export const ensureChannelLimit = operation<{ channel: string; bucket: string }>(
   'ensure-channel-limit',
