@@ -48,6 +48,8 @@ export interface TaskPlan {
    * its business rate limit (inside HTTP 200 where the protocol does that), or an exhausted balance.
    */
   readonly refuse: 'none' | 'moderation' | 'invalid' | 'rate-limit' | 'quota';
+  /** Serve the output file slowly, in small chunks (`[fake:trickle]`): a copy in progress lasts seconds. */
+  readonly trickle: boolean;
 }
 
 export type Phase = 'queued' | 'running' | 'succeeded' | 'failed' | 'moderated' | 'cancelled';
@@ -107,6 +109,8 @@ export class FakeStats {
   /** Requests refused with a 429 (faults and business rate limits). */
   throttled = 0;
   lostAnswers = 0;
+  /** Output bytes written so far by trickled file answers (a copy has started once this is > 0). */
+  trickledBytes = 0;
 
   /** Records an accepted (paid) submission. */
   accept(task: FakeTask): void {
@@ -184,6 +188,9 @@ export function applyMarkers(prompt: string, plan: TaskPlan): TaskPlan {
       case 'lose-answer':
         next = { ...next, loseAnswer: true };
         break;
+      case 'trickle':
+        next = { ...next, trickle: true };
+        break;
       default:
         break;
     }
@@ -212,6 +219,7 @@ export class TaskBook {
       forgotten: false,
       loseAnswer: false,
       refuse: 'none',
+      trickle: false,
     };
   }
 
@@ -287,6 +295,14 @@ export interface Route {
  */
 export class FakeHttp {
   readonly stats = new FakeStats();
+  /**
+   * How long a submission whose body carries `[fake:slow-submit]` waits before its answer (the
+   * task is created first): a cancel of ours can land while our scheduler is submitting.
+   */
+  slowSubmitMs = 1_500;
+  /** A trickled output: this many bytes every `trickleEveryMs`. */
+  trickleChunk = 128;
+  trickleEveryMs = 150;
   private readonly faults: Fault[] = [];
   private server: Server | undefined;
   origin = '';
@@ -351,12 +367,32 @@ export class FakeHttp {
     }
     if (!routed) return send(res, this.notFound());
     const answer = await routed.answer();
+    if (role === 'submit' && body.includes('[fake:slow-submit]')) await new Promise((resolve) => setTimeout(resolve, this.slowSubmitMs));
+    if (role === 'file' && answer !== 'lose' && answer.status === 200 && this.trickled(url)) return this.trickle(res, answer);
     if (answer === 'lose') {
       this.stats.lostAnswers += 1;
       req.socket.destroy();
       return;
     }
     send(res, answer);
+  }
+
+  private trickled(url: URL): boolean {
+    const [, , id] = url.pathname.split('/');
+    return (id !== undefined && this.book.get(id)?.plan.trickle) === true;
+  }
+
+  /** Writes the reply's body a chunk at a time; stops when the client goes away. */
+  private async trickle(res: ServerResponse, reply: Reply): Promise<void> {
+    const payload = Buffer.from(reply.body ?? '');
+    res.writeHead(reply.status, { ...reply.headers, 'content-length': String(payload.length) });
+    for (let at = 0; at < payload.length && !res.destroyed; at += this.trickleChunk) {
+      const chunk = payload.subarray(at, at + this.trickleChunk);
+      res.write(chunk);
+      this.stats.trickledBytes += chunk.length;
+      await new Promise((resolve) => setTimeout(resolve, this.trickleEveryMs));
+    }
+    res.end();
   }
 
   private file(url: URL): Reply {

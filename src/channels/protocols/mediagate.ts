@@ -20,7 +20,17 @@ import {
   withRequestId,
 } from '../adapter-kit.js';
 import { failure, type UpstreamFailure } from '../failure.js';
-import type { CancelOutcome, ChannelContext, ChannelJob, HttpOutcome, ParamMapping, PollOutcome, ProtocolAdapter, ReconcileOutcome, SubmitOutcome } from '../protocol.js';
+import type {
+  CancelOutcome,
+  ChannelContext,
+  ChannelJob,
+  HttpOutcome,
+  ParamMapping,
+  PollOutcome,
+  ProtocolAdapter,
+  ReconcileOutcome,
+  SubmitOutcome,
+} from '../protocol.js';
 
 const VIDEO_PATH = '/v1/video/generations';
 const IMAGE_PATH = '/v1/images/generations/async';

@@ -1,9 +1,32 @@
 import pg from 'pg';
-import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../types.js';
+import type {
+  ClaimedTask,
+  IdempotencyRecord,
+  NewTask,
+  Task,
+  TaskError,
+  TaskListQuery,
+  TaskOutput,
+  UpstreamCancelRef,
+  UpstreamStep,
+  UpstreamTask,
+} from '../types.js';
 import type { Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, type Int, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask, toUpstreamCancelRef, toUpstreamTask, upstreamSaveParams } from './rows.js';
+import {
+  inClaimOrder,
+  type Int,
+  listParams,
+  num,
+  numOrNull,
+  toClaimedTask,
+  toIdempotencyRecord,
+  toTask,
+  toUpstreamCancelRef,
+  toUpstreamTask,
+  upstreamSaveParams,
+} from './rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';

@@ -1,9 +1,31 @@
 import type { Database as BetterSqlite3Database, Statement } from 'better-sqlite3';
-import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../types.js';
+import type {
+  ClaimedTask,
+  IdempotencyRecord,
+  NewTask,
+  Task,
+  TaskError,
+  TaskListQuery,
+  TaskOutput,
+  UpstreamCancelRef,
+  UpstreamStep,
+  UpstreamTask,
+} from '../types.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
-import { inClaimOrder, listParams, num, numOrNull, toClaimedTask, toIdempotencyRecord, toTask, toUpstreamCancelRef, toUpstreamTask, upstreamSaveParams } from './rows.js';
+import {
+  inClaimOrder,
+  listParams,
+  num,
+  numOrNull,
+  toClaimedTask,
+  toIdempotencyRecord,
+  toTask,
+  toUpstreamCancelRef,
+  toUpstreamTask,
+  upstreamSaveParams,
+} from './rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';

@@ -1,4 +1,15 @@
-import type { ClaimedTask, IdempotencyRecord, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../types.js';
+import type {
+  ClaimedTask,
+  IdempotencyRecord,
+  NewTask,
+  Task,
+  TaskError,
+  TaskListQuery,
+  TaskOutput,
+  UpstreamCancelRef,
+  UpstreamStep,
+  UpstreamTask,
+} from '../types.js';
 
 /**
  * Persistence of tasks, split by what its callers need: the task service and the task sources

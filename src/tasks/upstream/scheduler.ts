@@ -277,7 +277,8 @@ export class UpstreamScheduler {
       outcome = { outcome: 'unknown', reason: 'the adapter failed' };
     }
     this.metrics?.submitted(task.channel, outcome.outcome);
-    if (outcome.outcome === 'refused' && (outcome.retryAfterMs !== undefined || /\b429\b/.test(outcome.reason))) this.metrics?.throttled(task.channel, 'submit');
+    if (outcome.outcome === 'refused' && (outcome.retryAfterMs !== undefined || /\b429\b/.test(outcome.reason)))
+      this.metrics?.throttled(task.channel, 'submit');
     const submitted: UpstreamTask = { ...task, upstreamState: 'submitting', since: this.now() };
     switch (outcome.outcome) {
       case 'accepted':

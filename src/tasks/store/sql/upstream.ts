@@ -128,7 +128,7 @@ export const takeUpstreamCancel = operation<{ id: string }, UpstreamCancelRow>(
   'take-upstream-cancel',
   () => `UPDATE tasks AS t SET upstream_state = NULL, next_check_at = NULL
        WHERE t.id = @id AND t.status = 'cancelled' AND t.upstream_state IS NOT NULL
-   RETURNING t.id, t.model, t.channel, t.target, t.upstream_id, t.upstream_request_id`,
+   RETURNING id, model, channel, target, upstream_id, upstream_request_id`,
 );
 
 /** The pacing row of a channel's bucket ('submit' | 'poll'), created once. */
