@@ -10,6 +10,7 @@ import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
 import { startPixverseFake, type PixverseFake } from './fakes/pixverse.js';
 import type { FakeTask } from './fakes/upstream-kit.js';
 import { eventually } from './helpers/eventually.js';
+import { sample } from './helpers/prom.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -73,15 +74,7 @@ async function cancel(base: TestServer, id: string): Promise<TaskBody> {
 
 /** The value of one series of the server's /metrics (0 when absent). */
 async function metric(base: TestServer, name: string, labels: Record<string, string>): Promise<number> {
-  const text = await (await fetch(`${base.url}/metrics`)).text();
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const inside = line.slice(name.length + 1, line.indexOf('}'));
-    const parts = inside.split(',');
-    if (wanted.every((pair) => parts.includes(pair)) && parts.length === wanted.length) return Number(line.slice(line.indexOf('}') + 1));
-  }
-  return 0;
+  return sample(await (await fetch(`${base.url}/metrics`)).text(), name, labels);
 }
 
 function fakeTask(fake: { book: { tasks: Map<string, FakeTask> } }, prompt: string): FakeTask | undefined {
