@@ -1,12 +1,19 @@
 // A channel's limits as the upstream sees them: a fake counting requests per wall-clock second
 // shows submit_per_s and poll_per_s kept, and no more than max_in_flight tasks are held upstream
-// at once (CHANNELS.md section 1), in one process and (PostgreSQL) in two sharing a database.
+// at once (CHANNELS.md section 1), in one process and (PostgreSQL) in two sharing a database:
+// two services in this process, and two real `mediagate worker` processes.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseChannelsConfig } from '../src/channels/config.js';
+import { loadChannelsConfig, parseChannelsConfig } from '../src/channels/config.js';
 import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability } from './helpers/postgres.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { freePort, startWorkerProcess, type ServiceProcess } from './helpers/process.js';
+import { sample } from './helpers/prom.js';
+import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
+import { TINY_MP4 } from './fakes/upstream-kit.js';
 
 const split = process.env['MEDIAGATE_TEST_TOPOLOGY'] === 'split';
 const KEY = 'sk-dashscope-test';
@@ -134,4 +141,102 @@ describe.skipIf(split || !postgres)('channel limits across processes (PostgreSQL
       await shared.close();
     }
   }, 90_000);
+});
+
+describe.skipIf(split || !postgres)('channel limits across two mediagate worker processes (PostgreSQL)', () => {
+  it('two spawned workers on one database keep submit_per_s, poll_per_s and max_in_flight together, and serve the channel series', async () => {
+    // Upstream tasks of ~3 s with the workers' default poll schedule: six in flight ask for more
+    // than 2 polls a second, twenty tasks for more than 2 submissions a second.
+    const fake = await startDashscopeFake({ apiKey: KEY, queuedMs: 300, runMs: 3_000 });
+    const database = await createTestDatabase();
+    const dir = await mkdtemp(join(tmpdir(), 'mediagate-limits-workers-'));
+    const file = join(dir, 'channels.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        channels: { wan: { protocol: 'dashscope', base_url: fake.origin, api_key_env: 'T_KEY', submit_per_s: 2, poll_per_s: 2, max_in_flight: 6 } },
+        routes: [
+          { model: 'vendora/famw-2.7-t2v', to: [{ channel: 'wan', upstream_model: 'wan2.7-t2v' }] },
+          { model: '*', to: [{ channel: 'sandbox' }] },
+        ],
+      }),
+    );
+    const shared = {
+      DATABASE_URL: database.url,
+      MEDIAGATE_DATA_DIR: join(dir, 'data'),
+      MEDIAGATE_API_KEYS: TEST_KEYS.join(','),
+      MEDIAGATE_ENGINE: 'instant',
+      MEDIAGATE_CHANNELS_FILE: file,
+      T_KEY: KEY,
+    };
+    const workers: ServiceProcess[] = [];
+    let api: TestServer | undefined;
+    try {
+      for (let i = 0; i < 2; i += 1) workers.push(await startWorkerProcess({ ...shared, MEDIAGATE_METRICS_PORT: String(await freePort()) }));
+      const metricsUrls = workers.map((worker) => /"metrics":"([^"]+)"/.exec(worker.output())?.[1] ?? '');
+      expect(metricsUrls.every((url) => url.startsWith('http://'))).toBe(true);
+      // The API process in this test runs no scheduler: every upstream request comes from the workers.
+      api = await startServer({ ...shared, MEDIAGATE_WORKERS: 'false' }, { channels: loadChannelsConfig(file, { T_KEY: KEY }) });
+      const server = api;
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i += 1) {
+        const res = await fetch(`${server.url}/v1/video/generations`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${server.keys[0]}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: `worker limits ${i}` }),
+        });
+        expect(res.status).toBe(200);
+        ids.push(((await res.json()) as { id: string }).id);
+      }
+      let maxHeld = 0;
+      let maxGauge = 0;
+      await eventually(
+        async () => {
+          const tasks = await Promise.all(
+            ids.map(
+              async (id) =>
+                (await (await fetch(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${server.keys[0]}` } })).json()) as {
+                  status: string;
+                },
+            ),
+          );
+          const settled = tasks.filter((task) => task.status === 'completed' || task.status === 'failed').length;
+          maxHeld = Math.max(maxHeld, fake.http.stats.accepted - settled);
+          for (const url of metricsUrls)
+            maxGauge = Math.max(maxGauge, sample(await (await fetch(url)).text(), 'mediagate_channel_in_flight', { channel: 'wan' }));
+          return tasks.every((task) => task.status === 'completed');
+        },
+        { deadline: 120_000, interval: 100, what: 'every task to complete' },
+      );
+      expect(fake.http.stats.accepted).toBe(20);
+      expect(maxHeld).toBeGreaterThan(0);
+      expect(maxHeld).toBeLessThanOrEqual(6);
+      expect(maxGauge).toBeGreaterThan(0);
+      expect(maxGauge).toBeLessThanOrEqual(6);
+      // At most `rate` a second, plus one where network delays bunch two spaced requests into one
+      // wall-clock second; two processes each keeping the rate alone would reach twice it.
+      expect(fake.http.stats.maxPerSecond('submit')).toBeLessThanOrEqual(3);
+      expect(fake.http.stats.maxPerSecond('poll')).toBeLessThanOrEqual(3);
+      expect(fake.http.stats.maxPerSecond('poll')).toBeGreaterThanOrEqual(2);
+
+      // Each worker serves the channel series of what it did; together they account for every task.
+      const texts = await Promise.all(metricsUrls.map(async (url) => (await fetch(url)).text()));
+      const total = (name: string, labels: Record<string, string>): number => texts.reduce((sum, text) => sum + sample(text, name, labels), 0);
+      expect(total('mediagate_channel_submissions_total', { channel: 'wan', outcome: 'accepted' })).toBe(20);
+      expect(total('mediagate_channel_polls_total', { channel: 'wan', outcome: 'succeeded' })).toBe(20);
+      expect(total('mediagate_channel_copy_bytes_total', { channel: 'wan' })).toBe(20 * TINY_MP4.length);
+      expect(total('mediagate_channel_upstream_seconds_count', { channel: 'wan', operation: 'poll' })).toBe(fake.http.stats.byRole.get('poll') ?? 0);
+    } finally {
+      await api?.close();
+      await Promise.all(
+        workers.map(async (worker) => {
+          worker.child.kill('SIGTERM');
+          await worker.exited;
+        }),
+      );
+      await database.drop();
+      await fake.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
