@@ -6,7 +6,7 @@
  *
  * | series | type | labels | meaning |
  * |---|---|---|---|
- * | `mediagate_channel_in_flight` | gauge | channel | upstream tasks accepted and not yet settled, as this process last saw them |
+ * | `mediagate_channel_in_flight` | gauge | channel | tasks held upstream (submitting, accepted, copying) by the whole deployment, as the store counted them at this process's last refresh (about once a second, in processes running the scheduler) |
  * | `mediagate_channel_submissions_total` | counter | channel, outcome | submissions by outcome: accepted, refused, rejected, unknown |
  * | `mediagate_channel_upstream_seconds` | histogram | channel, operation | upstream API call latency: submit, poll, cancel, reconcile, probe |
  * | `mediagate_channel_throttled_total` | counter | channel, operation | 429 answers (and throttles inside HTTP 200) |
