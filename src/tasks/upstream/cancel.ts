@@ -1,7 +1,8 @@
 /**
- * Cancelling upstream (decisions §8.1: a cancelled task's upstream job is stopped where the
- * protocol allows). Best effort: the task is already final in our store, so nothing here changes
- * it; the outcome is logged with the upstream ids and counted per channel.
+ * Cancelling upstream (INTERFACE-DECISIONS 8.1; docs/channels.md "The lifecycle", step 7): a
+ * cancelled task's upstream job is stopped where the protocol allows. Best effort: the task is
+ * already final in our store, so nothing here changes it; the outcome is logged with the
+ * upstream ids and counted per channel.
  *
  * Exactly one caller cancels a given upstream job:
  * - the process that won the cancel (TaskService 'cancelled'), when the upstream id was stored:
