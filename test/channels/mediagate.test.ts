@@ -77,6 +77,35 @@ describe('mediagate adapter against a real mediagate', () => {
     }
   });
 
+  it('cancel: a task still running upstream is cancelled; a finished or unknown one is not cancellable', async () => {
+    const running = await adapter.submit(ctx, video({ prompt: 'cancel me' }));
+    if (running.outcome !== 'accepted') throw new Error(JSON.stringify(running));
+    expect(await adapter.cancel?.(ctx, running.upstreamId)).toEqual({ outcome: 'cancelled' });
+    // Cancelling a cancelled task answers 200 with it again (decisions 8.1).
+    expect(await adapter.cancel?.(ctx, running.upstreamId)).toEqual({ outcome: 'cancelled' });
+    const polled = await adapter.poll(ctx, running.upstreamId);
+    expect(polled).toMatchObject({ state: 'failed', upstreamWord: 'cancelled' });
+
+    const model = 'vendora/famz-image-spicy';
+    const ictx = adapterContext({ baseUrl: upstream.url, apiKey: TEST_KEYS[0], upstreamModel: model });
+    try {
+      const job: ChannelJob = {
+        taskId: 'tsk_img_cancel',
+        kind: 'image',
+        model,
+        params: { model, prompt: 'a fox', width: 256, height: 256, output_format: 'png', n: 1 },
+      };
+      const done = await adapter.submit(ictx, job);
+      if (done.outcome !== 'accepted') throw new Error(JSON.stringify(done));
+      const { last } = await pollUntilSettled(adapter, ictx, done.upstreamId, 60_000);
+      expect(last.state).toBe('succeeded');
+      expect(await adapter.cancel?.(ictx, done.upstreamId)).toEqual({ outcome: 'not_cancellable', reason: 'HTTP 409 task_not_cancellable' });
+    } finally {
+      await ictx.close();
+    }
+    expect(await adapter.cancel?.(ctx, 'v:vid_00000000unknown')).toMatchObject({ outcome: 'not_cancellable' });
+  });
+
   it("a request the upstream refuses keeps the upstream's code and param (final)", async () => {
     const outcome = await adapter.submit(ctx, video({ duration: 99 }));
     expect(outcome).toMatchObject({ outcome: 'rejected', error: { code: 'unsupported_value', param: 'duration' } });
