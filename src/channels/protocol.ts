@@ -179,11 +179,12 @@ export type PollOutcome =
   /** 5xx, network, unparseable answer: poll again with backoff; `timeout_s` still bounds the task. */
   | { readonly state: 'transient'; readonly reason: string };
 
+/** `requestId`: the upstream's id of the cancel request itself, when it gives one (logged). */
 export type CancelOutcome =
-  | { readonly outcome: 'cancelled' }
+  | { readonly outcome: 'cancelled'; readonly requestId?: string }
   /** The upstream does not cancel in this state (DashScope: only PENDING; Ark: only queued). */
-  | { readonly outcome: 'not_cancellable'; readonly reason: string }
-  | { readonly outcome: 'transient'; readonly reason: string };
+  | { readonly outcome: 'not_cancellable'; readonly reason: string; readonly requestId?: string }
+  | { readonly outcome: 'transient'; readonly reason: string; readonly requestId?: string };
 
 export type ReconcileOutcome =
   /** The lost submission did create a job: store this id and poll it. */

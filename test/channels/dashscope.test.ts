@@ -193,7 +193,7 @@ describe('dashscope adapter over a fake DashScope', () => {
 
   it('cancel works while PENDING only', async () => {
     const id = await accepted(job('c'));
-    expect(await adapter.cancel!(ctx, id)).toEqual({ outcome: 'cancelled' });
+    expect(await adapter.cancel!(ctx, id)).toEqual({ outcome: 'cancelled', requestId: expect.any(String) as unknown });
     expect(await adapter.poll(ctx, id)).toMatchObject({ state: 'failed', upstreamWord: 'CANCELED', error: { code: 'upstream_error' } });
     const running = await accepted(job('c2'));
     now += 2000;

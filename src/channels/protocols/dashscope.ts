@@ -234,10 +234,12 @@ export const dashscopeAdapter: ProtocolAdapter = {
   async cancel(ctx, upstreamId) {
     const answer = await ctx.http.request({ method: 'POST', path: DASHSCOPE_PATHS.cancel(upstreamId), headers: headers(ctx, false) });
     if (answer.kind !== 'response') return { outcome: 'transient', reason: answer.reason };
-    if (answer.status === 200) return { outcome: 'cancelled' };
+    const { code, requestId } = errorBody(answer);
+    const withId = requestId === undefined ? {} : { requestId };
+    if (answer.status === 200) return { outcome: 'cancelled', ...withId };
     if (answer.status >= 400 && answer.status < 500 && answer.status !== 429)
-      return { outcome: 'not_cancellable', reason: `HTTP ${answer.status} ${errorBody(answer).code}` };
-    return { outcome: 'transient', reason: `HTTP ${answer.status}` };
+      return { outcome: 'not_cancellable', reason: `HTTP ${answer.status} ${code}`, ...withId };
+    return { outcome: 'transient', reason: `HTTP ${answer.status}`, ...withId };
   },
   async probe(ctx) {
     // Querying an id that cannot exist costs nothing and proves the key: 200 UNKNOWN, or 401.

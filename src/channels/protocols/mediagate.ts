@@ -191,12 +191,13 @@ async function cancel(ctx: ChannelContext, upstreamId: string): Promise<CancelOu
     headers: headers(ctx),
   });
   if (answer.kind !== 'response') return { outcome: 'transient', reason: answer.reason };
-  if (answer.status === 200) return { outcome: 'cancelled' };
+  const requestId = requestIdOf(answer);
+  const withId = requestId === undefined ? {} : { requestId };
+  if (answer.status === 200) return { outcome: 'cancelled', ...withId };
   if (answer.status === 409 || answer.status === 404) {
-    const error = errorOf(answer, requestIdOf(answer));
-    return { outcome: 'not_cancellable', reason: `HTTP ${answer.status} ${error.code}` };
+    return { outcome: 'not_cancellable', reason: `HTTP ${answer.status} ${errorOf(answer, requestId).code}`, ...withId };
   }
-  return { outcome: 'transient', reason: `HTTP ${answer.status}` };
+  return { outcome: 'transient', reason: `HTTP ${answer.status}`, ...withId };
 }
 
 /**

@@ -82,7 +82,11 @@ export class UpstreamCanceller {
     metrics?.upstreamLatency(job.channel, 'cancel', this.now() - started);
     metrics?.cancelled(job.channel, answer.outcome);
     if (answer.outcome !== 'cancelled' && /\b429\b/.test(answer.reason)) metrics?.throttled(job.channel, 'cancel');
-    const detail = answer.outcome === 'cancelled' ? fields : { ...fields, answer: answer.reason };
+    const detail = {
+      ...fields,
+      ...(answer.requestId === undefined ? {} : { cancelRequestId: answer.requestId }),
+      ...(answer.outcome === 'cancelled' ? {} : { answer: answer.reason }),
+    };
     if (answer.outcome === 'transient') log.warn(detail, 'upstream cancel failed; the upstream job may keep running');
     else log.info({ ...detail, outcome: answer.outcome }, 'upstream cancel');
     return answer.outcome;
