@@ -75,6 +75,7 @@ async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
     ffmpegPath: config.ffmpegPath ?? defaultFfmpegPath(),
     renderTimeoutMs: config.renderTimeoutMs,
     fps: config.sandboxFps,
+    decodePixelBudget: config.decodePixelBudget,
     cacheDir: join(config.dataDir, 'render-cache'),
     fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     log: (msg: string, extra?: object) => logger.debug(extra ?? {}, msg),
