@@ -15,6 +15,7 @@ import { UrlSigner } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
 import type { TaskFeed } from './tasks/feed.js';
+import { stopRemoteCancels } from './tasks/remote-cancel.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
 import { WorkerPool } from './tasks/worker-pool.js';
@@ -207,6 +208,9 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
   if (pool) service.on('created', () => pool.notify());
   if (upstream) service.on('created', () => upstream.scheduler.notify());
 
+  // One feed per process: the API's event streams and the workers' remote cancels share it.
+  let feed: TaskFeed | undefined;
+  const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
   let sweeper: Sweeper | undefined;
   return {
     process: {
@@ -220,15 +224,18 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
       async close(drainMs = 10_000) {
         sweeper?.stop();
         await Promise.all([pool?.close(drainMs), upstream?.close(drainMs)]);
+        await feed?.close();
         await engine?.close();
         await backend.close();
       },
     },
     storage,
     secret,
-    openFeed: () => backend.openFeed(service),
+    openFeed,
     async startWork() {
       await pool?.start();
+      // SQLite has one process: its cancels reach the pool through the service's own event.
+      if (pool && backend.kind === 'postgres') stopRemoteCancels(openFeed(), pool, service, workerLog);
       upstream?.scheduler.start();
       sweeper = startSweeper({
         storage,
