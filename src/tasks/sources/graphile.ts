@@ -160,6 +160,7 @@ export class GraphileTaskSource implements TaskSource {
   private reaping: Promise<void> | undefined;
   private stopping = false;
   private stopped: Promise<void> | undefined;
+  private releasedAt = 0;
 
   constructor(private readonly options: GraphileSourceOptions) {}
 
@@ -253,7 +254,12 @@ export class GraphileTaskSource implements TaskSource {
       const requeued = await service.requeueStranded(leaseMs);
       if (requeued.length > 0) log.info({ tasks: requeued.length }, 'gave new jobs to tasks whose worker stopped');
       // After the requeue: a dead worker's jobs are retired by then, or run again once unlocked.
-      await this.releaseDeadWorkers();
+      // Once a lease, not every pass: it reads every locked job (no index on the lock columns),
+      // and a lock is not called dead before it is a lease old anyway.
+      if (Date.now() - this.releasedAt >= leaseMs) {
+        this.releasedAt = Date.now();
+        await this.releaseDeadWorkers();
+      }
     })()
       .catch((error: unknown) => log.warn({ err: error }, 'looking for stranded tasks failed'))
       .finally(() => {
