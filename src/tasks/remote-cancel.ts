@@ -4,7 +4,7 @@ import type { WorkerPool } from './worker-pool.js';
 
 /**
  * A cancel made in another process (an API process, on PostgreSQL) stops this process's render
- * at once, as one made here does (decisions §8.1), instead of at the render's next heartbeat:
+ * at once, as one made here does (decisions §8: "its render ... is stopped"), instead of at the render's next heartbeat:
  * the feed hears every task change, and a change of a task rendering here is read back; if it
  * is cancelled, the pool aborts the render and discards its files. A notification missed while
  * the LISTEN connection was down is covered by re-reading every running task when it is back,
