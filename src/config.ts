@@ -49,6 +49,8 @@ export interface Config {
   readonly logFormat: 'json' | 'pretty' | 'auto';
   /** MEDIAGATE_SANDBOX_FPS: frame rate of sandbox videos, 6-60. Default 12. */
   readonly sandboxFps: number;
+  /** MEDIAGATE_DECODE_PIXEL_BUDGET: input-image pixels the sandbox decodes at once in this process, all renders together. Default 50000000. */
+  readonly decodePixelBudget: number;
   /** MEDIAGATE_ENGINE: `sandbox` renders real media; `instant` is a zero-cost engine for benchmarks. */
   readonly engine: 'sandbox' | 'instant';
   /** MEDIAGATE_WORKERS: run the worker pool in this process (false for an API-only process). */
@@ -253,6 +255,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty', 'auto'] as const, 'auto'),
     sandboxFps: integer(env, 'MEDIAGATE_SANDBOX_FPS', 12, 6, 60),
+    decodePixelBudget: integer(env, 'MEDIAGATE_DECODE_PIXEL_BUDGET', 50_000_000, 1, 10_000_000_000),
     engine: oneOf(env, 'MEDIAGATE_ENGINE', ['sandbox', 'instant'] as const, 'sandbox'),
     workers: bool(env, 'MEDIAGATE_WORKERS', true),
     databaseUrl: databaseUrl(env),

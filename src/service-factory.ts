@@ -16,6 +16,7 @@ import { UrlSigner } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
 import type { TaskFeed } from './tasks/feed.js';
+import { stopRemoteCancels } from './tasks/remote-cancel.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
 import { WorkerPool } from './tasks/worker-pool.js';
@@ -76,6 +77,7 @@ async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
     ffmpegPath: config.ffmpegPath ?? defaultFfmpegPath(),
     renderTimeoutMs: config.renderTimeoutMs,
     fps: config.sandboxFps,
+    decodePixelBudget: config.decodePixelBudget,
     cacheDir: join(config.dataDir, 'render-cache'),
     fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     log: (msg: string, extra?: object) => logger.debug(extra ?? {}, msg),
@@ -222,6 +224,9 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   const scheduler = upstream?.scheduler;
   if (scheduler) service.on('created', () => scheduler.notify());
 
+  // One feed per process: the API's event streams and the workers' remote cancels share it.
+  let feed: TaskFeed | undefined;
+  const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
   let sweeper: Sweeper | undefined;
   return {
     process: {
@@ -235,15 +240,18 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       async close(drainMs = 10_000) {
         sweeper?.stop();
         await Promise.all([pool?.close(drainMs), upstream?.close(drainMs)]);
+        await feed?.close();
         await engine?.close();
         await backend.close();
       },
     },
     storage,
     secret,
-    openFeed: () => backend.openFeed(service),
+    openFeed,
     async startWork() {
       await pool?.start();
+      // SQLite has one process: its cancels reach the pool through the service's own event.
+      if (pool && backend.kind === 'postgres') stopRemoteCancels(openFeed(), pool, service, workerLog);
       scheduler?.start();
       sweeper = startSweeper({
         storage,

@@ -5,7 +5,10 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailability, launchChromium } from './helpers/chromium.js';
 import { ensureConsoleBuilt } from './helpers/console-build.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { eventually } from './helpers/eventually.js';
+import { createInstantEngine } from '../src/engines/instant.js';
+import type { Engine } from '../src/engines/types.js';
+import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 
 /**
  * The console in real Chromium, as a person uses it: paste the key, pick a model, fill the
@@ -333,6 +336,161 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
   });
 
   it('no errors or warnings in the browser console', () => {
+    expect(problems.join('\n')).toBe('');
+  });
+});
+
+/**
+ * The history as the list operation gives it (decisions §8.2) and Cancel (§8.1), in Chromium:
+ * 25 tasks of two models made through the API, one of them held running. The page lists them
+ * newest first, pages with Load more without duplicates, filters by status and by model, and
+ * its Cancel button cancels the running task. Screenshots: test-artifacts/console/history-*.
+ */
+describe.skipIf(!availability.enabled)('console history and cancel in Chromium', () => {
+  const KEY = TEST_KEYS[1];
+  const MODELS = ['vendora/famw-2.7-t2v', 'vendora/famw-3.0-ref2v-spicy'] as const;
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+  const ids: string[] = [];
+  const modelOf = new Map<string, string>();
+  let held = '';
+  let step = 0;
+
+  /** Instant renders, except a prompt with `[hold]`: it runs until cancelled. */
+  const holding = (inner: Engine): Engine => ({
+    name: 'holding',
+    async render(job) {
+      if (String(job.params['prompt']).includes('[hold]')) {
+        await new Promise((_resolve, reject) => job.signal.addEventListener('abort', () => reject(job.signal.reason as Error), { once: true }));
+      }
+      return inner.render(job);
+    },
+    close: () => inner.close(),
+  });
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } });
+  const shot = async (name: string, target: Page = page): Promise<void> => {
+    step += 1;
+    await target.screenshot({ path: join(ARTIFACTS, `history-${String(step).padStart(2, '0')}-${name}.png`), fullPage: true });
+  };
+  const listedIds = (target: Page = page) =>
+    target.locator('.history li[data-task]').evaluateAll((items) => items.map((li) => li.getAttribute('data-task') ?? ''));
+  const newestFirst = (list: readonly string[]) => [...list].sort((a, b) => (a.slice(4) < b.slice(4) ? 1 : a.slice(4) > b.slice(4) ? -1 : 0));
+
+  beforeAll(async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    await ensureConsoleBuilt();
+    server = await startServer({}, { engine: holding(createInstantEngine()) });
+    // 24 that complete (alternating models), then the held one.
+    for (let n = 0; n < 25; n += 1) {
+      const model = MODELS[n % 2] ?? MODELS[0];
+      const prompt = n === 24 ? 'a long take [hold]' : `history task ${n}`;
+      const res = await api('/v1/video/generations', { method: 'POST', body: JSON.stringify({ model, prompt }) });
+      expect(res.status).toBe(200);
+      const id = ((await res.json()) as { id: string }).id;
+      ids.push(id);
+      modelOf.set(id, model);
+      if (n === 24) held = id;
+    }
+    const statusOf = async (id: string) => ((await (await api(`/v1/video/generations/${id}`)).json()) as { status: string }).status;
+    await eventually(async () => (await Promise.all(ids.map(statusOf))).filter((s) => s === 'completed').length === 24, {
+      deadline: 30_000,
+      what: '24 tasks to complete',
+    });
+    await eventually(async () => (await statusOf(held)) === 'processing', { deadline: 10_000, what: 'the held task to run' });
+
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    page.on('console', (message: ConsoleMessage) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${message.text()} (${message.location().url})`);
+    });
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`HTTP ${response.status()} ${response.url()}`);
+    });
+    await page.goto(`${server.url}/console`);
+    await page.getByLabel('API key', { exact: true }).fill(KEY);
+    await page.getByLabel('API key', { exact: true }).press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.history li[data-task]').length > 0);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('lists the tasks of the key newest first, and Load more shows the rest without duplicates', async () => {
+    const first = await listedIds();
+    expect(first).toHaveLength(20);
+    expect(first).toEqual(newestFirst(ids).slice(0, 20));
+    expect(await page.locator(`.history li[data-task="${held}"]`).getAttribute('data-status')).toBe('processing');
+    await shot('first-page');
+    await page.getByRole('button', { name: 'Load more', exact: true }).click();
+    await expect.poll(async () => (await listedIds()).length).toBe(25);
+    const all = await listedIds();
+    expect(new Set(all).size).toBe(25);
+    expect(all).toEqual(newestFirst(ids));
+    expect(await page.getByRole('button', { name: 'Load more', exact: true }).isVisible()).toBe(false);
+    await shot('all-pages');
+  });
+
+  it('filters by status and by model', async () => {
+    await page.getByLabel('Status filter', { exact: true }).selectOption('processing');
+    await expect.poll(() => listedIds()).toEqual([held]);
+    await shot('filter-processing');
+
+    await page.getByLabel('Status filter', { exact: true }).selectOption('completed');
+    await expect.poll(async () => (await listedIds()).length).toBe(20);
+    await page.getByRole('button', { name: 'Load more', exact: true }).click();
+    await expect.poll(async () => (await listedIds()).length).toBe(24);
+    expect(await listedIds()).toEqual(newestFirst(ids.filter((id) => id !== held)));
+
+    await page.getByLabel('Status filter', { exact: true }).selectOption('');
+    const model = MODELS[1];
+    await page.getByLabel('Model filter', { exact: true }).selectOption(model);
+    const ofModel = newestFirst(ids.filter((id) => modelOf.get(id) === model));
+    await expect.poll(() => listedIds()).toEqual(ofModel);
+    const shown = await page.locator('.history li[data-task] .model').allTextContents();
+    expect(new Set(shown)).toEqual(new Set([model]));
+    await shot('filter-model');
+
+    await page.getByLabel('Model filter', { exact: true }).selectOption('');
+    await expect.poll(async () => (await listedIds()).length).toBe(20);
+  });
+
+  it('Cancel on the running task shows it cancelled, and the API agrees', async () => {
+    const row = page.locator(`.history li[data-task="${held}"]`);
+    await row.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await expect.poll(() => row.getAttribute('data-status')).toBe('cancelled');
+    expect(await row.locator('.badge').textContent()).toMatch(/^cancelled/);
+    expect(await row.getByRole('button', { name: 'Cancel', exact: true }).count()).toBe(0);
+    const task = (await (await api(`/v1/video/generations/${held}`)).json()) as { status: string };
+    expect(task.status).toBe('cancelled');
+    // No other row offers Cancel: the others are all completed.
+    expect(await page.locator('.history li[data-task] button', { hasText: 'Cancel' }).count()).toBe(0);
+    await shot('cancelled');
+  });
+
+  it('at 390 px wide, the history has no horizontal scrolling', async () => {
+    const narrow = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    narrow.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    await narrow.goto(`${server.url}/console`);
+    await narrow.getByLabel('API key', { exact: true }).fill(KEY);
+    await narrow.getByLabel('API key', { exact: true }).press('Enter');
+    await narrow.waitForFunction(() => document.querySelectorAll('.history li[data-task]').length === 20);
+    await narrow.getByRole('button', { name: 'Load more', exact: true }).click();
+    await expect.poll(async () => (await listedIds(narrow)).length).toBe(25);
+    await narrow.getByLabel('Model filter', { exact: true }).selectOption(MODELS[1]);
+    await expect.poll(async () => (await listedIds(narrow)).length).toBe(12);
+    expect(await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await narrow.locator('.history-panel').scrollIntoViewIfNeeded();
+    await shot('narrow-390', narrow);
+    await narrow.close();
+  });
+
+  it('no errors or warnings in the browser console, and no refused request', () => {
     expect(problems.join('\n')).toBe('');
   });
 });

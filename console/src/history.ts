@@ -24,6 +24,7 @@ export class History {
   private readonly tab: TaskView[];
   private listed: TaskView[] = [];
   private listAvailable = false;
+  private kindOf = new Map<string, 'video' | 'image'>();
   private cursors: { video: string | null | undefined; image: string | null | undefined } = { video: undefined, image: undefined };
   private readonly list = h('ul', { class: 'history' });
   private readonly caption = h('p', { class: 'hint' }, 'Tasks made in this tab.');
@@ -70,8 +71,9 @@ export class History {
     this.render();
   }
 
-  setModels(ids: readonly string[]): void {
-    replace(this.modelFilter, h('option', { value: '' }, 'any'), ...ids.map((id) => h('option', { value: id }, id)));
+  setModels(models: readonly { readonly id: string; readonly kind: 'video' | 'image' }[]): void {
+    this.kindOf = new Map(models.map((model) => [model.id, model.kind]));
+    replace(this.modelFilter, h('option', { value: '' }, 'any'), ...models.map((model) => h('option', { value: model.id }, model.id)));
   }
 
   add(task: TaskView): void {
@@ -119,6 +121,13 @@ export class History {
     for (const kind of families) {
       const after = this.cursors[kind];
       if (after === null) continue;
+      // A model filter names one family's model: the other family's list would refuse it (400,
+      // which the browser logs as an error), and has none of its tasks anyway.
+      const family = model ? this.kindOf.get(model) : undefined;
+      if (family !== undefined && family !== kind) {
+        this.cursors[kind] = null;
+        continue;
+      }
       try {
         const page = await this.api.list(kind, {
           limit: PAGE,

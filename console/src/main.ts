@@ -244,7 +244,7 @@ function main(): void {
     );
     modelSelect.disabled = false;
     selectModel(hashModel() ?? models[0]?.id ?? '');
-    taskHistory.setModels(models.map((m) => m.id));
+    taskHistory.setModels(models);
     // Operations added after the seed (decisions §8): used when this server has them.
     const capabilities = await readCapabilities();
     cancelAvailable = capabilities.cancel;

@@ -15,6 +15,12 @@ export type TaskListener = (task: Task) => void;
 export interface TaskFeed {
   /** Listens to one task of `owner`; returns the unsubscribe. */
   subscribe(owner: string, id: string, listener: TaskListener): () => void;
+  /**
+   * Hears the id of every changed task, whichever process changed it (no re-read: the caller
+   * filters and reads what concerns it), and null when changes may have been missed (the
+   * LISTEN connection came back); returns the unsubscribe.
+   */
+  watchAll(listener: (id: string | null) => void): () => void;
   /** Tasks with at least one listener (a closed stream must leave none behind). */
   readonly subscribed: number;
   close(): Promise<void>;
@@ -97,13 +103,23 @@ export function serviceFeed(service: TaskService, store: Pick<TaskStore, 'getTas
   const subs = new Subscriptions(store, log);
   const onChanged = ({ id }: { id: string }): void => subs.signal(id);
   service.on('changed', onChanged);
+  const watchers = new Set<(id: string | null) => void>();
+  const onWatched = ({ id }: { id: string }): void => {
+    for (const watcher of watchers) watcher(id);
+  };
+  service.on('changed', onWatched);
   return {
     subscribe: (owner, id, listener) => subs.subscribe(owner, id, listener),
+    watchAll: (listener) => {
+      watchers.add(listener);
+      return () => watchers.delete(listener);
+    },
     get subscribed() {
       return subs.size;
     },
     close() {
       service.off('changed', onChanged);
+      service.off('changed', onWatched);
       return Promise.resolve();
     },
   };
@@ -138,6 +154,10 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
   let pid: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let waiters: (() => void)[] = [];
+  const watchers = new Set<(id: string | null) => void>();
+  const watched = (id: string | null): void => {
+    for (const watcher of watchers) watcher(id);
+  };
 
   const connect = async (): Promise<void> => {
     timer = undefined;
@@ -159,7 +179,9 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
     client.on('error', (error) => lost(error));
     client.on('end', () => lost());
     client.on('notification', (message) => {
-      if (message.channel === TASK_CHANNEL && message.payload) subs.signal(message.payload);
+      if (message.channel !== TASK_CHANNEL || !message.payload) return;
+      subs.signal(message.payload);
+      watched(message.payload);
     });
     try {
       await client.connect();
@@ -174,6 +196,7 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
       pid = rows[0]?.pid;
       delay = firstDelay;
       subs.signalAll();
+      watched(null);
       const woken = waiters;
       waiters = [];
       for (const wake of woken) wake();
@@ -185,6 +208,10 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
 
   return {
     subscribe: (owner, id, listener) => subs.subscribe(owner, id, listener),
+    watchAll: (listener) => {
+      watchers.add(listener);
+      return () => watchers.delete(listener);
+    },
     ready: () => (current !== undefined ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
     get subscribed() {
       return subs.size;

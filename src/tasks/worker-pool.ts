@@ -47,15 +47,29 @@ export class WorkerPool implements TaskRunner {
 
   constructor(private readonly options: WorkerPoolOptions) {
     this.source = options.source;
-    // A cancel in this process stops its render at once; one in another process is found by
-    // the heartbeat (the cancel bumped the attempt, so the fence is gone: lost-lease).
-    options.service.on('cancelled', (task) => {
-      const entry = this.running.get(task.id);
-      if (entry && !entry.controller.signal.aborted) {
-        this.stopReasons.set(entry.controller, 'cancelled');
-        entry.controller.abort(new Error('cancelled'));
-      }
-    });
+    // A cancel in this process stops its render at once; one in another process is heard
+    // through the task feed (tasks/remote-cancel.ts), or else found by the heartbeat (the
+    // cancel bumped the attempt, so the fence is gone: lost-lease).
+    options.service.on('cancelled', (task) => this.stopCancelled(task.id));
+  }
+
+  /** The task this pool is rendering under `id`, if any. */
+  runningTask(id: string): ClaimedTask | undefined {
+    return this.running.get(id)?.task;
+  }
+
+  /** Ids of the tasks rendering now. */
+  runningIds(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** Stops the render of a task that was cancelled (its files are discarded), if one runs here. */
+  stopCancelled(id: string): void {
+    const entry = this.running.get(id);
+    if (entry && !entry.controller.signal.aborted) {
+      this.stopReasons.set(entry.controller, 'cancelled');
+      entry.controller.abort(new Error('cancelled'));
+    }
   }
 
   get workerId(): string {

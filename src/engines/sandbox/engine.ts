@@ -2,11 +2,13 @@
  * The built-in sandbox engine: real media that honour every resolved parameter (size, duration,
  * audio, first and last frame), made locally from the inputs, the prompt and the seed.
  */
+import sharp from 'sharp';
 import { createFetchDispatcher, type FetchOptions } from '../../media/fetcher.js';
 import { EngineError, type Engine, type RenderJob, type RenderResult } from '../types.js';
 import { renderImage } from './image.js';
 import { checkReferenceUrls } from './reference-urls.js';
 import { RenderCache } from './render-cache.js';
+import { PixelBudget } from './pixel-budget.js';
 import { resolveSandboxOptions, type SandboxEngineOptions } from './options.js';
 import { ProgressReporter } from './progress.js';
 import { renderVideo } from './video.js';
@@ -19,6 +21,11 @@ export function createSandboxEngine(input: SandboxEngineOptions): Engine {
   const ownDispatcher = options.fetch.dispatcher === undefined ? createFetchDispatcher({ allow: options.fetchAllow }) : undefined;
   const fetch: Omit<FetchOptions, 'signal'> = { ...options.fetch, dispatcher: options.fetch.dispatcher ?? ownDispatcher };
   const cache = options.cacheDir === undefined ? undefined : new RenderCache(options.cacheDir);
+  // One engine per process, so its budget is the process's.
+  const decodeBudget = new PixelBudget(options.decodePixelBudget);
+  // libvips' operation cache would keep decoded user images alive after their render (up to
+  // 50 MB and 100 operations by default) outside the budget; inputs rarely repeat, so no cache.
+  sharp.cache(false);
 
   return {
     name: 'sandbox',
@@ -39,7 +46,7 @@ export function createSandboxEngine(input: SandboxEngineOptions): Engine {
         const file =
           job.model.kind === 'image'
             ? await renderImage(job, options)
-            : await renderVideo(job, { options, fetch, signal, progress, ...(cache ? { cache } : {}) });
+            : await renderVideo(job, { options, fetch, signal, progress, decodeBudget, ...(cache ? { cache } : {}) });
         signal.throwIfAborted();
         return { files: [file] };
       } finally {

@@ -27,6 +27,12 @@ export interface SandboxEngineOptions {
   readonly maxDurationS?: number;
   /** Largest input image decoded, in pixels (decompression-bomb guard). Default 50 000 000. */
   readonly maxInputPixels?: number;
+  /**
+   * Pixels of user images decoded at once in this process, summed over every render (a
+   * process-wide budget, pixel-budget.ts). An image larger than the budget decodes alone.
+   * Default 50 000 000: the largest accepted image, about 200 MB decoded as 8-bit RGBA.
+   */
+  readonly decodePixelBudget?: number;
   /** Debug log: ffmpeg command lines, pids, stderr of failures. Default: silent. */
   readonly log?: SandboxLog;
   /** Directory of the content-addressed render cache (render-cache.ts). Default: no cache. */
@@ -42,6 +48,7 @@ export interface ResolvedSandboxOptions {
   readonly fps: number;
   readonly maxDurationS: number;
   readonly maxInputPixels: number;
+  readonly decodePixelBudget: number;
   readonly log: SandboxLog;
   readonly cacheDir: string | undefined;
 }
@@ -74,6 +81,7 @@ export function resolveSandboxOptions(options: SandboxEngineOptions): ResolvedSa
     fps: frameRate(options.fps),
     maxDurationS: positive('maxDurationS', options.maxDurationS, 120),
     maxInputPixels: Math.round(positive('maxInputPixels', options.maxInputPixels, 50_000_000)),
+    decodePixelBudget: Math.max(1, Math.round(positive('decodePixelBudget', options.decodePixelBudget, 50_000_000))),
     log: options.log ?? (() => {}),
     cacheDir: options.cacheDir,
   };

@@ -12,6 +12,7 @@ import { loadImages } from './inputs.js';
 import { MAX_FRAME_PIXELS, MAX_FRAME_SIDE, type ResolvedSandboxOptions } from './options.js';
 import { hex, paletteFor } from './palette.js';
 import { readVideoRequest } from './params.js';
+import type { PixelBudget } from './pixel-budget.js';
 import type { ProgressReporter } from './progress.js';
 import { runFfmpeg } from './run-ffmpeg.js';
 import { RenderCache } from './render-cache.js';
@@ -26,6 +27,8 @@ export interface VideoContext {
   /** The job's signal combined with the render deadline. */
   readonly signal: AbortSignal;
   readonly progress: ProgressReporter;
+  /** The process's budget of decoded pixels, held while the input images are decoded. */
+  readonly decodeBudget: PixelBudget;
   /** Finished renders by content; absent: every render encodes. */
   readonly cache?: RenderCache;
 }
@@ -64,9 +67,16 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
   if (ctx.cache && (await ctx.cache.fetch(cacheKey, 'mp4', output))) {
     return { path: output, type: 'video', contentType: 'video/mp4', ext: 'mp4' };
   }
-  const [start, end, caption] = await Promise.all([
-    images.image ? coverFrame(images.image, width, height, options.maxInputPixels) : gradientFrame(palette, width, height),
-    images.endImage ? coverFrame(images.endImage, width, height, options.maxInputPixels) : null,
+  // The pixels come from the headers (loadImages); both images are taken at once, so two
+  // renders never each hold one and wait for the other's.
+  const decodePixels = [images.image, images.endImage].reduce((sum, image) => sum + (image ? image.width * image.height : 0), 0);
+  const decodeFrames = () =>
+    Promise.all([
+      images.image ? coverFrame(images.image, width, height, options.maxInputPixels) : gradientFrame(palette, width, height),
+      images.endImage ? coverFrame(images.endImage, width, height, options.maxInputPixels) : null,
+    ]);
+  const [[start, end], caption] = await Promise.all([
+    decodePixels > 0 ? ctx.decodeBudget.with(decodePixels, signal, decodeFrames) : decodeFrames(),
     renderCaption(request.prompt, width, height, { fontFile: options.fontFile, log: options.log }),
   ]);
   signal.throwIfAborted();

@@ -52,6 +52,33 @@ function liveJob(task: string): string {
 
 export const graphileJobs: JobQueueSql = { addJobs, liveJob };
 
+/**
+ * graphile-worker ids ($1 the render task, $2 the stale bound in ms, $3 now in ms) that hold a
+ * render job locked longer than the stale bound and nothing that shows them alive: no job
+ * locked more recently (a live worker locks jobs for its local queue and returns them within a
+ * third of the lease) and no job whose task is processing under a lease not yet expired (a
+ * live worker's long render heartbeats its lease). A SIGKILLed worker leaves exactly such
+ * locks, held for graphile-worker's 4 hours, and the jobs the reaper retired are kept after
+ * that as permanently failed: the jobs table would only grow.
+ */
+const DEAD_JOB_WORKERS = `SELECT COALESCE(array_agg(DISTINCT s.locked_by), '{}') AS ids
+    FROM graphile_worker.jobs s
+   WHERE s.task_identifier = $1 AND s.locked_at < now() - $2 * interval '1 millisecond'
+     AND NOT EXISTS (
+       SELECT 1 FROM graphile_worker.jobs j LEFT JOIN tasks t ON t.id = j.key
+        WHERE j.locked_by = s.locked_by
+          AND (j.locked_at >= now() - $2 * interval '1 millisecond'
+               OR (t.status = 'processing' AND t.lease_expires_at >= $3)))`;
+
+/**
+ * Render jobs that can never run again: retired by the reaper (adding a job under the key of a
+ * locked one takes the key away and spends its attempts) and no longer locked. Their task has
+ * its new job, so removing them loses nothing.
+ */
+const RETIRED_JOBS = `SELECT count(*)::int AS removed FROM graphile_worker.complete_jobs(ARRAY(
+    SELECT id FROM graphile_worker.jobs
+     WHERE task_identifier = $1 AND key IS NULL AND locked_at IS NULL AND attempts >= max_attempts))`;
+
 /** Creates or upgrades graphile-worker's schema (`graphile_worker`), one process at a time. */
 export async function migrateQueue(pool: pg.Pool, log: TaskLog): Promise<void> {
   const client = await pool.connect();
@@ -133,6 +160,7 @@ export class GraphileTaskSource implements TaskSource {
   private reaping: Promise<void> | undefined;
   private stopping = false;
   private stopped: Promise<void> | undefined;
+  private releasedAt = 0;
 
   constructor(private readonly options: GraphileSourceOptions) {}
 
@@ -225,12 +253,36 @@ export class GraphileTaskSource implements TaskSource {
       if (failed > 0) log.warn({ tasks: failed }, 'failed tasks whose workers stopped too many times');
       const requeued = await service.requeueStranded(leaseMs);
       if (requeued.length > 0) log.info({ tasks: requeued.length }, 'gave new jobs to tasks whose worker stopped');
+      // After the requeue: a dead worker's jobs are retired by then, or run again once unlocked.
+      // Once a lease, not every pass: it reads every locked job (no index on the lock columns),
+      // and a lock is not called dead before it is a lease old anyway.
+      if (Date.now() - this.releasedAt >= leaseMs) {
+        this.releasedAt = Date.now();
+        await this.releaseDeadWorkers();
+      }
     })()
       .catch((error: unknown) => log.warn({ err: error }, 'looking for stranded tasks failed'))
       .finally(() => {
         this.reaping = undefined;
       });
     return this.reaping;
+  }
+
+  /**
+   * Unlocks the jobs of workers that died (graphile-worker's own force_unlock_workers) and
+   * removes the retired ones among them. An unlocked job that still has its key runs again and
+   * claims its task if the task is runnable, else ends as a no-op: no task is lost or run twice.
+   */
+  private async releaseDeadWorkers(): Promise<void> {
+    const { pool, leaseMs, log } = this.options;
+    const { rows } = await pool.query<{ ids: string[] }>(DEAD_JOB_WORKERS, [RENDER_JOB, leaseMs, Date.now()]);
+    const ids = rows[0]?.ids ?? [];
+    if (ids.length > 0) {
+      await pool.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [ids]);
+      log.info({ workers: ids }, 'unlocked the queue jobs of workers that stopped');
+    }
+    const removed = (await pool.query<{ removed: number }>(RETIRED_JOBS, [RENDER_JOB])).rows[0]?.removed ?? 0;
+    if (removed > 0) log.info({ jobs: removed }, 'removed queue jobs replaced by new ones');
   }
 
   notify(): void {
