@@ -188,6 +188,8 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
         engine,
         storage,
         concurrency: config.concurrency,
+        fetchConcurrency: config.fetchConcurrency,
+        fetchPerKey: config.fetchPerKey,
         leaseMs: config.leaseMs,
         maxAttempts: config.maxAttempts,
         renderTimeoutMs: config.renderTimeoutMs,
