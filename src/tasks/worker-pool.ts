@@ -68,7 +68,7 @@ class Slots {
       const onAbort = (): void => {
         const index = this.waiters.indexOf(waiter);
         if (index >= 0) this.waiters.splice(index, 1);
-        reject(signal.reason);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
@@ -203,6 +203,23 @@ export class WorkerPool implements TaskRunner {
     while (this.roomWaiters.length > 0 && (this.stopping || this.idle > 0)) this.roomWaiters.shift()?.();
   }
 
+  /**
+   * A place in the fetch stage for a task of `key` about to be claimed (a job queue hands the
+   * pool jobs from several handlers at once, so the count must rise before the claim, not
+   * after); undefined when the key holds its share already. Give the function returned to `run`
+   * with the task, or call it if nothing was claimed.
+   */
+  takeFetchPlace(key: string): (() => void) | undefined {
+    if (this.stopping || (this.staged.get(key) ?? 0) >= this.fetchPerKey) return undefined;
+    this.enterFetchStage(key);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.leaveFetchStage(key);
+    };
+  }
+
   private enterFetchStage(key: string): void {
     this.staged.set(key, (this.staged.get(key) ?? 0) + 1);
     this.stagedTotal += 1;
@@ -252,8 +269,9 @@ export class WorkerPool implements TaskRunner {
    * is handed straight back. Never rejects: a store failure is logged, and the task's lease
    * then expires so that another worker takes it over.
    */
-  run(task: ClaimedTask): Promise<void> {
+  run(task: ClaimedTask, fetchPlace?: () => void): Promise<void> {
     if (this.stopping) {
+      fetchPlace?.();
       return this.options.service.release(task).then(
         () => undefined,
         (error: unknown) => this.options.log.error({ err: error, task: task.id }, 'handing back a task failed'),
@@ -264,7 +282,8 @@ export class WorkerPool implements TaskRunner {
     this.running.set(task.id, entry);
     // Counted in the fetch stage from the claim on, so that `idle` and `skipKeys` see it at once.
     const fetching = this.needsFetch(task);
-    if (fetching) this.enterFetchStage(task.owner);
+    if (fetchPlace && !fetching) fetchPlace();
+    else if (fetching && !fetchPlace) this.enterFetchStage(task.owner);
     entry.done = this.render(task, controller, fetching, entry)
       .catch((error: unknown) => this.options.log.error({ err: error, task: task.id }, 'recording a render failed'))
       .finally(() => {

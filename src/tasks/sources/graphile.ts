@@ -237,11 +237,19 @@ export class GraphileTaskSource implements TaskSource {
       await putBack();
       return;
     }
-    // A task with nothing to fetch needs a render slot: claim it only when one is free, so that
-    // it stays queued rather than processing while it waits (a job held past a lease unclaimed
-    // is given to another process by the reaper).
+    // A task with inputs to fetch takes its key's place in the fetch stage before the claim;
+    // one with nothing to fetch needs a render slot: it is claimed only when one is free, so
+    // that it stays queued rather than processing while it waits (a job held past a lease
+    // unclaimed is given to another process by the reaper).
+    let place: (() => void) | undefined;
     let room: (() => void) | undefined;
-    if (!flags.includes(FETCH_FLAG)) {
+    if (flags.includes(FETCH_FLAG) && key !== undefined) {
+      place = runner.takeFetchPlace(key);
+      if (place === undefined) {
+        await putBack();
+        return;
+      }
+    } else {
       room = await runner.renderRoom();
       if (room === undefined) {
         await putBack();
@@ -252,10 +260,14 @@ export class GraphileTaskSource implements TaskSource {
     try {
       const task = await service.claimById(id, runner.workerId, leaseMs, maxAttempts);
       if (!task) {
+        place?.();
         log.debug?.({ task: id }, 'job found nothing to claim (settled, or running elsewhere)');
         return;
       }
-      done = runner.run(task);
+      done = runner.run(task, place);
+    } catch (error) {
+      place?.();
+      throw error;
     } finally {
       room?.();
     }

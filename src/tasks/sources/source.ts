@@ -27,7 +27,13 @@ export interface TaskRunner {
    * Renders a claimed task to its end: settled, handed back (the pool is stopping), or dropped
    * after a lost lease. Never rejects.
    */
-  run(task: ClaimedTask): Promise<void>;
+  run(task: ClaimedTask, fetchPlace?: () => void): Promise<void>;
+  /**
+   * A place in the runner's fetch stage for a task of `key` about to be claimed; undefined when
+   * the key holds its share already. Hand it to `run` with the task, or call it if the claim
+   * found nothing.
+   */
+  takeFetchPlace(key: string): (() => void) | undefined;
 }
 
 export interface TaskSource {
