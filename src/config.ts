@@ -59,10 +59,7 @@ export interface Config {
   readonly pgPoolSize: number;
   /** MEDIAGATE_PG_LOCAL_QUEUE: queue jobs a worker process fetches and locks at once. Default MEDIAGATE_CONCURRENCY; 1 = one per free slot. */
   readonly pgLocalQueue: number;
-  /**
-   * MEDIAGATE_FETCH_CONCURRENCY: tasks this process holds in its fetch stage (their `https://`
-   * inputs fetched before they take a render slot). Default 8.
-   */
+  /** MEDIAGATE_FETCH_CONCURRENCY: tasks this process holds in its fetch stage (`https://` inputs fetched before a render slot). Default 8. */
   readonly fetchConcurrency: number;
   /** MEDIAGATE_FETCH_PER_KEY: of those, per API key; a key at it gets no more tasks claimed here meanwhile. Default 2. */
   readonly fetchPerKey: number;

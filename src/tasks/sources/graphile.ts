@@ -45,7 +45,7 @@ const FETCH_FLAG = 'fetch';
 function addJobs(relation: string): string {
   return `graphile_worker.add_jobs(
     ARRAY(SELECT ROW('${RENDER_JOB}', json_build_object('id', r.id), NULL, to_timestamp(r.created_at / 1000.0), NULL, r.id,
-                      r.priority, CASE WHEN r.fetch THEN ARRAY[${keyFlag('r.owner')}, '${FETCH_FLAG}'] ELSE ARRAY[${keyFlag('r.owner')}] END)::graphile_worker.job_spec
+                      r.priority, CASE WHEN r.fetches_inputs THEN ARRAY[${keyFlag('r.owner')}, '${FETCH_FLAG}'] ELSE ARRAY[${keyFlag('r.owner')}] END)::graphile_worker.job_spec
             FROM ${relation} r),
     true)`;
 }

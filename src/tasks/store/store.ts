@@ -131,10 +131,10 @@ export interface Store extends TaskStore, KeyStore, MetaStore {
 export interface JobQueueSql {
   /**
    * A set-returning SQL expression that adds one job per row of `relation` (the name of a CTE
-   * with `id`, `created_at`, `owner`, `priority` and `fetch`, such as the tasks an INSERT
+   * with `id`, `created_at`, `owner`, `priority` and `fetches_inputs`, such as the tasks an INSERT
    * returned): `priority` orders jobs before their creation time (lower first: fair order
    * between keys), `owner` lets a worker process skip the jobs of a key it holds enough of, and
-   * `fetch` says the task has inputs to fetch before its render (worker-pool.ts).
+   * `fetches_inputs` says the task has inputs to fetch before its render (worker-pool.ts).
    */
   addJobs(relation: string): string;
   /**

@@ -72,7 +72,7 @@ export const insertTasks = operation<InsertTasksParams, { id: string }>('insert-
  * in turn as the claims on SQLite do.
  */
 export function rendersOf(inserted: string, ranked: string): string {
-  return `SELECT i.id, i.created_at, i.owner, LEAST(r.fair_rank - r.front, 32767) AS priority, ${fetchesInputs('r.params')} AS fetch
+  return `SELECT i.id, i.created_at, i.owner, LEAST(r.fair_rank - r.front, 32767) AS priority, ${fetchesInputs('r.params')} AS fetches_inputs
             FROM ${inserted} AS i JOIN ${ranked} AS r ON r.id = i.id WHERE i.channel = 'sandbox'`;
 }
 

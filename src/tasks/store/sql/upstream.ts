@@ -91,8 +91,8 @@ export const saveUpstream = operation<UpstreamSaveParams>('save-upstream', () =>
 export const saveUpstreamWithJob = (jobs: JobQueueSql) =>
   operation<UpstreamSaveParams, { n: Int }>(
     'save-upstream-with-job',
-    () => `WITH saved AS (${saveSource} RETURNING t.id, t.created_at, t.channel, t.owner, ${fetchesInputs('t.params')} AS fetch),
-           renders AS (SELECT id, created_at, owner, 0 AS priority, fetch FROM saved WHERE channel = 'sandbox'),
+    () => `WITH saved AS (${saveSource} RETURNING t.id, t.created_at, t.channel, t.owner, ${fetchesInputs('t.params')} AS fetches_inputs),
+           renders AS (SELECT id, created_at, owner, 0 AS priority, fetches_inputs FROM saved WHERE channel = 'sandbox'),
            jobs AS (SELECT 1 FROM ${jobs.addJobs('renders')})
       SELECT (SELECT count(*) FROM saved) AS n, (SELECT count(*) FROM jobs) AS added`,
     ['postgres'],

@@ -19,11 +19,11 @@ WITH n AS (
                CASE WHEN channel = 'sandbox' THEN NULL ELSE created_at END, fair_rank FROM ranked
          WHERE key = '' OR id IN (SELECT task_id FROM keyed)
         RETURNING id, created_at, channel, owner),
-      renders AS (SELECT i.id, i.created_at, i.owner, LEAST(r.fair_rank - r.front, 32767) AS priority, (position('"image":"https://' in r.params) > 0 OR position('"end_image":"https://' in r.params) > 0) AS fetch
+      renders AS (SELECT i.id, i.created_at, i.owner, LEAST(r.fair_rank - r.front, 32767) AS priority, (position('"image":"https://' in r.params) > 0 OR position('"end_image":"https://' in r.params) > 0) AS fetches_inputs
             FROM inserted AS i JOIN ranked AS r ON r.id = i.id WHERE i.channel = 'sandbox'),
       jobs AS (SELECT 1 FROM graphile_worker.add_jobs(
     ARRAY(SELECT ROW('mediagate_render', json_build_object('id', r.id), NULL, to_timestamp(r.created_at / 1000.0), NULL, r.id,
-                      r.priority, CASE WHEN r.fetch THEN ARRAY['key:' || r.owner, 'fetch'] ELSE ARRAY['key:' || r.owner] END)::graphile_worker.job_spec
+                      r.priority, CASE WHEN r.fetches_inputs THEN ARRAY['key:' || r.owner, 'fetch'] ELSE ARRAY['key:' || r.owner] END)::graphile_worker.job_spec
             FROM renders r),
     true))
   SELECT id, (SELECT count(*) FROM jobs) AS added FROM inserted

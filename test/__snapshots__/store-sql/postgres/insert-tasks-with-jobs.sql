@@ -10,10 +10,10 @@ WITH n AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], 
              CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank
         FROM ranked AS n
    RETURNING id, created_at, channel, owner),
-           renders AS (SELECT i.id, i.created_at, i.owner, LEAST(r.fair_rank - r.front, 32767) AS priority, (position('"image":"https://' in r.params) > 0 OR position('"end_image":"https://' in r.params) > 0) AS fetch
+           renders AS (SELECT i.id, i.created_at, i.owner, LEAST(r.fair_rank - r.front, 32767) AS priority, (position('"image":"https://' in r.params) > 0 OR position('"end_image":"https://' in r.params) > 0) AS fetches_inputs
             FROM inserted AS i JOIN ranked AS r ON r.id = i.id WHERE i.channel = 'sandbox')
       SELECT count(*) AS n FROM graphile_worker.add_jobs(
     ARRAY(SELECT ROW('mediagate_render', json_build_object('id', r.id), NULL, to_timestamp(r.created_at / 1000.0), NULL, r.id,
-                      r.priority, CASE WHEN r.fetch THEN ARRAY['key:' || r.owner, 'fetch'] ELSE ARRAY['key:' || r.owner] END)::graphile_worker.job_spec
+                      r.priority, CASE WHEN r.fetches_inputs THEN ARRAY['key:' || r.owner, 'fetch'] ELSE ARRAY['key:' || r.owner] END)::graphile_worker.job_spec
             FROM renders r),
     true)
