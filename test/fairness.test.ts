@@ -5,13 +5,19 @@
  * holds only its share of the fetch stage, and another key's task runs at once, on SQLite and
  * on PostgreSQL with graphile-worker.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import { defaultFfmpegPath } from '../src/engines/sandbox/ffmpeg-path.js';
 import { createSandboxEngine } from '../src/engines/sandbox/engine.js';
+import type { Engine } from '../src/engines/types.js';
+import { LocalStorage } from '../src/storage/local.js';
 import { openBackend, type TaskBackend } from '../src/tasks/backend.js';
+import { WorkerPool } from '../src/tasks/worker-pool.js';
 import { TaskService } from '../src/tasks/service.js';
 import { eventually } from './helpers/eventually.js';
 import { startHttpsServer, type TestHttpsServer } from './helpers/https-server.js';
@@ -19,6 +25,7 @@ import { createTestDatabase, postgresAvailability, selectedBackends, type Backen
 import { startServer, type TestServer } from './helpers/server.js';
 import { STORE_BACKENDS, type OpenedStore } from './helpers/stores.js';
 
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const row = findModel('vendora/famw-2.7-t2v');
 if (!row) throw new Error('catalog row missing');
 
@@ -65,8 +72,86 @@ describe.each(STORE_BACKENDS)('claims take the keys with work in turn ($name)', 
   });
 });
 
+/** An engine whose inputs never arrive by themselves: fetches wait for their abort. */
+function slowInputsEngine() {
+  const fetching: string[] = [];
+  const aborted: string[] = [];
+  const rendered: string[] = [];
+  const engine: Engine = {
+    name: 'slow-inputs',
+    inputUrls: (job) => (typeof job.params['image'] === 'string' ? [job.params['image']] : []),
+    fetchInputs: (job) =>
+      new Promise((_resolve, reject) => {
+        fetching.push(job.taskId);
+        job.signal.addEventListener('abort', () => {
+          aborted.push(job.taskId);
+          reject(job.signal.reason as Error);
+        });
+      }),
+    async render(job) {
+      rendered.push(job.taskId);
+      const path = join(job.workDir, 'out.png');
+      await writeFile(path, 'image');
+      return { files: [{ path, type: 'image', contentType: 'image/png', ext: 'png' }] };
+    },
+    async close() {},
+  };
+  return { engine, fetching, aborted, rendered };
+}
+
+describe.each(STORE_BACKENDS)('the fetch stage of a worker pool ($name)', (fixture) => {
+  let opened: OpenedStore;
+  let service: TaskService;
+  let dir: string;
+  let pool: WorkerPool | undefined;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mediagate-fair-'));
+    opened = await fixture.open();
+    service = new TaskService({ store: opened.store });
+  });
+  afterEach(async () => {
+    await pool?.close(100);
+    await opened.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('holds a key to its fetch places, renders another key meanwhile, and aborts a cancelled fetch', async () => {
+    const slow = slowInputsEngine();
+    const settings = { concurrency: 1, leaseMs: 60_000, maxAttempts: 3 };
+    const created = new WorkerPool({
+      service,
+      engine: slow.engine,
+      storage: new LocalStorage(join(dir, 'outputs')),
+      renderTimeoutMs: 60_000,
+      workRoot: join(dir, 'work'),
+      source: opened.backend.taskSource({ service, log: silent, pollMs: 50, reapMs: 60_000, ...settings }),
+      log: silent,
+      fetchConcurrency: 4,
+      fetchPerKey: 1,
+      ...settings,
+    });
+    pool = created;
+    service.on('created', () => created.notify());
+    await created.start();
+    const a = await Promise.all([1, 2, 3].map(() => service.create('key-a', row, { image: 'https://example.com/slow.png' })));
+    await eventually(() => slow.fetching.length === 1, { deadline: 10_000 });
+    // One render slot, held by nobody: key B's task runs while key A's input is still on its way.
+    const b = await service.create('key-b', row, {});
+    await eventually(async () => (await service.get('key-b', b.id))?.status === 'completed', { deadline: 10_000 });
+    expect(slow.fetching).toHaveLength(1);
+    const statuses = await Promise.all(a.map(async (task) => (await service.get('key-a', task.id))?.status));
+    expect(statuses.filter((status) => status === 'queued')).toHaveLength(2);
+    // A cancel reaches the fetch at once, and frees the key's place for its next task.
+    const first = slow.fetching[0] ?? '';
+    await service.cancel('key-a', first);
+    await eventually(() => slow.aborted.includes(first) && slow.fetching.length === 2, { deadline: 10_000 });
+    expect((await service.get('key-a', first))?.status).toBe('cancelled');
+    expect(slow.rendered).toEqual([b.id]);
+  });
+});
+
 const availability = await postgresAvailability();
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 describe.skipIf(!availability.enabled)(`graphile-worker jobs take the keys in turn (PostgreSQL) ${availability.reason}`, () => {
   let database: TestDatabase;
