@@ -103,6 +103,8 @@ export class WorkerPool implements TaskRunner {
   private roomWaiters: (() => void)[] = [];
   /** Render slots promised to callers of renderRoom that have not handed their task to run yet. */
   private reserved = 0;
+  /** Fetch places taken before a claim (takeFetchPlace) whose task is not in `running` yet. */
+  private readonly pendingPlaces = new Set<() => void>();
   private stopping = false;
   private readonly stopReasons = new WeakMap<AbortController, Stop>();
   private readonly source: TaskSource;
@@ -146,8 +148,9 @@ export class WorkerPool implements TaskRunner {
   get idle(): number {
     if (this.stopping) return 0;
     const { concurrency } = this.options;
-    const holdingRender = this.running.size - this.stagedTotal + this.reserved;
-    return Math.max(0, Math.min(concurrency - holdingRender, concurrency + this.fetchConcurrency - this.running.size - this.reserved));
+    const held = this.running.size + this.reserved + this.pendingPlaces.size;
+    const holdingRender = held - this.stagedTotal;
+    return Math.max(0, Math.min(concurrency - holdingRender, concurrency + this.fetchConcurrency - held));
   }
 
   /** Tasks this pool may hold at once: render slots plus the fetch stage (a job queue's concurrency). */
@@ -212,12 +215,12 @@ export class WorkerPool implements TaskRunner {
   takeFetchPlace(key: string): (() => void) | undefined {
     if (this.stopping || (this.staged.get(key) ?? 0) >= this.fetchPerKey) return undefined;
     this.enterFetchStage(key);
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
+    const release = (): void => {
+      if (!this.pendingPlaces.delete(release)) return;
       this.leaveFetchStage(key);
     };
+    this.pendingPlaces.add(release);
+    return release;
   }
 
   private enterFetchStage(key: string): void {
@@ -283,7 +286,9 @@ export class WorkerPool implements TaskRunner {
     // Counted in the fetch stage from the claim on, so that `idle` and `skipKeys` see it at once.
     const fetching = this.needsFetch(task);
     if (fetchPlace && !fetching) fetchPlace();
-    else if (fetching && !fetchPlace) this.enterFetchStage(task.owner);
+    // The place taken before the claim is the task's now (the run leaves the stage itself).
+    else if (fetchPlace) this.pendingPlaces.delete(fetchPlace);
+    else if (fetching) this.enterFetchStage(task.owner);
     entry.done = this.render(task, controller, fetching, entry)
       .catch((error: unknown) => this.options.log.error({ err: error, task: task.id }, 'recording a render failed'))
       .finally(() => {
