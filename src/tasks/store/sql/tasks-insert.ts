@@ -12,11 +12,13 @@ const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, o
  * `owner` and `channel` are SQL expressions (placeholders, or the batch's columns).
  */
 export function ownerNextRank(owner: string, channel: string): string {
-  return `(SELECT max(r.fair_rank) + 1 FROM tasks AS r WHERE r.owner = ${owner} AND r.channel = ${channel} AND r.status IN ('queued', 'processing'))`;
+  // ORDER BY ... LIMIT 1 rather than max(): one index entry read, not the owner's whole backlog.
+  return `(SELECT r.fair_rank + 1 FROM tasks AS r WHERE r.owner = ${owner} AND r.channel = ${channel} AND r.status IN ('queued', 'processing')
+            ORDER BY r.fair_rank DESC LIMIT 1)`;
 }
 
 export function queueFront(channel: string): string {
-  return `(SELECT min(q.fair_rank) FROM tasks AS q WHERE q.channel = ${channel} AND q.status = 'queued')`;
+  return `(SELECT q.fair_rank FROM tasks AS q WHERE q.channel = ${channel} AND q.status = 'queued' ORDER BY q.fair_rank LIMIT 1)`;
 }
 
 /** One task (SQLite: the group commit runs it per task in one transaction, so a batch's ranks of one key follow on). */
