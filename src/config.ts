@@ -61,6 +61,10 @@ export interface Config {
   readonly pgPoolSize: number;
   /** MEDIAGATE_PG_LOCAL_QUEUE: queue jobs a worker process fetches and locks at once. Default MEDIAGATE_CONCURRENCY; 1 = one per free slot. */
   readonly pgLocalQueue: number;
+  /** MEDIAGATE_FETCH_CONCURRENCY: tasks this process holds in its fetch stage (`https://` inputs fetched before a render slot). Default 8. */
+  readonly fetchConcurrency: number;
+  /** MEDIAGATE_FETCH_PER_KEY: of those, per API key; a key at it gets no more tasks claimed here meanwhile. Default 2. */
+  readonly fetchPerKey: number;
   /** MEDIAGATE_INSTANT_DELAY_MS: how long each render of the `instant` engine takes (benchmarks, tests). Default 0. */
   readonly instantDelayMs: number;
   /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10; held in ms. */
@@ -261,6 +265,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: databaseUrl(env),
     pgPoolSize: integer(env, 'MEDIAGATE_PG_POOL_SIZE', 10, 4, 1000),
     pgLocalQueue: integer(env, 'MEDIAGATE_PG_LOCAL_QUEUE', concurrency, 1, 10_000),
+    fetchConcurrency: integer(env, 'MEDIAGATE_FETCH_CONCURRENCY', 8, 1, 1024),
+    fetchPerKey: integer(env, 'MEDIAGATE_FETCH_PER_KEY', 2, 1, 1024),
     instantDelayMs: integer(env, 'MEDIAGATE_INSTANT_DELAY_MS', 0, 0, 600_000),
     drainMs: seconds(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),

@@ -205,6 +205,8 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
         engine,
         storage,
         concurrency: config.concurrency,
+        fetchConcurrency: config.fetchConcurrency,
+        fetchPerKey: config.fetchPerKey,
         leaseMs: config.leaseMs,
         maxAttempts: config.maxAttempts,
         renderTimeoutMs: config.renderTimeoutMs,

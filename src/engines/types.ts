@@ -29,7 +29,18 @@ export interface RenderJob {
   readonly signal: AbortSignal;
   /** Called with an integer 0..99 as work advances; the worker writes 100 on completion. */
   readonly onProgress: (percent: number) => void;
+  /**
+   * The task's `https://` inputs, fetched before the render (the worker pool's fetch stage,
+   * `Engine.fetchInputs`): bytes by URL. An input not here is loaded by the render itself.
+   */
+  readonly inputs?: FetchedInputs;
 }
+
+/** Inputs fetched ahead of a render: the bytes of each URL. */
+export type FetchedInputs = ReadonlyMap<string, Buffer>;
+
+/** What fetching a task's inputs needs: the job without its render parts. */
+export type InputJob = Pick<RenderJob, 'taskId' | 'owner' | 'model' | 'params' | 'signal'>;
 
 export interface RenderedFile {
   /** Absolute path of the file, inside the job's workDir. */
@@ -46,6 +57,16 @@ export interface RenderResult {
 
 export interface Engine {
   readonly name: string;
+  /**
+   * The `https://` inputs `render` would fetch for these parameters (none: the task skips the
+   * fetch stage). An engine without it fetches nothing ahead.
+   */
+  inputUrls?(job: Pick<RenderJob, 'model' | 'params'>): readonly string[];
+  /**
+   * Fetches those inputs, outside the render slots (the worker pool's fetch stage, bounded per
+   * process and per key); a failure is an EngineError naming the field, as in `render`.
+   */
+  fetchInputs?(job: InputJob): Promise<FetchedInputs>;
   render(job: RenderJob): Promise<RenderResult>;
   close(): Promise<void>;
 }

@@ -199,10 +199,10 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    * tasks, in the order they are due. Tasks whose workers died `maxAttempts` times are failed
    * first, so a poison task cannot loop forever.
    */
-  async claimMany(workerId: string, leaseMs: number, maxAttempts: number, limit: number): Promise<ClaimedTask[]> {
+  async claimMany(workerId: string, leaseMs: number, maxAttempts: number, limit: number, skipKeys: readonly string[] = []): Promise<ClaimedTask[]> {
     await this.sweepAbandoned(maxAttempts);
     const now = this.now();
-    return this.changedAll(await this.store.claimTasks(workerId, now, now + leaseMs, limit));
+    return this.changedAll(await this.store.claimTasks(workerId, now, now + leaseMs, limit, skipKeys));
   }
 
   private changedAll<T extends { id: string }>(tasks: T[]): T[] {

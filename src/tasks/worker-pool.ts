@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findModel, listedAspectRatios } from '../catalog/index.js';
-import { EngineError, type Engine, type RenderModelInfo } from '../engines/types.js';
+import { EngineError, type Engine, type FetchedInputs, type RenderModelInfo } from '../engines/types.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { TaskRunner, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
@@ -13,8 +13,15 @@ export interface WorkerPoolOptions {
   readonly service: TaskService;
   readonly engine: Engine;
   readonly storage: OutputStorage;
-  /** Renders at once. */
+  /** Renders at once (render slots). */
   readonly concurrency: number;
+  /**
+   * Tasks at once in the fetch stage, where a task's `https://` inputs are fetched before it
+   * takes a render slot (MEDIAGATE_FETCH_CONCURRENCY). Default 8.
+   */
+  readonly fetchConcurrency?: number;
+  /** Of those, fetching at once per API key (MEDIAGATE_FETCH_PER_KEY). Default 2. */
+  readonly fetchPerKey?: number;
   readonly leaseMs: number;
   readonly maxAttempts: number;
   readonly renderTimeoutMs: number;
@@ -31,6 +38,50 @@ export interface WorkerPoolOptions {
 
 type Stop = 'shutdown' | 'lost-lease' | 'timeout' | 'cancelled';
 
+export const FETCH_DEFAULTS = { concurrency: 8, perKey: 2 } as const;
+
+/** A counting semaphore whose waiters leave when their signal aborts. */
+class Slots {
+  private used = 0;
+  private readonly waiters: { grant: () => void; signal: AbortSignal }[] = [];
+
+  constructor(private readonly size: number) {}
+
+  get busy(): boolean {
+    return this.used > 0 || this.waiters.length > 0;
+  }
+
+  take(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.used < this.size) {
+      this.used += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        signal,
+        grant: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = (): void => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  give(): void {
+    const next = this.waiters.shift();
+    if (next) next.grant();
+    else this.used -= 1;
+  }
+}
+
 /**
  * Runs claimed tasks through the engine, `concurrency` at a time; a TaskSource does the
  * claiming. Each running task holds a lease that a heartbeat extends every third of the lease;
@@ -40,13 +91,30 @@ type Stop = 'shutdown' | 'lost-lease' | 'timeout' | 'cancelled';
 export class WorkerPool implements TaskRunner {
   /** `host:pid:random`: lets a restarted process on the same host spot leases of dead processes. */
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private readonly running = new Map<string, { controller: AbortController; task: ClaimedTask; done: Promise<void> }>();
+  private readonly running = new Map<string, { controller: AbortController; task: ClaimedTask; done: Promise<void>; rendering: boolean }>();
+  private readonly renderSlots: Slots;
+  private readonly fetchSlots: Slots;
+  /** Per API key: its fetch slots, and its tasks in the fetch stage (fetching or waiting to). */
+  private readonly keyFetchSlots = new Map<string, Slots>();
+  private readonly staged = new Map<string, number>();
+  private stagedTotal = 0;
+  private readonly fetchPerKey: number;
+  private readonly fetchConcurrency: number;
+  private roomWaiters: (() => void)[] = [];
+  /** Render slots promised to callers of renderRoom that have not handed their task to run yet. */
+  private reserved = 0;
+  /** Fetch places taken before a claim (takeFetchPlace) whose task is not in `running` yet. */
+  private readonly pendingPlaces = new Set<() => void>();
   private stopping = false;
   private readonly stopReasons = new WeakMap<AbortController, Stop>();
   private readonly source: TaskSource;
 
   constructor(private readonly options: WorkerPoolOptions) {
     this.source = options.source;
+    this.fetchConcurrency = Math.max(1, options.fetchConcurrency ?? FETCH_DEFAULTS.concurrency);
+    this.fetchPerKey = Math.max(1, options.fetchPerKey ?? FETCH_DEFAULTS.perKey);
+    this.renderSlots = new Slots(options.concurrency);
+    this.fetchSlots = new Slots(this.fetchConcurrency);
     // A cancel in this process stops its render at once; one in another process is heard
     // through the task feed (tasks/remote-cancel.ts), or else found by the heartbeat (the
     // cancel bumped the attempt, so the fence is gone: lost-lease).
@@ -58,7 +126,7 @@ export class WorkerPool implements TaskRunner {
     return this.running.get(id)?.task;
   }
 
-  /** Ids of the tasks rendering now. */
+  /** Ids of the tasks this pool holds now (fetching inputs or rendering). */
   runningIds(): string[] {
     return [...this.running.keys()];
   }
@@ -86,8 +154,126 @@ export class WorkerPool implements TaskRunner {
     return this.running.size;
   }
 
+  /**
+   * Tasks the source may claim now: a free render slot (tasks in the fetch stage hold none),
+   * within render slots + fetch stage in all. A task whose inputs are still being fetched leaves
+   * its render slot to the next task claimed, so a key's slow inputs delay only its own tasks.
+   */
   get idle(): number {
-    return this.stopping ? 0 : Math.max(0, this.options.concurrency - this.running.size);
+    if (this.stopping) return 0;
+    const { concurrency } = this.options;
+    const held = this.running.size + this.reserved + this.pendingPlaces.size;
+    const holdingRender = held - this.stagedTotal;
+    return Math.max(0, Math.min(concurrency - holdingRender, concurrency + this.fetchConcurrency - held));
+  }
+
+  /** Tasks this pool may hold at once: render slots plus the fetch stage (a job queue's concurrency). */
+  get capacity(): number {
+    return this.options.concurrency + this.fetchConcurrency;
+  }
+
+  /**
+   * API keys whose tasks the source should not claim for now: this pool holds as many of their
+   * tasks in the fetch stage as a key may fetch at once (MEDIAGATE_FETCH_PER_KEY).
+   */
+  get skipKeys(): readonly string[] {
+    const keys: string[] = [];
+    for (const [key, count] of this.staged) if (count >= this.fetchPerKey) keys.push(key);
+    return keys;
+  }
+
+  /**
+   * Resolves when a render slot is free for a task that fetches nothing (a job queue claims
+   * then), with the slot promised to the caller until it calls the function it got: after
+   * handing its claimed task to `run`, or finding nothing to claim. Undefined once the pool is
+   * stopping: the caller leaves the task unclaimed.
+   */
+  renderRoom(): Promise<(() => void) | undefined> {
+    return new Promise((resolve) => {
+      const grant = (): void => {
+        if (this.stopping) {
+          resolve(undefined);
+          return;
+        }
+        this.reserved += 1;
+        let given = false;
+        resolve(() => {
+          if (given) return;
+          given = true;
+          this.reserved -= 1;
+          this.roomChanged();
+        });
+      };
+      if (this.stopping || this.idle > 0) grant();
+      else this.roomWaiters.push(grant);
+    });
+  }
+
+  /** Inputs a task fetches ahead of its render: none without an engine that says so. */
+  needsFetch(task: Pick<ClaimedTask, 'model' | 'kind' | 'params'>): boolean {
+    const { engine } = this.options;
+    if (!engine.inputUrls || !engine.fetchInputs) return false;
+    return engine.inputUrls({ model: this.modelInfo(task), params: task.params }).length > 0;
+  }
+
+  private roomChanged(): void {
+    while (this.roomWaiters.length > 0 && (this.stopping || this.idle > 0)) this.roomWaiters.shift()?.();
+  }
+
+  /**
+   * A place in the fetch stage for a task of `key` about to be claimed (a job queue hands the
+   * pool jobs from several handlers at once, so the count must rise before the claim, not
+   * after); undefined when the key holds its share already. Give the function returned to `run`
+   * with the task, or call it if nothing was claimed.
+   */
+  takeFetchPlace(key: string): (() => void) | undefined {
+    if (this.stopping || (this.staged.get(key) ?? 0) >= this.fetchPerKey) return undefined;
+    this.enterFetchStage(key);
+    const release = (): void => {
+      if (!this.pendingPlaces.delete(release)) return;
+      this.leaveFetchStage(key);
+    };
+    this.pendingPlaces.add(release);
+    return release;
+  }
+
+  private enterFetchStage(key: string): void {
+    this.staged.set(key, (this.staged.get(key) ?? 0) + 1);
+    this.stagedTotal += 1;
+  }
+
+  private leaveFetchStage(key: string): void {
+    const count = (this.staged.get(key) ?? 1) - 1;
+    if (count <= 0) this.staged.delete(key);
+    else this.staged.set(key, count);
+    this.stagedTotal -= 1;
+    // The key may be claimable again, and the pool's room changed.
+    this.roomChanged();
+    if (!this.stopping) this.source.notify();
+  }
+
+  /** The task's inputs, fetched within the process's and its key's fetch slots. */
+  private async fetchStage(task: ClaimedTask, signal: AbortSignal): Promise<FetchedInputs> {
+    const { engine } = this.options;
+    if (!engine.fetchInputs) return new Map();
+    let keySlots = this.keyFetchSlots.get(task.owner);
+    if (!keySlots) {
+      keySlots = new Slots(this.fetchPerKey);
+      this.keyFetchSlots.set(task.owner, keySlots);
+    }
+    // The key's own slot first: a key waiting for itself holds none of the process's.
+    await keySlots.take(signal);
+    try {
+      await this.fetchSlots.take(signal);
+      try {
+        return await engine.fetchInputs({ taskId: task.id, owner: task.owner, model: this.modelInfo(task), params: task.params, signal });
+      } finally {
+        this.fetchSlots.give();
+      }
+    } finally {
+      keySlots.give();
+      if (!keySlots.busy) this.keyFetchSlots.delete(task.owner);
+    }
   }
 
   /** A task was created in this process: the source may look for work now. */
@@ -100,25 +286,33 @@ export class WorkerPool implements TaskRunner {
    * is handed straight back. Never rejects: a store failure is logged, and the task's lease
    * then expires so that another worker takes it over.
    */
-  run(task: ClaimedTask): Promise<void> {
+  run(task: ClaimedTask, fetchPlace?: () => void): Promise<void> {
     if (this.stopping) {
+      fetchPlace?.();
       return this.options.service.release(task).then(
         () => undefined,
         (error: unknown) => this.options.log.error({ err: error, task: task.id }, 'handing back a task failed'),
       );
     }
     const controller = new AbortController();
-    const entry = { controller, task, done: Promise.resolve() };
+    const entry = { controller, task, done: Promise.resolve(), rendering: false };
     this.running.set(task.id, entry);
-    entry.done = this.render(task, controller)
+    // Counted in the fetch stage from the claim on, so that `idle` and `skipKeys` see it at once.
+    const fetching = this.needsFetch(task);
+    if (fetchPlace && !fetching) fetchPlace();
+    // The place taken before the claim is the task's now (the run leaves the stage itself).
+    else if (fetchPlace) this.pendingPlaces.delete(fetchPlace);
+    else if (fetching) this.enterFetchStage(task.owner);
+    entry.done = this.render(task, controller, fetching, entry)
       .catch((error: unknown) => this.options.log.error({ err: error, task: task.id }, 'recording a render failed'))
       .finally(() => {
         this.running.delete(task.id);
+        this.roomChanged();
       });
     return entry.done;
   }
 
-  private modelInfo(task: ClaimedTask): RenderModelInfo {
+  private modelInfo(task: Pick<ClaimedTask, 'model' | 'kind'>): RenderModelInfo {
     const row = findModel(task.model);
     return {
       id: task.model,
@@ -128,7 +322,7 @@ export class WorkerPool implements TaskRunner {
     };
   }
 
-  private async render(task: ClaimedTask, controller: AbortController): Promise<void> {
+  private async render(task: ClaimedTask, controller: AbortController, fetching: boolean, entry: { rendering: boolean }): Promise<void> {
     const { service, engine, storage, leaseMs, log } = this.options;
     const workDir = join(this.options.workRoot, `${task.id}-${task.attempt}`);
     const abort = (reason: Stop): void => {
@@ -145,7 +339,9 @@ export class WorkerPool implements TaskRunner {
       },
       Math.max(500, Math.floor(leaseMs / 3)),
     );
-    const timeout = setTimeout(() => abort('timeout'), this.options.renderTimeoutMs);
+    let timeout: NodeJS.Timeout | undefined;
+    let renderSlot = false;
+    let inFetchStage = fetching;
     let lastProgress = -1;
     let lastWrite = 0;
     const onProgress = (percent: number): void => {
@@ -174,6 +370,20 @@ export class WorkerPool implements TaskRunner {
       // So are outputs an earlier attempt stored but never settled: holding this attempt, no
       // earlier one can complete any more (its settle is fenced), so no stored file is in use.
       if (task.attempt > 1) await storage.discard(task.id);
+      // Inputs first, in the fetch stage: its own slots, the lease held, no render slot taken.
+      let inputs: FetchedInputs | undefined;
+      if (fetching) {
+        try {
+          inputs = await this.fetchStage(task, controller.signal);
+        } finally {
+          inFetchStage = false;
+          this.leaveFetchStage(task.owner);
+        }
+      }
+      await this.renderSlots.take(controller.signal);
+      renderSlot = true;
+      entry.rendering = true;
+      timeout = setTimeout(() => abort('timeout'), this.options.renderTimeoutMs);
       await mkdir(workDir, { recursive: true });
       const result = await engine.render({
         taskId: task.id,
@@ -183,6 +393,7 @@ export class WorkerPool implements TaskRunner {
         workDir,
         signal: controller.signal,
         onProgress,
+        ...(inputs ? { inputs } : {}),
       });
       if (controller.signal.aborted) throw controller.signal.reason;
       const outputs: TaskOutput[] = [];
@@ -225,6 +436,8 @@ export class WorkerPool implements TaskRunner {
     } finally {
       clearInterval(heartbeat);
       clearTimeout(timeout);
+      if (inFetchStage) this.leaveFetchStage(task.owner);
+      if (renderSlot) this.renderSlots.give();
       await removeScratch();
     }
     // One line per outcome, worded for it: a failure is not "rendered".
@@ -239,6 +452,7 @@ export class WorkerPool implements TaskRunner {
    */
   async close(deadlineMs = 10_000): Promise<void> {
     this.stopping = true;
+    this.roomChanged();
     // The source stops claiming now, and resolves once every run it started has returned.
     const sourceStopped = this.source.stop();
     const all = (): Promise<unknown> => Promise.allSettled([...this.running.values()].map((entry) => entry.done));
@@ -246,6 +460,13 @@ export class WorkerPool implements TaskRunner {
     const expired = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, deadlineMs);
     });
+    // Tasks not rendering yet (fetching inputs, or waiting for a slot) go back at once.
+    for (const entry of this.running.values()) {
+      if (!entry.rendering && !entry.controller.signal.aborted) {
+        this.stopReasons.set(entry.controller, 'shutdown');
+        entry.controller.abort(new Error('shutdown'));
+      }
+    }
     await Promise.race([all(), expired]);
     clearTimeout(timer);
     for (const entry of this.running.values()) {

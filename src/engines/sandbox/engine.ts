@@ -4,7 +4,8 @@
  */
 import sharp from 'sharp';
 import { createFetchDispatcher, type FetchOptions } from '../../media/fetcher.js';
-import { EngineError, type Engine, type RenderJob, type RenderResult } from '../types.js';
+import { EngineError, type Engine, type FetchedInputs, type InputJob, type RenderJob, type RenderResult } from '../types.js';
+import { fetchImageInputs, httpsImageInputs } from './inputs.js';
 import { renderImage } from './image.js';
 import { checkReferenceUrls } from './reference-urls.js';
 import { RenderCache } from './render-cache.js';
@@ -29,6 +30,14 @@ export function createSandboxEngine(input: SandboxEngineOptions): Engine {
 
   return {
     name: 'sandbox',
+
+    inputUrls(job: Pick<RenderJob, 'model' | 'params'>): readonly string[] {
+      return job.model.kind === 'video' ? httpsImageInputs(job.params).map((input) => input.url) : [];
+    },
+
+    fetchInputs(job: InputJob): Promise<FetchedInputs> {
+      return job.model.kind === 'video' ? fetchImageInputs(job.params, { fetch, signal: job.signal }) : Promise.resolve(new Map());
+    },
 
     async render(job: RenderJob): Promise<RenderResult> {
       const deadline = new AbortController();

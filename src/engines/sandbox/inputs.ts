@@ -21,6 +21,8 @@ export interface LoadedImage {
 
 export interface LoadContext {
   readonly fetch: FetchOptions;
+  /** Inputs the fetch stage already fetched, by URL (`Engine.fetchInputs`). */
+  readonly fetched?: ReadonlyMap<string, Buffer>;
   readonly signal: AbortSignal;
   /** Seed rule 3 applies to `image` fetched from a URL (data URLs were checked at creation). */
   readonly checkRule3: boolean;
@@ -54,6 +56,8 @@ export function fetchFailure(field: string, error: FetchError): EngineError {
 async function loadBytes(field: ImageField, value: string, ctx: LoadContext): Promise<{ bytes: Buffer; fromUrl: boolean }> {
   const check = checkMediaString(value);
   if (!check.ok) throw new EngineError('invalid_input', field, `${field} ${check.reason}`);
+  const fetched = check.kind === 'https' ? ctx.fetched?.get(value) : undefined;
+  if (fetched !== undefined) return { bytes: fetched, fromUrl: true };
   try {
     const { bytes } = await loadMediaInput(value, { ...ctx.fetch, signal: ctx.signal });
     return { bytes, fromUrl: check.kind === 'https' };
@@ -108,4 +112,45 @@ export async function loadImages(
   if (image.status === 'rejected') throw image.reason;
   if (endImage.status === 'rejected') throw endImage.reason;
   return { image: image.value, endImage: endImage.value };
+}
+
+/** The image fields a video render loads, and their `https://` values (the fetch stage's work). */
+export function httpsImageInputs(params: Readonly<Record<string, unknown>>): { field: ImageField; url: string }[] {
+  const found: { field: ImageField; url: string }[] = [];
+  for (const field of ['image', 'end_image'] as const) {
+    const value = params[field];
+    if (typeof value !== 'string') continue;
+    const check = checkMediaString(value);
+    if (check.ok && check.kind === 'https') found.push({ field, url: value });
+  }
+  return found;
+}
+
+/**
+ * Fetches the `https://` image inputs of a video task ahead of its render (the worker pool's
+ * fetch stage): the bytes by URL. The checks on the bytes stay in `loadImage`, at the render.
+ */
+export async function fetchImageInputs(
+  params: Readonly<Record<string, unknown>>,
+  ctx: { readonly fetch: FetchOptions; readonly signal: AbortSignal },
+): Promise<Map<string, Buffer>> {
+  const inputs = httpsImageInputs(params);
+  const results = await Promise.allSettled(
+    inputs.map(async ({ field, url }) => {
+      try {
+        return (await loadMediaInput(url, { ...ctx.fetch, signal: ctx.signal })).bytes;
+      } catch (error) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        throw error instanceof FetchError ? fetchFailure(field, error) : error;
+      }
+    }),
+  );
+  const fetched = new Map<string, Buffer>();
+  // As loadImages: when both fail, the error names `image`, the field a client reads first.
+  results.forEach((result, index) => {
+    if (result.status === 'rejected') throw result.reason;
+    const input = inputs[index];
+    if (input) fetched.set(input.url, result.value);
+  });
+  return fetched;
 }

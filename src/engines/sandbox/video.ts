@@ -38,6 +38,7 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
   const request = readVideoRequest(job.params, options.maxDurationS);
   const images = await loadImages(request, {
     fetch: ctx.fetch,
+    ...(job.inputs ? { fetched: job.inputs } : {}),
     signal,
     checkRule3: job.model.checkImageRule3,
     maxInputPixels: options.maxInputPixels,

@@ -1,4 +1,4 @@
-import { Logger, run, runMigrations, type LogLevel, type Runner } from 'graphile-worker';
+import { Logger, run, runMigrations, type JobHelpers, type LogLevel, type Runner } from 'graphile-worker';
 import type pg from 'pg';
 import type { TaskService } from '../service.js';
 import type { JobQueueSql } from '../store/store.js';
@@ -23,16 +23,29 @@ export const RENDER_JOB = 'mediagate_render';
 /** Takes the queue's migrations one process at a time (a session advisory lock). */
 const QUEUE_MIGRATION_LOCK = 727013;
 
+/** A job's flag naming its task's key: a worker skips the jobs of keys it holds enough of (forbiddenFlags). */
+const KEY_FLAG = 'key:';
+
+function keyFlag(owner: string): string {
+  return `'${KEY_FLAG}' || ${owner}`;
+}
+
+/** A job's flag saying its task has `https://` inputs to fetch before the render. */
+const FETCH_FLAG = 'fetch';
+
 /**
- * add_jobs(specs, job_key_preserve_run_at) over `relation` (id, created_at): one job per task,
- * keyed by the task id. Its run_at is the task's creation time, so jobs run in task order as on
- * SQLite, and a task that comes back (a stopped worker's, a handed-back one) runs before tasks
- * created after it. The job has no queue name on purpose: a named queue is locked with its
+ * add_jobs(specs, job_key_preserve_run_at) over `relation` (id, created_at, owner, priority):
+ * one job per task, keyed by the task id. graphile-worker runs jobs by priority, then run_at:
+ * a new task's priority is its distance from the front of the queue (fair order between keys,
+ * migration 7), its run_at the task's creation time, so within a rank jobs run in task order,
+ * and a task that comes back (a stopped worker's, a handed-back one: priority 0) runs before
+ * tasks created after it. The job has no queue name on purpose: a named queue is locked with its
  * running job, for 4 hours when the worker dies, and would hold every other job of that queue back.
  */
 function addJobs(relation: string): string {
   return `graphile_worker.add_jobs(
-    ARRAY(SELECT ROW('${RENDER_JOB}', json_build_object('id', r.id), NULL, to_timestamp(r.created_at / 1000.0), NULL, r.id, NULL, NULL)::graphile_worker.job_spec
+    ARRAY(SELECT ROW('${RENDER_JOB}', json_build_object('id', r.id), NULL, to_timestamp(r.created_at / 1000.0), NULL, r.id,
+                      r.priority, CASE WHEN r.fetches_inputs THEN ARRAY[${keyFlag('r.owner')}, '${FETCH_FLAG}'] ELSE ARRAY[${keyFlag('r.owner')}] END)::graphile_worker.job_spec
             FROM ${relation} r),
     true)`;
 }
@@ -199,15 +212,22 @@ export class GraphileTaskSource implements TaskSource {
   }
 
   async start(runner: TaskRunner): Promise<void> {
-    const { pool, concurrency, log } = this.options;
+    const { pool, log } = this.options;
     this.graphile = await run({
       pgPool: pool,
-      concurrency,
+      // Handlers hold a task from its claim to its settle, fetch stage included (worker-pool.ts).
+      concurrency: runner.capacity,
+      // The jobs of keys this process holds enough of are left to others (or to later); with
+      // none to skip, null keeps the local queue's batched fetch.
+      forbiddenFlags: () => {
+        const keys = runner.skipKeys;
+        return keys.length === 0 ? null : keys.map((key) => `${KEY_FLAG}${key}`);
+      },
       noHandleSignals: true,
       // New jobs arrive through LISTEN/NOTIFY; polling only finds retries that came due.
       pollInterval: 1000,
       logger: graphileLogger(log),
-      taskList: { [RENDER_JOB]: (payload) => this.handle(payload, runner) },
+      taskList: { [RENDER_JOB]: (payload, helpers) => this.handle(payload, helpers, runner) },
       // No cron (graphile-worker would otherwise read a `crontab` file in the working directory).
       parsedCronItems: [],
       preset: {
@@ -228,19 +248,58 @@ export class GraphileTaskSource implements TaskSource {
     this.timer.unref();
   }
 
-  private async handle(payload: unknown, runner: TaskRunner): Promise<void> {
+  private async handle(payload: unknown, helpers: JobHelpers, runner: TaskRunner): Promise<void> {
     const { service, leaseMs, maxAttempts, log } = this.options;
     const id = taskIdOf(payload);
     if (id === undefined) {
       log.warn({ payload }, 'dropped a job that names no task');
       return;
     }
-    const task = await service.claimById(id, runner.workerId, leaseMs, maxAttempts);
-    if (!task) {
-      log.debug?.({ task: id }, 'job found nothing to claim (settled, or running elsewhere)');
+    const flags = Object.keys(helpers.job.flags ?? {});
+    // Back to the queue unclaimed, as it was (a new job under the task's key retires this one),
+    // for another process or for later.
+    const putBack = () => helpers.addJob(RENDER_JOB, { id }, { jobKey: id, priority: helpers.job.priority, runAt: helpers.job.run_at, flags });
+    const key = flags.find((flag) => flag.startsWith(KEY_FLAG))?.slice(KEY_FLAG.length);
+    if (key !== undefined && runner.skipKeys.includes(key)) {
+      // Fetched in a batch before its key filled its share of this process's fetch stage.
+      await putBack();
       return;
     }
-    await runner.run(task);
+    // A task with inputs to fetch takes its key's place in the fetch stage before the claim;
+    // one with nothing to fetch needs a render slot: it is claimed only when one is free, so
+    // that it stays queued rather than processing while it waits (a job held past a lease
+    // unclaimed is given to another process by the reaper).
+    let place: (() => void) | undefined;
+    let room: (() => void) | undefined;
+    if (flags.includes(FETCH_FLAG) && key !== undefined) {
+      place = runner.takeFetchPlace(key);
+      if (place === undefined) {
+        await putBack();
+        return;
+      }
+    } else {
+      room = await runner.renderRoom();
+      if (room === undefined) {
+        await putBack();
+        return;
+      }
+    }
+    let done: Promise<void>;
+    try {
+      const task = await service.claimById(id, runner.workerId, leaseMs, maxAttempts);
+      if (!task) {
+        place?.();
+        log.debug?.({ task: id }, 'job found nothing to claim (settled, or running elsewhere)');
+        return;
+      }
+      done = runner.run(task, place);
+    } catch (error) {
+      place?.();
+      throw error;
+    } finally {
+      room?.();
+    }
+    await done;
   }
 
   /** One pass: fail tasks whose workers keep dying, give stranded tasks a new job. */

@@ -55,7 +55,8 @@ export class PollingTaskSource implements TaskSource {
     const { service, leaseMs, maxAttempts } = this.options;
     while (!this.stopping && runner.idle > 0) {
       // As many as the runner has room for, in one claim: one write instead of one per task.
-      const tasks = await service.claimMany(runner.workerId, leaseMs, maxAttempts, runner.idle);
+      // Fair order between keys (the claim's ORDER BY), minus the keys the runner holds enough of.
+      const tasks = await service.claimMany(runner.workerId, leaseMs, maxAttempts, runner.idle, runner.skipKeys);
       for (const task of tasks) {
         const run: Promise<void> = runner.run(task).finally(() => {
           this.runs.delete(run);

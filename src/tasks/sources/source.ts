@@ -11,13 +11,29 @@ import type { ClaimedTask } from '../types.js';
 export interface TaskRunner {
   /** Lease owner id of this pool (`host:pid:random`). */
   readonly workerId: string;
-  /** Renders that could start now. */
+  /** Tasks to claim now: a render slot is free (tasks fetching their inputs hold none). */
   readonly idle: number;
+  /** Tasks the runner holds at most: render slots plus its fetch stage (a job queue's concurrency). */
+  readonly capacity: number;
+  /** API keys whose tasks not to claim for now: the runner holds as many of theirs fetching as a key may. */
+  readonly skipKeys: readonly string[];
+  /**
+   * Resolves when a task that fetches nothing could take a render slot, promised to the caller
+   * until it calls the function it gets (after `run`, or when it claimed nothing); undefined
+   * when the runner is stopping (leave the task unclaimed).
+   */
+  renderRoom(): Promise<(() => void) | undefined>;
   /**
    * Renders a claimed task to its end: settled, handed back (the pool is stopping), or dropped
    * after a lost lease. Never rejects.
    */
-  run(task: ClaimedTask): Promise<void>;
+  run(task: ClaimedTask, fetchPlace?: () => void): Promise<void>;
+  /**
+   * A place in the runner's fetch stage for a task of `key` about to be claimed; undefined when
+   * the key holds its share already. Hand it to `run` with the task, or call it if the claim
+   * found nothing.
+   */
+  takeFetchPlace(key: string): (() => void) | undefined;
 }
 
 export interface TaskSource {

@@ -123,6 +123,22 @@ const MIGRATIONS: readonly Migration[] = [
       ];
     },
   },
+  {
+    version: 7,
+    name: 'tasks.fair_rank: fair order between API keys (start-time fair queueing)',
+    // A task's place in its channel's queue, set at insert: one more than its owner's highest
+    // active rank, and at least the lowest rank still queued. A key that floods gets ranks
+    // 0..N; a key arriving later starts at the queue's current front, so keys take turns
+    // whoever came first (docs/architecture.md "Fairness between keys"). Existing tasks get 0:
+    // they go first, in creation order, as before.
+    up: (dialect) => [
+      `ALTER TABLE tasks ADD COLUMN fair_rank ${bigint(dialect)} NOT NULL DEFAULT 0`,
+      // The claims' order and the queue's front (min rank) per channel.
+      `CREATE INDEX tasks_fair ON tasks (channel, fair_rank, created_at, id) WHERE status = 'queued'`,
+      // An owner's highest active rank, read by every insert.
+      `CREATE INDEX tasks_owner_rank ON tasks (owner, channel, fair_rank) WHERE status IN ('queued', 'processing')`,
+    ],
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;

@@ -221,10 +221,10 @@ export class PostgresStore implements Store {
     return row ? toTask(row) : undefined;
   }
 
-  async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedTask[]> {
+  async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[] = []): Promise<ClaimedTask[]> {
     const takeovers = await this.db.all(claimTakeovers, { owner: workerId, now, leaseUntil, limit });
     const rest = limit - takeovers.length;
-    const queued = rest <= 0 ? [] : await this.db.all(claimQueued, { owner: workerId, now, leaseUntil, limit: rest });
+    const queued = rest <= 0 ? [] : await this.db.all(claimQueued, { owner: workerId, now, leaseUntil, limit: rest, skipKeys: JSON.stringify(skipKeys) });
     return inClaimOrder([...takeovers, ...queued]);
   }
 

@@ -79,7 +79,7 @@ export class SqliteStore implements Store {
   );
   private readonly insertBatch: (tasks: readonly NewTask[]) => boolean[];
   private readonly settleBatch: (settles: readonly Settle[]) => boolean[];
-  private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number) => ClaimedTask[];
+  private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number, skipKeys: string) => ClaimedTask[];
 
   constructor(private readonly database: BetterSqlite3Database) {
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
@@ -98,10 +98,10 @@ export class SqliteStore implements Store {
       settles.map((settle) => (settle.to === 'completed' ? this.run(complete, settle) : this.run(fail, settle)) === 1),
     );
     // One transaction for the batch: a commit per task was the polling worker's main write cost.
-    this.claimBatch = database.transaction((owner: string, now: number, leaseUntil: number, limit: number) => {
+    this.claimBatch = database.transaction((owner: string, now: number, leaseUntil: number, limit: number, skipKeys: string) => {
       const takeovers = this.all(claimTakeovers, { owner, now, leaseUntil, limit });
       const rest = limit - takeovers.length;
-      return inClaimOrder(rest <= 0 ? takeovers : [...takeovers, ...this.all(claimQueued, { owner, now, leaseUntil, limit: rest })]);
+      return inClaimOrder(rest <= 0 ? takeovers : [...takeovers, ...this.all(claimQueued, { owner, now, leaseUntil, limit: rest, skipKeys })]);
     });
   }
 
@@ -173,8 +173,8 @@ export class SqliteStore implements Store {
     return row ? toTask(row) : undefined;
   }
 
-  async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedTask[]> {
-    return this.claimBatch(workerId, now, leaseUntil, limit);
+  async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[] = []): Promise<ClaimedTask[]> {
+    return this.claimBatch(workerId, now, leaseUntil, limit, JSON.stringify(skipKeys));
   }
 
   async claimTaskById(id: string, workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined> {

@@ -36,10 +36,11 @@ export interface TaskStore {
   getTask(id: string, owner: string): Promise<Task | undefined>;
   /**
    * queued -> processing (or expired leases taken over): up to `limit` runnable tasks, expired
-   * leases first, then the oldest queued, each with its attempt incremented and a lease for
-   * `workerId` until `leaseUntil`; in the order they are due.
+   * leases first, then queued ones in fair order between keys (fair_rank, then creation),
+   * except those of `skipKeys` (API key ids), each with its attempt incremented and a lease for
+   * `workerId` until `leaseUntil`.
    */
-  claimTasks(workerId: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedTask[]>;
+  claimTasks(workerId: string, now: number, leaseUntil: number, limit: number, skipKeys?: readonly string[]): Promise<ClaimedTask[]>;
   /**
    * The same transition for one named task (a queue job names it): claims it only if it is
    * queued, or processing with an expired lease. A duplicate or late job gets undefined.
@@ -143,7 +144,10 @@ export interface Store extends TaskStore, KeyStore, MetaStore {
 export interface JobQueueSql {
   /**
    * A set-returning SQL expression that adds one job per row of `relation` (the name of a CTE
-   * with `id` and `created_at`, such as the tasks an INSERT returned).
+   * with `id`, `created_at`, `owner`, `priority` and `fetches_inputs`, such as the tasks an INSERT
+   * returned): `priority` orders jobs before their creation time (lower first: fair order
+   * between keys), `owner` lets a worker process skip the jobs of a key it holds enough of, and
+   * `fetches_inputs` says the task has inputs to fetch before its render (worker-pool.ts).
    */
   addJobs(relation: string): string;
   /**

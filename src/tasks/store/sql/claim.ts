@@ -1,4 +1,4 @@
-import { operation, skipLocked } from '../dialect.js';
+import { operation, skipLocked, type Dialect } from '../dialect.js';
 import { CLAIMED_COLUMNS, columns, type ClaimedRow } from '../rows.js';
 
 /**
@@ -34,9 +34,22 @@ interface ClaimParams {
   limit: number;
 }
 
+interface ClaimQueuedParams extends ClaimParams {
+  /** JSON array of API key ids whose tasks this claim skips (the worker holds enough of theirs). */
+  skipKeys: string;
+}
+
+/** The task's key is not one of the JSON array `param`. */
+function keyNotIn(dialect: Dialect, param: string): string {
+  return dialect === 'postgres'
+    ? `owner <> ALL (ARRAY(SELECT json_array_elements_text(${param}::json)))`
+    : `owner NOT IN (SELECT value FROM json_each(${param}))`;
+}
+
 /*
  * Polling claims (claimTasks): expired leases first (their tasks are the oldest), then queued
- * tasks in creation order. The rows are picked in a CTE, which PostgreSQL runs once: a
+ * tasks in fair order (fair_rank, migration 7: the keys with work take turns), then creation
+ * order, skipping the keys the worker holds enough tasks of (worker-pool.ts). The rows are picked in a CTE, which PostgreSQL runs once: a
  * LIMIT ... SKIP LOCKED subquery inside the UPDATE's WHERE may be run again per row and pick
  * more than `limit`. The WHERE repeats the pick's condition: a row another claimer changed
  * after the pick no longer matches.
@@ -51,11 +64,10 @@ export const claimTakeovers = operation<ClaimParams, ClaimedRow>(
    RETURNING ${columns(CLAIMED_COLUMNS)}`,
 );
 
-export const claimQueued = operation<ClaimParams, ClaimedRow>(
+export const claimQueued = operation<ClaimQueuedParams, ClaimedRow>(
   'claim-queued',
-  (
-    dialect,
-  ) => `WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' ORDER BY created_at, id LIMIT @limit ${skipLocked(dialect)})
+  (dialect) => `WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' AND ${keyNotIn(dialect, '@skipKeys')}
+                       ORDER BY fair_rank, created_at, id LIMIT @limit ${skipLocked(dialect)})
       UPDATE tasks AS t
          SET ${claimSet('@owner', '@now', '@leaseUntil')}
        WHERE t.id IN (SELECT id FROM picked) AND t.status = 'queued' AND t.channel = 'sandbox'

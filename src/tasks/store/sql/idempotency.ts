@@ -1,4 +1,4 @@
-import type { InsertTasksParams } from './tasks-insert.js';
+import { rankedRows, rendersOf, type InsertTasksParams } from './tasks-insert.js';
 import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../store.js';
 
@@ -49,7 +49,7 @@ export interface InsertKeyedTasksParams extends InsertTasksParams {
 function keyedSource(withJobs: ((relation: string) => string) | undefined): string {
   return `WITH n AS (
         SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[], @keys::text[], @hashes::text[])
-               AS n(id, kind, model, owner, created_at, params, channel, key, hash)),
+               WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, key, hash, ord)),
       keyed AS (
         INSERT INTO idempotency_keys (owner, key, kind, request_hash, task_id, created_at)
         SELECT owner, key, kind, hash, id, created_at FROM n WHERE key <> ''
@@ -57,12 +57,13 @@ function keyedSource(withJobs: ((relation: string) => string) | undefined): stri
              task_id = excluded.task_id, created_at = excluded.created_at
              WHERE idempotency_keys.created_at < @expiredBefore
         RETURNING task_id),
+      ranked AS (${rankedRows('n')}),
       inserted AS (
-        INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at)
+        INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank)
         SELECT id, kind, model, owner, 'queued', created_at, '[]', params, channel,
-               CASE WHEN channel = 'sandbox' THEN NULL ELSE created_at END FROM n
+               CASE WHEN channel = 'sandbox' THEN NULL ELSE created_at END, fair_rank FROM ranked
          WHERE key = '' OR id IN (SELECT task_id FROM keyed)
-        RETURNING id, created_at, channel)${withJobs ? `,\n      renders AS (SELECT id, created_at FROM inserted WHERE channel = 'sandbox'),\n      jobs AS (SELECT 1 FROM ${withJobs('renders')})` : ''}
+        RETURNING id, created_at, channel, owner)${withJobs ? `,\n      renders AS (${rendersOf('inserted', 'ranked')}),\n      jobs AS (SELECT 1 FROM ${withJobs('renders')})` : ''}
   SELECT id${withJobs ? ', (SELECT count(*) FROM jobs) AS added' : ''} FROM inserted`;
 }
 

@@ -1,3 +1,4 @@
+import { fetchesInputs } from './tasks-insert.js';
 import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../store.js';
 
@@ -31,7 +32,7 @@ export const requeueStranded = (jobs: JobQueueSql) =>
     'requeue-stranded',
     () => `WITH reaper AS (SELECT pg_try_advisory_xact_lock(${REAPER_LOCK}) AS locked),
            stranded AS (
-             SELECT t.id, t.created_at FROM tasks t, reaper
+             SELECT t.id, t.created_at, t.owner, 0 AS priority, ${fetchesInputs('t.params')} AS fetches_inputs FROM tasks t, reaper
               WHERE reaper.locked AND t.channel = 'sandbox'
                 AND (t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < @now))
                 AND NOT ${jobs.liveJob('t')}

@@ -1,3 +1,4 @@
+import { fetchesInputs } from './tasks-insert.js';
 import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../store.js';
 
@@ -66,7 +67,7 @@ export const release = operation<Fenced>('release', () => releaseSource);
 export const releaseWithJob = (jobs: JobQueueSql) =>
   operation<Fenced, { n: string }>(
     'release-with-job',
-    () => `WITH released AS (${releaseSource} RETURNING t.id, t.created_at),
+    () => `WITH released AS (${releaseSource} RETURNING t.id, t.created_at, t.owner, 0 AS priority, ${fetchesInputs('t.params')} AS fetches_inputs),
            jobs AS (SELECT 1 FROM ${jobs.addJobs('released')})
       SELECT (SELECT count(*) FROM released) AS n, (SELECT count(*) FROM jobs) AS added`,
     ['postgres'],

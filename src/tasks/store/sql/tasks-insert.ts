@@ -2,13 +2,31 @@ import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../store.js';
 
 /** The columns a new task sets; the others keep their defaults. */
-const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at)`;
+const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank)`;
 
-/** One task (SQLite: the group commit runs it per task in one transaction). */
+/**
+ * Fair order between keys (start-time fair queueing, migration 7): a new task's rank is one more
+ * than its owner's highest active rank in the channel, and at least the front of the channel's
+ * queue (its lowest queued rank). A key that floods gets ranks 0..N; a key that arrives later
+ * starts at the front, so claims (ORDER BY fair_rank, created_at) take the keys in turn.
+ * `owner` and `channel` are SQL expressions (placeholders, or the batch's columns).
+ */
+export function ownerNextRank(owner: string, channel: string): string {
+  // ORDER BY ... LIMIT 1 rather than max(): one index entry read, not the owner's whole backlog.
+  return `(SELECT r.fair_rank + 1 FROM tasks AS r WHERE r.owner = ${owner} AND r.channel = ${channel} AND r.status IN ('queued', 'processing')
+            ORDER BY r.fair_rank DESC LIMIT 1)`;
+}
+
+export function queueFront(channel: string): string {
+  return `(SELECT q.fair_rank FROM tasks AS q WHERE q.channel = ${channel} AND q.status = 'queued' ORDER BY q.fair_rank LIMIT 1)`;
+}
+
+/** One task (SQLite: the group commit runs it per task in one transaction, so a batch's ranks of one key follow on). */
 export const insertTask = operation<{ id: string; kind: string; model: string; owner: string; createdAt: number; params: string; channel: string }>(
   'insert-task',
   () => `${INSERT} VALUES (@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
-                           CASE WHEN @channel = 'sandbox' THEN NULL ELSE @createdAt END)`,
+                           CASE WHEN @channel = 'sandbox' THEN NULL ELSE @createdAt END,
+                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)))`,
   ['sqlite'],
 );
 
@@ -22,15 +40,53 @@ export interface InsertTasksParams {
   channels: string[];
 }
 
-/** A group commit's tasks in one statement (PostgreSQL: one round trip, one commit). */
-const insertManySource = `${INSERT}
-      SELECT n.id, n.kind, n.model, n.owner, 'queued', n.created_at, '[]', n.params, n.channel,
-             CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END
-        FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[])
-             AS n(id, kind, model, owner, created_at, params, channel)
-   RETURNING id, created_at, channel`;
+/**
+ * A batch's rows (`relation`, with an `ord` column giving their order) with their fair ranks:
+ * the tasks of one key in one batch get consecutive ranks from that key's next rank. `front`
+ * is the queue's front when the batch was inserted: a job's priority is its rank's distance
+ * from it (sources/graphile.ts).
+ */
+export function rankedRows(relation: string): string {
+  return `SELECT n.*, b.front,
+             b.base + row_number() OVER (PARTITION BY n.owner, n.channel ORDER BY n.ord) - 1 AS fair_rank
+        FROM ${relation} AS n
+             CROSS JOIN LATERAL (SELECT COALESCE(${queueFront('n.channel')}, 0) AS front,
+                                        GREATEST(${ownerNextRank('n.owner', 'n.channel')}, ${queueFront('n.channel')}, 0) AS base) AS b`;
+}
 
-export const insertTasks = operation<InsertTasksParams, { id: string }>('insert-tasks', () => insertManySource, ['postgres']);
+/** The batch's rows, in the order given (`ord`), then ranked (rankedRows). */
+const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[])
+             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, ord)),
+      ranked AS (${rankedRows('n')}),
+      inserted AS (${INSERT}
+      SELECT n.id, n.kind, n.model, n.owner, 'queued', n.created_at, '[]', n.params, n.channel,
+             CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank
+        FROM ranked AS n
+   RETURNING id, created_at, channel, owner)`;
+
+/** A group commit's tasks in one statement (PostgreSQL: one round trip, one commit). */
+export const insertTasks = operation<InsertTasksParams, { id: string }>('insert-tasks', () => `WITH ${batchCtes} SELECT id FROM inserted`, ['postgres']);
+
+/**
+ * The renders among the rows `inserted` returned, as JobQueueSql.addJobs reads them: a job's
+ * priority is its task's distance from the queue's front at insert (capped to what a job's
+ * priority holds), so graphile-worker, which runs jobs by priority then run_at, takes the keys
+ * in turn as the claims on SQLite do.
+ */
+export function rendersOf(inserted: string, ranked: string): string {
+  return `SELECT i.id, i.created_at, i.owner, LEAST(r.fair_rank - r.front, 32767) AS priority, ${fetchesInputs('r.params')} AS fetches_inputs
+            FROM ${inserted} AS i JOIN ${ranked} AS r ON r.id = i.id WHERE i.channel = 'sandbox'`;
+}
+
+/**
+ * Whether a task's params (JSON text as stored) hold an `https://` image input, which the worker
+ * pool fetches before the render (its fetch stage): a substring test, not a JSON parse of what
+ * may be megabytes. Exact for the top-level fields (JSON.stringify writes no spaces; a quote
+ * inside a string is escaped, so a prompt cannot fake one); a job's flag (sources/graphile.ts).
+ */
+export function fetchesInputs(params: string): string {
+  return `(position('"image":"https://' in ${params}) > 0 OR position('"end_image":"https://' in ${params}) > 0)`;
+}
 
 /**
  * The same with their jobs: the jobs read the rows the INSERT returns; both commit or neither.
@@ -40,8 +96,8 @@ export const insertTasks = operation<InsertTasksParams, { id: string }>('insert-
 export const insertTasksWithJobs = (jobs: JobQueueSql) =>
   operation<InsertTasksParams, { n: string }>(
     'insert-tasks-with-jobs',
-    () => `WITH inserted AS (${insertManySource}),
-           renders AS (SELECT id, created_at FROM inserted WHERE channel = 'sandbox')
+    () => `WITH ${batchCtes},
+           renders AS (${rendersOf('inserted', 'ranked')})
       SELECT count(*) AS n FROM ${jobs.addJobs('renders')}`,
     ['postgres'],
   );

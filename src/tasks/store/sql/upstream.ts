@@ -1,3 +1,4 @@
+import { fetchesInputs } from './tasks-insert.js';
 import { operation, skipLocked } from '../dialect.js';
 import type { JobQueueSql } from '../store.js';
 import type { Int } from '../rows.js';
@@ -35,11 +36,15 @@ export interface UpstreamRow {
 
 const ACTIVE = `t.channel <> 'sandbox' AND t.status IN ('queued', 'processing')`;
 
-/** Due upstream tasks, each leased until `leaseUntil`; the rows are as they were (the step reads `upstream_state`). */
+/**
+ * Due upstream tasks, each leased until `leaseUntil`; the rows are as they were (the step reads
+ * `upstream_state`). Among due tasks, fair order between keys first (fair_rank, migration 7):
+ * a key that floods a channel does not hold back the other keys' submissions and polls.
+ */
 export const claimUpstreamDue = operation<{ now: number; leaseUntil: number; limit: number }, UpstreamRow>(
   'claim-upstream-due',
   (dialect) => `WITH picked AS (SELECT id FROM tasks AS t WHERE ${ACTIVE} AND t.next_check_at <= @now
-                       ORDER BY t.next_check_at LIMIT @limit ${skipLocked(dialect)})
+                       ORDER BY t.fair_rank, t.next_check_at LIMIT @limit ${skipLocked(dialect)})
       UPDATE tasks AS t SET attempt = t.attempt + 1, next_check_at = @leaseUntil
        WHERE t.id IN (SELECT id FROM picked) AND ${ACTIVE} AND t.next_check_at <= @now
    RETURNING ${UPSTREAM_COLUMNS}`,
@@ -86,8 +91,8 @@ export const saveUpstream = operation<UpstreamSaveParams>('save-upstream', () =>
 export const saveUpstreamWithJob = (jobs: JobQueueSql) =>
   operation<UpstreamSaveParams, { n: Int }>(
     'save-upstream-with-job',
-    () => `WITH saved AS (${saveSource} RETURNING t.id, t.created_at, t.channel),
-           renders AS (SELECT id, created_at FROM saved WHERE channel = 'sandbox'),
+    () => `WITH saved AS (${saveSource} RETURNING t.id, t.created_at, t.channel, t.owner, ${fetchesInputs('t.params')} AS fetches_inputs),
+           renders AS (SELECT id, created_at, owner, 0 AS priority, fetches_inputs FROM saved WHERE channel = 'sandbox'),
            jobs AS (SELECT 1 FROM ${jobs.addJobs('renders')})
       SELECT (SELECT count(*) FROM saved) AS n, (SELECT count(*) FROM jobs) AS added`,
     ['postgres'],

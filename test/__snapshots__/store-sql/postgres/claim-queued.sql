@@ -1,11 +1,12 @@
-WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
+WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' AND owner <> ALL (ARRAY(SELECT json_array_elements_text($1::json)))
+                       ORDER BY fair_rank, created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
       UPDATE tasks AS t
          SET status = 'processing',
              attempt = t.attempt + 1,
              version = t.version + 1,
-             lease_owner = $2,
-             lease_expires_at = $3,
-             started_at = COALESCE(t.started_at, $4),
+             lease_owner = $3,
+             lease_expires_at = $4,
+             started_at = COALESCE(t.started_at, $5),
              progress = COALESCE(t.progress, 0),
              interruptions = t.interruptions + CASE WHEN t.status = 'processing' THEN 1 ELSE 0 END
        WHERE t.id IN (SELECT id FROM picked) AND t.status = 'queued' AND t.channel = 'sandbox'

@@ -1,4 +1,5 @@
-WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' ORDER BY created_at, id LIMIT ? )
+WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' AND owner NOT IN (SELECT value FROM json_each(?))
+                       ORDER BY fair_rank, created_at, id LIMIT ? )
       UPDATE tasks AS t
          SET status = 'processing',
              attempt = t.attempt + 1,
