@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import type { Request } from 'autocannon';
 import pg from 'pg';
 import sharp from 'sharp';
@@ -16,6 +15,7 @@ import { load, type LoadResult } from './lib/load.js';
 import { cpuMicros, rssMiB, serve, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks } from './lib/seed.js';
+import { openSqlite } from '../src/tasks/store/sqlite-driver.js';
 
 const quick = process.argv.includes('--quick');
 /** `--profile`: every mediagate process writes a V8 CPU profile (flame graph) at exit. */
@@ -223,7 +223,7 @@ async function drive(backend: string, apiUrl: string, counts: PipelineCounts): P
 async function phasePipelineSqlite(): Promise<PipelineFigure> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-pipeline-'));
   const server = await mediagate(dataDir, ['serve'], { MEDIAGATE_CONCURRENCY: '16' });
-  const db = new BetterSqlite3(join(dataDir, 'mediagate.db'), { readonly: true });
+  const db = openSqlite(join(dataDir, 'mediagate.db'), { readOnly: true });
   const active = db.prepare(ACTIVE_SQL);
   const completed = db.prepare(COMPLETED_SQL);
   try {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { hashKey } from '../../src/auth/api-keys.js';
+import { openSqlite } from '../../src/tasks/store/sqlite-driver.js';
 import { openSqliteStore } from '../../src/tasks/store/sqlite.js';
 
 /**
@@ -13,9 +13,9 @@ export async function seedTasks(dataDir: string, apiKey: string, count: number, 
   const store = openSqliteStore({ path, synchronous: 'NORMAL' });
   await store.migrate();
   await store.close();
-  const db = new BetterSqlite3(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = OFF');
+  const db = openSqlite(path);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = OFF');
   const owner = `key_${hashKey(apiKey).slice(0, 16)}`;
   const insert = db.prepare(
     `INSERT INTO tasks (id, kind, model, owner, status, progress, created_at, started_at, completed_at, error, outputs, attempt, params)
@@ -40,7 +40,7 @@ export async function seedTasks(dataDir: string, apiKey: string, count: number, 
     }
   });
   for (let from = 0; from < count; from += 50_000) batch(from, Math.min(count, from + 50_000));
-  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   db.close();
   return { video, image };
 }

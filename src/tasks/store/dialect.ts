@@ -3,7 +3,7 @@
  * `sql/`, as a text with `@name` placeholders; what differs between SQLite and PostgreSQL is
  * named here and nowhere else:
  *
- * - Placeholders: better-sqlite3 binds `?` in order (it has no numbered `?N` with reuse), so a
+ * - Placeholders: SQLite binds `?` in order (better-sqlite3 has no numbered `?N` with reuse), so a
  *   name used twice is bound twice; pg binds `$N`, and a name used twice reuses its number.
  * - Row locks: PostgreSQL claimers run concurrently, so the rows a claim picks are locked with
  *   `FOR UPDATE SKIP LOCKED` (two claimers never pick the same row, neither waits); SQLite runs
@@ -23,9 +23,9 @@
  * - Types in DDL: SQLite INTEGER is 64-bit; PostgreSQL needs BIGINT (migrations.ts).
  * - Text order: the list's id order is byte order, named per dialect (`bytewise`).
  *
- * Each statement is prepared once per connection and reused: better-sqlite3 statements on
- * SQLite, named pg statements on PostgreSQL. The text executed is the text snapshotted by
- * test/store-sql.test.ts, for each dialect.
+ * Each statement is prepared once per connection and reused: SQLite statements (through
+ * sqlite-driver.ts), named pg statements on PostgreSQL. The text executed is the text
+ * snapshotted by test/store-sql.test.ts, for each dialect.
  */
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -1,4 +1,3 @@
-import type { Database as BetterSqlite3Database, Statement } from 'better-sqlite3';
 import type {
   ClaimedTask,
   IdempotencyRecord,
@@ -13,6 +12,7 @@ import type {
 } from '../types.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
+import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './sqlite-driver.js';
 import { migrationSteps } from './migrations.js';
 import {
   inClaimOrder,
@@ -56,10 +56,10 @@ type Settle =
   | { readonly to: 'failed'; readonly id: string; readonly attempt: number; readonly now: number; readonly error: string };
 
 /**
- * The store on SQLite (better-sqlite3). better-sqlite3 is synchronous: each operation runs its
- * statements (sql/, prepared once on first use and kept) to the end before returning, and a
- * transaction is a synchronous function, so nothing else runs on the connection in between and
- * every call takes the same path. Statements are prepared on first use, which is after
+ * The store on SQLite (node:sqlite or better-sqlite3: sqlite-driver.ts). Both drivers are
+ * synchronous: each operation runs its statements (sql/, prepared once on first use and kept)
+ * to the end before returning, and a transaction is a synchronous function, so nothing else
+ * runs on the connection in between and every call takes the same path. Statements are prepared on first use, which is after
  * migrate() (start-up), when their tables exist.
  *
  * Group commits (group-commit.ts): creations, and settles, of one event-loop turn go in one
@@ -68,7 +68,9 @@ type Settle =
  */
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite';
-  private readonly statements = new Map<Sql<never, unknown>, Statement>();
+  /** Which SQLite library this store's connection runs on (sqlite-driver.ts). */
+  readonly driver: SqliteDriverName;
+  private readonly statements = new Map<Sql<never, unknown>, SqliteStatement>();
   private readonly inserts = new GroupCommit<NewTask, boolean>(
     async (batch) => this.insertBatch(batch),
     () => true,
@@ -81,7 +83,8 @@ export class SqliteStore implements Store {
   private readonly settleBatch: (settles: readonly Settle[]) => boolean[];
   private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number, skipKeys: string) => ClaimedTask[];
 
-  constructor(private readonly database: BetterSqlite3Database) {
+  constructor(private readonly database: SqliteConnection) {
+    this.driver = database.driver;
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
       tasks.map(({ idempotency, ...task }) => {
         if (
@@ -105,7 +108,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  private prepare<P extends object, R>(op: Operation<P, R>): [Statement, Sql<P, R>] {
+  private prepare<P extends object, R>(op: Operation<P, R>): [SqliteStatement, Sql<P, R>] {
     const sql = op.on('sqlite');
     let statement = this.statements.get(sql);
     if (!statement) {
@@ -128,7 +131,7 @@ export class SqliteStore implements Store {
   /** Runs a statement that returns no rows; the number of rows it changed. */
   private run<P extends object>(op: Operation<P, unknown>, params: P): number {
     const [statement, sql] = this.prepare(op);
-    return statement.run(...sql.values(params)).changes;
+    return statement.run(...sql.values(params));
   }
 
   async migrate(): Promise<number[]> {
@@ -257,7 +260,7 @@ export class SqliteStore implements Store {
   }
 
   async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
-    // One writer, and better-sqlite3 runs this to the end: count and write cannot interleave.
+    // One writer, and the driver runs this to the end: count and write cannot interleave.
     if (num(this.get(countUpstreamInFlight, { channel: step.channel })?.n ?? 0) >= maxInFlight) return 'full';
     return this.run(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1 ? 'marked' : 'lost';
   }

@@ -1,8 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { openSqlite, type SqliteDriverName } from './sqlite-driver.js';
 import { SqliteStore } from './sqlite-store.js';
-import type { Store } from './store.js';
 
 export interface SqliteOptions {
   readonly path: string;
@@ -14,16 +13,18 @@ export interface SqliteOptions {
    * from the OS (a syscall each), and cost 36 µs instead of 29 (`npm run bench`).
    */
   readonly cacheMb?: number;
+  /** Default: node:sqlite where Node has it, else better-sqlite3 (sqlite-driver.ts). */
+  readonly driver?: SqliteDriverName;
 }
 
-export function openSqliteStore(options: SqliteOptions): Store {
+export function openSqliteStore(options: SqliteOptions): SqliteStore {
   mkdirSync(dirname(options.path), { recursive: true });
-  const database = new BetterSqlite3(options.path);
-  database.pragma('journal_mode = WAL');
-  database.pragma(`synchronous = ${options.synchronous}`);
+  const database = openSqlite(options.path, options.driver ? { driver: options.driver } : {});
+  database.exec('PRAGMA journal_mode = WAL');
+  database.exec(`PRAGMA synchronous = ${options.synchronous}`);
   // Another process (a CLI `keys` command, a second worker) may hold the write lock briefly.
-  database.pragma('busy_timeout = 5000');
+  database.exec('PRAGMA busy_timeout = 5000');
   // A negative cache_size is in KiB.
-  database.pragma(`cache_size = ${-1024 * Math.max(2, Math.floor(options.cacheMb ?? 64))}`);
+  database.exec(`PRAGMA cache_size = ${-1024 * Math.max(2, Math.floor(options.cacheMb ?? 64))}`);
   return new SqliteStore(database);
 }
