@@ -51,10 +51,14 @@ export const nextUpstreamDue = operation<Record<string, never>, { due: Int | nul
   () => `SELECT min(t.next_check_at) AS due FROM tasks AS t WHERE ${ACTIVE}`,
 );
 
-/** Tasks a channel holds upstream (submitting or accepted): its max_in_flight counts these. */
+/**
+ * Tasks a channel holds upstream (submitting or accepted): its max_in_flight counts these. Run
+ * before every submission: `ACTIVE` lets it read the partial index of active upstream tasks
+ * (`tasks_upstream_due`) rather than scan every task ever stored.
+ */
 export const countUpstreamInFlight = operation<{ channel: string }, { n: Int }>(
   'count-upstream-in-flight',
-  () => `SELECT count(*) AS n FROM tasks AS t WHERE t.channel = @channel AND t.status IN ('queued', 'processing') AND t.upstream_state IS NOT NULL`,
+  () => `SELECT count(*) AS n FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.upstream_state IS NOT NULL`,
 );
 
 export interface UpstreamSaveParams {
