@@ -17,6 +17,7 @@ import { openBackend, type TaskBackend } from './tasks/backend.js';
 import type { TaskFeed } from './tasks/feed.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
+import type { Task } from './tasks/types.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import type { MetricsListener } from './http/metrics-listener.js';
 import type { SchedulerTimings, UpstreamScheduler } from './tasks/upstream/scheduler.js';
@@ -203,8 +204,13 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
         log: workerLog,
       })
     : undefined;
-  if (pool) service.on('created', () => pool.notify());
-  if (upstream) service.on('created', () => upstream.scheduler.notify());
+  // Each wakes for its own tasks only: a render claim woken by every upstream task created would
+  // read past all the queued upstream tasks to find none (measured: the upstream bench phase).
+  const rendered = (task: Task): boolean => channels === undefined || (channels.targetsFor(task.model)[0]?.channel ?? 'sandbox') === 'sandbox';
+  service.on('created', (task: Task) => {
+    if (rendered(task)) pool?.notify();
+    else upstream?.scheduler.notify();
+  });
 
   let sweeper: Sweeper | undefined;
   return {
