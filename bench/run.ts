@@ -296,14 +296,15 @@ function upstreamMarkdown(u: UpstreamFigure): string[] {
   const ceilingCpu = rows[0]?.cpuUsPerRequest ?? 0;
   return [
     '',
-    `Upstream: ${u.tasks.toLocaleString('en')} tasks in flight on a fake DashScope (own process) whose tasks finish ${u.runMs / 1000} s after submission; poll_per_s ${u.pollPerS}, submit_per_s ${u.submitPerS}; one \`mediagate serve\` process on SQLite; ${u.seconds} s; ${u.failed} failed.`,
+    `Upstream: ${u.tasks.toLocaleString('en')} tasks in flight on a fake DashScope (own process) whose tasks finish ${u.runMs / 1000} s after submission; poll_per_s ${u.pollPerS}, submit_per_s ${u.submitPerS}; one \`mediagate serve\` process on SQLite; all accepted upstream ${u.submittedAfterS} s after the first create; ${u.seconds} s in all; ${u.failed} failed.`,
     '',
     '| upstream | value |',
     '|---|---:|',
     `| server RSS, sampled max | ${u.rssMaxMiB} MiB |`,
     `| polls by the server (fake's count) | ${u.polls} (${u.pollRate}/s while all were in flight) |`,
     `| server CPU per poll, polling only (all submitted, none finished) | ${u.cpuUsPerPollSteady === 0 ? 'no window of 5 s' : `${u.cpuUsPerPollSteady} µs (${ratio(u.cpuUsPerPollSteady, ceilingCpu)} the ceiling's CPU per request in this run)`} |`,
-    `| server CPU per poll, whole phase (creates, submits, polls, copies, completions) | ${u.cpuUsPerPollOverall} µs |`,
+    `| server CPU per poll, after the last submission (polls, output copies, completions) | ${u.cpuUsPerPollAfterSubmissions} µs (${ratio(u.cpuUsPerPollAfterSubmissions, ceilingCpu)} the ceiling's) |`,
+    `| server CPU per poll, whole phase (creates, submissions, polls, copies, completions) | ${u.cpuUsPerPollOverall} µs (${ratio(u.cpuUsPerPollOverall, ceilingCpu)} the ceiling's) |`,
     `| lag upstream finish → our completed_at, p50 / p99 / max | ${u.lagP50S} / ${u.lagP99S} / ${u.lagMaxS} s |`,
     `| bound the poll rate allows (N/R, each task polled every N/R s) | ${u.boundS} s |`,
     `| ours p99 vs bound | ${ratio(u.lagP99S, u.boundS)} |`,

@@ -29,6 +29,10 @@ export interface UpstreamFigure extends UpstreamSettings {
   readonly pollRate: number;
   /** Server CPU per poll (µs) while every task was in flight and none had finished: polls only (0: no such window). */
   readonly cpuUsPerPollSteady: number;
+  /** Server CPU per poll from the last submission to the end (polls, output copies, completions). */
+  readonly cpuUsPerPollAfterSubmissions: number;
+  /** When the fake had accepted every task, from the first create. */
+  readonly submittedAfterS: number;
   /** Server CPU over the whole phase (creates, submissions, polls, copies, completions) per poll. */
   readonly cpuUsPerPollOverall: number;
   readonly lagP50S: number;
@@ -272,6 +276,7 @@ export async function phaseUpstream(start: StartServer, apiKey: string, settings
     }
     const elapsed = Date.now() - started;
     const cpuEnd = await cpuMicros(pid);
+    const afterSubmissions = { ms: Date.now() - steadyFrom.at, cpu: cpuEnd - steadyFrom.cpu };
     clearInterval(sampler);
     sampler = undefined;
     const baselineFigure = await baseline.finish();
@@ -303,6 +308,8 @@ export async function phaseUpstream(start: StartServer, apiKey: string, settings
       pollRate: Math.round((steadyPolls / Math.max(1, steadyTo.at - steadyFrom.at)) * 1000),
       cpuUsPerPollSteady: steadyPolls === 0 ? 0 : Math.round((steadyTo.cpu - steadyFrom.cpu) / steadyPolls),
       cpuUsPerPollOverall: serverPolls === 0 ? 0 : Math.round((cpuEnd - cpuStart) / serverPolls),
+      cpuUsPerPollAfterSubmissions: serverPolls - steadyFrom.polls <= 0 ? 0 : Math.round(afterSubmissions.cpu / (serverPolls - steadyFrom.polls)),
+      submittedAfterS: seconds(steadyFrom.at - started),
       lagP50S: seconds(percentile(lags, 50)),
       lagP99S: seconds(percentile(lags, 99)),
       lagMaxS: seconds(lags.at(-1) ?? 0),
