@@ -14,6 +14,7 @@ import { countActiveTasks, countByStatus, getTask, leaseOwners } from './tasks-r
 import {
   claimUpstreamDue,
   completeUpstream,
+  channelFull,
   countUpstreamInFlight,
   ensureChannelLimit,
   failUpstream,
@@ -61,6 +62,7 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     countActiveTasks,
     claimUpstreamDue,
     nextUpstreamDue,
+    channelFull,
     countUpstreamInFlight,
     saveUpstream,
     saveUpstreamWithJob(jobs),
