@@ -16,6 +16,7 @@ import { cpuMicros, rssMiB, serve, stopChild, type Served } from './lib/proc.js'
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks } from './lib/seed.js';
 import { openSqlite } from '../src/tasks/store/sqlite-driver.js';
+import { phaseUpstream, type UpstreamFigure } from './lib/upstream.js';
 
 const quick = process.argv.includes('--quick');
 /** `--profile`: every mediagate process writes a V8 CPU profile (flame graph) at exit. */
@@ -29,6 +30,8 @@ const AUTH = { authorization: `Bearer ${KEY}` };
 const JSON_HEADERS = { ...AUTH, 'content-type': 'application/json' };
 const STORE_SIZES = quick ? [10_000, 100_000] : [10_000, 1_000_000];
 const PIPELINE_TASKS = quick ? 3000 : 20_000;
+/** The upstream phase: tasks in flight on a fake whose tasks take runMs, the channel's poll_per_s. */
+const UPSTREAM = quick ? { tasks: 2000, runMs: 20_000, pollPerS: 200, submitPerS: 500 } : { tasks: 10_000, runMs: 60_000, pollPerS: 200, submitPerS: 500 };
 const PG_ADMIN_URL = process.env['MEDIAGATE_BENCH_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface HttpRow extends LoadResult {
@@ -287,7 +290,31 @@ async function spawnWorker(dataDir: string, env: Record<string, string>): Promis
   };
 }
 
-function markdown(pipelines: PipelineFigure[], renders: RenderFigure[]): string {
+function upstreamMarkdown(u: UpstreamFigure): string[] {
+  const ratio = (a: number, b: number): string => (b === 0 ? '' : `${Math.round((a / b) * 100) / 100}x`);
+  // The machine is shared: CPU time per operation swells with its load, the ceiling's alike.
+  const ceilingCpu = rows[0]?.cpuUsPerRequest ?? 0;
+  return [
+    '',
+    `Upstream: ${u.tasks.toLocaleString('en')} tasks in flight on a fake DashScope (own process) whose tasks finish ${u.runMs / 1000} s after submission; poll_per_s ${u.pollPerS}, submit_per_s ${u.submitPerS}; one \`mediagate serve\` process on SQLite; all accepted upstream ${u.submittedAfterS} s after the first create; ${u.seconds} s in all; ${u.failed} failed.`,
+    '',
+    '| upstream | value |',
+    '|---|---:|',
+    `| server RSS, sampled max | ${u.rssMaxMiB} MiB |`,
+    `| polls by the server (fake's count) | ${u.polls} (${u.pollRate}/s while all were in flight) |`,
+    `| server CPU per poll, polling only (all submitted, none finished) | ${u.cpuUsPerPollSteady === 0 ? 'no window of 5 s' : `${u.cpuUsPerPollSteady} µs (${ratio(u.cpuUsPerPollSteady, ceilingCpu)} the ceiling's CPU per request in this run)`} |`,
+    `| server CPU per poll, after the last submission (polls, output copies, completions) | ${u.cpuUsPerPollAfterSubmissions} µs (${ratio(u.cpuUsPerPollAfterSubmissions, ceilingCpu)} the ceiling's) |`,
+    `| server CPU per poll, whole phase (creates, submissions, polls, copies, completions) | ${u.cpuUsPerPollOverall} µs (${ratio(u.cpuUsPerPollOverall, ceilingCpu)} the ceiling's) |`,
+    `| lag upstream finish → our completed_at, p50 / p99 / max | ${u.lagP50S} / ${u.lagP99S} / ${u.lagMaxS} s |`,
+    `| bound the poll rate allows (N/R, each task polled every N/R s) | ${u.boundS} s |`,
+    `| ours p99 vs bound | ${ratio(u.lagP99S, u.boundS)} |`,
+    `| baseline (one poll after another, 1 s pause): lag p50 / p99 | ${u.baseline.lagP50S} / ${u.baseline.lagP99S} s |`,
+    `| baseline: real polls, measured cycle, lags observed for real | ${u.baseline.realPolls}, ${u.baseline.cycleMs} ms, ${u.baseline.observed} (the rest from its schedule at that cycle) |`,
+    `| baseline vs ours, p50 / p99 | ${ratio(u.baseline.lagP50S, u.lagP50S)} / ${ratio(u.baseline.lagP99S, u.lagP99S)} |`,
+  ];
+}
+
+function markdown(pipelines: PipelineFigure[], renders: RenderFigure[], upstream: UpstreamFigure | undefined): string {
   const lines = [
     `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION_S} s per phase after ${WARMUP_S} s of warm-up${quick ? ' (--quick)' : ''}.`,
     '',
@@ -305,12 +332,13 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[]): string 
     '| sandbox render | wall ms | realtime factor |',
     '|---|---:|---:|',
     ...renders.map((r) => `| ${r.name} | ${r.wallMs} | ${r.realtime === null ? '' : `${r.realtime}x`} |`),
+    ...(upstream ? upstreamMarkdown(upstream) : []),
     ...notes.map((n) => `\n${n}`),
   ];
   return lines.join('\n');
 }
 
-/** `--only=a,b` runs some phases: ceiling, create, poll, pipeline, renders (the ceiling always runs). */
+/** `--only=a,b` runs some phases: ceiling, create, poll, pipeline, renders, upstream (the ceiling always runs). */
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -329,13 +357,14 @@ async function main(): Promise<void> {
     if (onPostgres) pipelines.push(onPostgres);
   }
   const renders = wanted('renders') ? await measureRenders(quick ? 1 : 3) : [];
-  const report = markdown(pipelines, renders);
+  const upstream = wanted('upstream') ? await phaseUpstream(mediagate, KEY, UPSTREAM, (line) => process.stderr.write(`${line}\n`)) : undefined;
+  const report = markdown(pipelines, renders, upstream);
   process.stdout.write(`${report}\n`);
   if (only) return; // a partial run does not replace the latest full results
   await mkdir('bench/results', { recursive: true });
   await writeFile(
     'bench/results/latest.json',
-    `${JSON.stringify({ date: new Date().toISOString(), quick, connections: CONNECTIONS, durationS: DURATION_S, ceiling, http: rows, pipelines, renders }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), quick, connections: CONNECTIONS, durationS: DURATION_S, ceiling, http: rows, pipelines, renders, upstream }, null, 2)}\n`,
   );
   await writeFile('bench/results/latest.md', `${report}\n`);
 }

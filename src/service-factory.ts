@@ -19,6 +19,7 @@ import type { TaskFeed } from './tasks/feed.js';
 import { stopRemoteCancels } from './tasks/remote-cancel.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
+import type { Task } from './tasks/types.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import type { MetricsListener } from './http/metrics-listener.js';
 import type { SchedulerTimings, UpstreamScheduler } from './tasks/upstream/scheduler.js';
@@ -222,9 +223,14 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
         log: workerLog,
       })
     : undefined;
-  if (pool) service.on('created', () => pool.notify());
+  // Each wakes for its own tasks only: a render claim woken by every upstream task created would
+  // read past all the queued upstream tasks to find none (measured: the upstream bench phase).
+  const rendered = (task: Task): boolean => channels === undefined || (channels.targetsFor(task.model)[0]?.channel ?? 'sandbox') === 'sandbox';
   const scheduler = upstream?.scheduler;
-  if (scheduler) service.on('created', () => scheduler.notify());
+  service.on('created', (task: Task) => {
+    if (rendered(task)) pool?.notify();
+    else scheduler?.notify();
+  });
 
   // One feed per process: the API's event streams and the workers' remote cancels share it.
   let feed: TaskFeed | undefined;

@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { loadChannelsConfig } from '../../src/channels/config.js';
 import { createMediagate, type Mediagate, type MediagateOptions } from '../../src/service-factory.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
@@ -12,6 +13,8 @@ export interface TestServer {
   keys: readonly [string, string];
   dataDir: string;
   app: Mediagate;
+  /** MEDIAGATE_TEST_TOPOLOGY=via-channel: mediagate B, which every model of `url` goes through. */
+  upstream?: { readonly url: string; readonly key: string };
   close(): Promise<void>;
 }
 
@@ -29,6 +32,10 @@ export const TEST_KEYS = ['mg_test_key_alpha_0123456789', 'mg_test_key_bravo_012
  *   `mediagate serve --no-workers` child) and two `mediagate worker` children render, all
  *   sharing the database and the data directory. MEDIAGATE_TEST_CHAOS_MS=n also SIGKILLs a
  *   worker every n ms and starts a new one.
+ * - MEDIAGATE_TEST_TOPOLOGY=via-channel: `url` is a mediagate (A) whose channels file routes
+ *   every model to a `mediagate` channel pointing at a second mediagate (B, sandbox, its own
+ *   key and data directory): validation is A's, everything that renders goes through B and its
+ *   outputs are copied into A's storage. `env` applies to both (B renders, A signs).
  */
 export async function startServer(env: Record<string, string> = {}, options: MediagateOptions = {}): Promise<TestServer> {
   const dataDir = env['MEDIAGATE_DATA_DIR'] ?? (await mkdtemp(join(tmpdir(), 'mediagate-test-')));
@@ -47,6 +54,8 @@ export async function startServer(env: Record<string, string> = {}, options: Med
     ...env,
   };
   const proxy = split ? await startRoundRobinProxy() : undefined;
+  const upstream = process.env['MEDIAGATE_TEST_TOPOLOGY'] === 'via-channel' ? await startUpstream(base, dataDir) : undefined;
+  if (upstream) options = { ...options, ...upstream.options };
   let app: Mediagate | undefined;
   let cluster: ScaledOut | undefined;
   let chaos: NodeJS.Timeout | undefined;
@@ -67,6 +76,7 @@ export async function startServer(env: Record<string, string> = {}, options: Med
     }
   } catch (error) {
     await app?.close(0).catch(() => {});
+    await upstream?.close();
     await proxy?.close();
     await database?.drop();
     throw error;
@@ -77,12 +87,65 @@ export async function startServer(env: Record<string, string> = {}, options: Med
     keys: TEST_KEYS,
     dataDir,
     app: started,
+    ...(upstream ? { upstream: { url: upstream.url, key: UPSTREAM_KEY } } : {}),
     async close() {
       if (chaos) clearInterval(chaos);
       await cluster?.close();
       await started.close(2000);
+      await upstream?.close();
       await database?.drop();
       if (!env['MEDIAGATE_DATA_DIR']) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** B's own key: A sends it, as a channel key, from the environment variable its channels file names. */
+const UPSTREAM_KEY = 'mg_test_upstream_key_0123456789';
+
+/**
+ * Mediagate B (the sandbox, its own key, database and data directory) and the options that make
+ * A route every model to it through a `mediagate` channel. A's scheduler polls every 100-500 ms
+ * (the defaults, 2-30 s, would only slow the specs down).
+ */
+async function startUpstream(base: Record<string, string>, dataDir: string): Promise<{ url: string; options: MediagateOptions; close(): Promise<void> }> {
+  const upstreamDir = await mkdtemp(join(tmpdir(), 'mediagate-test-upstream-'));
+  const database = process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres' ? await createTestDatabase() : undefined;
+  const config = loadConfig({
+    ...base,
+    PORT: '0',
+    MEDIAGATE_DATA_DIR: upstreamDir,
+    MEDIAGATE_API_KEYS: UPSTREAM_KEY,
+    // Both of A's keys share B's one key: B must not limit them as one client.
+    MEDIAGATE_RATE_LIMIT_PER_MIN: '0',
+    MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+    ...(database ? { DATABASE_URL: database.url } : {}),
+  });
+  const app = await createMediagate(config, { logger: pino({ level: config.logLevel }) });
+  try {
+    const { url } = await app.start();
+    const file = join(dataDir, 'channels.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        channels: {
+          b: { protocol: 'mediagate', base_url: url, api_key_env: 'MEDIAGATE_TEST_CHANNEL_KEY', max_in_flight: 1000, submit_per_s: 1000, poll_per_s: 1000 },
+        },
+        routes: [{ model: '*', to: [{ channel: 'b' }] }],
+      }),
+    );
+    const channels = loadChannelsConfig(file, { MEDIAGATE_TEST_CHANNEL_KEY: UPSTREAM_KEY });
+    return {
+      url,
+      options: { channels, upstreamTimings: { pollStartMs: 100, pollMaxMs: 500, idleMs: 100 } },
+      async close() {
+        await app.close(2000);
+        await database?.drop();
+        await rm(upstreamDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await app.close(0).catch(() => {});
+    await database?.drop();
+    throw error;
+  }
 }

@@ -40,6 +40,7 @@ import { listTasks } from './sql/tasks-list.js';
 import {
   claimUpstreamDue,
   completeUpstream,
+  channelFull,
   countUpstreamInFlight,
   ensureChannelLimit,
   failUpstream,
@@ -348,8 +349,8 @@ export class PostgresStore implements Store {
     return this.transaction(async (db) => {
       await db.all(lockChannelSubmit, { channel: step.channel });
       // A new statement after the lock: its snapshot sees every `submitting` committed before.
-      const [count] = await db.all(countUpstreamInFlight, { channel: step.channel });
-      if (num(count?.n ?? 0) >= maxInFlight) return 'full';
+      const [held] = await db.all(channelFull, { channel: step.channel, max: maxInFlight });
+      if (num(held?.full ?? 0) === 1) return 'full';
       return (await db.run(saveUpstream, upstreamSaveParams(id, attempt, step))) === 1 ? 'marked' : 'lost';
     });
   }

@@ -39,6 +39,7 @@ import { listTasks } from './sql/tasks-list.js';
 import {
   claimUpstreamDue,
   completeUpstream,
+  channelFull,
   countUpstreamInFlight,
   ensureChannelLimit,
   failUpstream,
@@ -261,7 +262,7 @@ export class SqliteStore implements Store {
 
   async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
     // One writer, and the driver runs this to the end: count and write cannot interleave.
-    if (num(this.get(countUpstreamInFlight, { channel: step.channel })?.n ?? 0) >= maxInFlight) return 'full';
+    if (num(this.get(channelFull, { channel: step.channel, max: maxInFlight })?.full ?? 0) === 1) return 'full';
     return this.run(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1 ? 'marked' : 'lost';
   }
 

@@ -14,6 +14,7 @@ import { countActiveTasks, countByStatus, getTask, leaseOwners } from './tasks-r
 import {
   claimUpstreamDue,
   completeUpstream,
+  channelFull,
   countUpstreamInFlight,
   ensureChannelLimit,
   failUpstream,
@@ -62,6 +63,7 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     countActiveTasks,
     claimUpstreamDue,
     nextUpstreamDue,
+    channelFull,
     countUpstreamInFlight,
     saveUpstream,
     saveUpstreamWithJob(jobs),

@@ -56,10 +56,28 @@ export const nextUpstreamDue = operation<Record<string, never>, { due: Int | nul
   () => `SELECT min(t.next_check_at) AS due FROM tasks AS t WHERE ${ACTIVE}`,
 );
 
-/** Tasks a channel holds upstream (submitting or accepted): its max_in_flight counts these. */
+/**
+ * Tasks a channel holds upstream (submitting or accepted): its max_in_flight counts these. Run
+ * before every submission: `ACTIVE` lets it read the partial index of active upstream tasks
+ * (`tasks_upstream_due`) rather than scan every task ever stored.
+ */
 export const countUpstreamInFlight = operation<{ channel: string }, { n: Int }>(
   'count-upstream-in-flight',
-  () => `SELECT count(*) AS n FROM tasks AS t WHERE t.channel = @channel AND t.status IN ('queued', 'processing') AND t.upstream_state IS NOT NULL`,
+  () => `SELECT count(*) AS n FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.upstream_state IS NOT NULL`,
+);
+
+/**
+ * Whether a channel holds `max` tasks upstream, for the check before each submission, cheaper
+ * than the exact count where it can be: while all the active upstream tasks together (an
+ * index-only count) are fewer than `max`, the channel cannot be full; otherwise its own tasks
+ * are counted, and the count stops at `max`.
+ */
+export const channelFull = operation<{ channel: string; max: number }, { full: Int }>(
+  'channel-full',
+  () => `SELECT CASE WHEN (SELECT count(*) FROM tasks AS t WHERE ${ACTIVE}) < @max THEN 0
+              WHEN (SELECT count(*) FROM (SELECT 1 FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.upstream_state IS NOT NULL
+                                          LIMIT @max) AS held) >= @max THEN 1
+              ELSE 0 END AS full`,
 );
 
 export interface UpstreamSaveParams {
