@@ -10,11 +10,13 @@ import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
 import { createLogger } from './logging.js';
+import { InputStore } from './storage/inputs.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
 import type { TaskFeed } from './tasks/feed.js';
+import { startRetentionSweep } from './tasks/retention.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
 import { WorkerPool } from './tasks/worker-pool.js';
@@ -105,6 +107,7 @@ async function createUpstream(
   options: MediagateOptions,
   service: TaskService,
   storage: LocalStorage,
+  inputs: InputStore,
   workRoot: string,
   logger: Logger,
 ): Promise<{ scheduler: UpstreamScheduler; close(drainMs?: number): Promise<void> } | undefined> {
@@ -128,6 +131,7 @@ async function createUpstream(
     contexts,
     adapters: ADAPTERS,
     storage,
+    inputs,
     workRoot,
     fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     log,
@@ -162,8 +166,10 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');
+  const inputs = new InputStore(join(config.dataDir, 'inputs'));
   await mkdir(workRoot, { recursive: true });
   await mkdir(outputRoot, { recursive: true });
+  await mkdir(inputs.root, { recursive: true });
 
   const backend = openBackendFor(config, logger);
   await backend.migrate();
@@ -174,10 +180,11 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
   const channels = options.channels;
   const service = new TaskService({
     store,
+    inputs,
     ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
   });
   const storage = new LocalStorage(outputRoot);
-  const upstream = config.workers ? await createUpstream(config, options, service, storage, workRoot, logger) : undefined;
+  const upstream = config.workers ? await createUpstream(config, options, service, storage, inputs, workRoot, logger) : undefined;
 
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
@@ -187,6 +194,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
         service,
         engine,
         storage,
+        inputs,
         concurrency: config.concurrency,
         leaseMs: config.leaseMs,
         maxAttempts: config.maxAttempts,
@@ -207,6 +215,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
   if (upstream) service.on('created', () => upstream.scheduler.notify());
 
   let sweeper: Sweeper | undefined;
+  let retention: Sweeper | undefined;
   return {
     process: {
       config,
@@ -218,6 +227,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
       generatedKey,
       async close(drainMs = 10_000) {
         sweeper?.stop();
+        retention?.stop();
         await Promise.all([pool?.close(drainMs), upstream?.close(drainMs)]);
         await engine?.close();
         await backend.close();
@@ -236,6 +246,13 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
         // A scratch directory outlives its attempt by at most a render and a lost lease.
         workDirMaxAgeMs: config.renderTimeoutMs + config.leaseMs * 2,
         renderCacheRoot: join(config.dataDir, 'render-cache'),
+        intervalMs: config.sweepIntervalMs,
+        log: logger,
+      });
+      retention = startRetentionSweep({
+        service,
+        storage,
+        retentionMs: config.taskRetentionMs,
         intervalMs: config.sweepIntervalMs,
         log: logger,
       });
@@ -282,6 +299,8 @@ export async function createMediagate(config: Config, options: MediagateOptions 
         requestsPerMinute: config.rateLimitPerMin,
         tasksInFlight: config.maxTasksInFlight,
         countActive: (owner) => store.countActiveTasks(owner),
+        inputBytesPerKey: config.keyInputBytes,
+        activeInputBytes: (owner) => service.activeInputBytes(owner),
       }),
       jsonLimits: { maxDepth: config.jsonMaxDepth, maxItems: config.jsonMaxItems, maxStringBytes: config.jsonMaxStringBytes },
       corsOrigins: config.corsOrigins,

@@ -123,6 +123,12 @@ const MIGRATIONS: readonly Migration[] = [
       ];
     },
   },
+  {
+    version: 8,
+    name: 'retention: final tasks by completion time',
+    // The retention sweep (tasks/retention.ts) deletes final tasks completed before a time, oldest first.
+    up: () => [`CREATE INDEX tasks_final_completed ON tasks (completed_at) WHERE status IN ('completed', 'failed', 'cancelled')`],
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
