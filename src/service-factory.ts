@@ -10,7 +10,7 @@ import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
 import { createLogger } from './logging.js';
-import { InputStore } from './storage/inputs.js';
+import { InputStore, inputKey } from './storage/inputs.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
@@ -98,6 +98,23 @@ export function openBackendFor(config: Config, logger: Logger): TaskBackend {
   });
 }
 
+/** How long a published input's URL is valid: an upstream fetches it when the job is submitted. */
+const PUBLISHED_INPUT_TTL_S = 3600;
+
+/**
+ * ChannelMedia.publish: a data-URL input an upstream must fetch by URL is stored under the
+ * inputs folder and served at `<MEDIAGATE_PUBLIC_URL>/inputs/...`, signed and expiring
+ * (http/routes/files.ts getInput). Without a public URL, upstreams get data URLs inline.
+ */
+function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (bytes: Buffer, mime: string) => Promise<string> {
+  return async (bytes, mime) => {
+    const { folder, name } = await inputs.publish(bytes, mime);
+    const exp = Math.floor(Date.now() / 1000) + PUBLISHED_INPUT_TTL_S;
+    const key = inputKey(folder, name);
+    return `${publicUrl.replace(/\/$/, '')}/${key}?exp=${exp}&sig=${signer.sign(key, exp)}`;
+  };
+}
+
 /**
  * The upstream scheduler and its channel contexts, when some route leads off the sandbox.
  * Loaded on demand: a deployment without channels never loads the adapters.
@@ -108,6 +125,7 @@ async function createUpstream(
   service: TaskService,
   storage: LocalStorage,
   inputs: InputStore,
+  signer: UrlSigner,
   workRoot: string,
   logger: Logger,
 ): Promise<{ scheduler: UpstreamScheduler; close(drainMs?: number): Promise<void> } | undefined> {
@@ -121,7 +139,7 @@ async function createUpstream(
   ]);
   const log = logger.child({ component: 'upstream' });
   const contexts = createChannelContexts(channels, {
-    media: createChannelMedia(),
+    media: createChannelMedia(config.publicUrlExplicit ? { publish: publisher(config.publicUrl, inputs, signer) } : {}),
     log,
     ...(options.upstreamRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.upstreamRequestTimeoutMs }),
   });
@@ -149,6 +167,7 @@ async function createUpstream(
 interface Core {
   readonly process: MediagateProcess;
   readonly storage: LocalStorage;
+  readonly inputs: InputStore;
   readonly secret: string;
   /** The task feed of this backend (tasks/feed.ts); the caller closes it. */
   readonly openFeed: () => TaskFeed;
@@ -184,7 +203,9 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
     ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
   });
   const storage = new LocalStorage(outputRoot);
-  const upstream = config.workers ? await createUpstream(config, options, service, storage, inputs, workRoot, logger) : undefined;
+  const upstream = config.workers
+    ? await createUpstream(config, options, service, storage, inputs, new UrlSigner(Buffer.from(secret)), workRoot, logger)
+    : undefined;
 
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
@@ -234,6 +255,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
       },
     },
     storage,
+    inputs,
     secret,
     openFeed: () => backend.openFeed(service),
     async startWork() {
@@ -265,7 +287,7 @@ async function createCore(config: Config, options: MediagateOptions): Promise<Co
  * storage, engine, worker pool and HTTP server. Nothing listens until start().
  */
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
-  const { process: core, storage, secret, startWork, openFeed } = await createCore(config, options);
+  const { process: core, storage, inputs, secret, startWork, openFeed } = await createCore(config, options);
   const { store, keys, service } = core;
   const feed = openFeed();
   // Loaded here: a worker-only process never loads the HTTP stack.
@@ -290,6 +312,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       store,
       keys,
       storage,
+      inputs,
       signer: new UrlSigner(Buffer.from(secret)),
       metrics,
       publicUrl: () => publicUrl,

@@ -6,7 +6,8 @@
  * MEDIAGATE_TASK_RETENTION_S, and a key's stored input bytes are bounded.
  */
 import { execFile } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,9 +15,12 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadChannelsConfig } from '../src/channels/config.js';
 import { defaultFfmpegPath } from '../src/engines/sandbox/ffmpeg-path.js';
+import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
+import { freePort } from './helpers/process.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 
 const run = promisify(execFile);
@@ -315,4 +319,65 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     expect(again.status).toBe(200);
     expect(again.body['id']).not.toBe(id);
   }, 30_000);
+});
+
+describe('a stored input given to an upstream (DashScope) as a published URL', () => {
+  let server: TestServer;
+  let fake: DashscopeFake;
+  let dir: string;
+
+  beforeAll(async () => {
+    fake = await startDashscopeFake({ apiKey: 'sk-publish-fake' });
+    dir = await mkdtemp(join(tmpdir(), 'mediagate-publish-'));
+    const path = join(dir, 'channels.json');
+    await writeFile(
+      path,
+      JSON.stringify({
+        channels: { wan: { protocol: 'dashscope', base_url: fake.origin, api_key_env: 'PUBLISH_KEY' } },
+        routes: [{ model: 'vendora/famw-2.7-i2v', to: [{ channel: 'wan', upstream_model: 'wan2.7-i2v' }] }],
+      }),
+    );
+    // The public URL must be known before the start: a fixed free port.
+    const port = await freePort();
+    const env = {
+      MEDIAGATE_CHANNELS_FILE: path,
+      PUBLISH_KEY: 'sk-publish-fake',
+      MEDIAGATE_ENGINE: 'instant',
+      PORT: String(port),
+      MEDIAGATE_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    };
+    server = await startServer(env, { channels: loadChannelsConfig(path, env), upstreamTimings: { idleMs: 50 } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await fake?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sends a signed /inputs/ URL of ours that serves the bytes, not the data URL', async () => {
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#123456' } })
+      .png()
+      .toBuffer();
+    const created = await call(server, 'POST', VIDEO, {
+      model: 'vendora/famw-2.7-i2v',
+      prompt: 'published',
+      duration: 5,
+      resolution: '480p',
+      image: `data:image/png;base64,${png.toString('base64')}`,
+    });
+    expect(created.status).toBe(200);
+    const submitted = await eventually(() => [...fake.book.tasks.values()].find((task) => task.prompt === 'published'), {
+      deadline: 15_000,
+      what: 'the upstream submission',
+    });
+    const input = (submitted.body as { input: { media: { type: string; url: string }[] } }).input;
+    const url = input.media.find((item) => item.type === 'first_frame')?.url ?? '';
+    expect(url).toMatch(new RegExp(`^${server.url}/inputs/pub_[A-Za-z0-9_-]+/input\\.png\\?exp=\\d+&sig=`));
+    const served = await fetch(url);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
+    // Altered, it is refused.
+    expect((await fetch(url.replace(/sig=./, 'sig=A'))).status).toBe(403);
+  });
 });

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open as openFile, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, open as openFile, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StoredFile } from './storage.js';
 
@@ -14,6 +15,18 @@ import type { StoredFile } from './storage.js';
  */
 export const INPUT_REF_PREFIX = 'mediagate-input:';
 
+/** Published inputs' file extensions, by mime, and back: the type an upstream is served. */
+const EXTENSIONS: Readonly<Record<string, string>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+  'video/mp4': 'mp4',
+  'audio/mpeg': 'mp3',
+  'audio/wav': 'wav',
+};
+const TYPES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(EXTENSIONS).map(([mime, ext]) => [ext, mime]));
+
 /** The request fields that hold media (a string, or an array of strings). */
 export const MEDIA_FIELDS: ReadonlySet<string> = new Set(['image', 'end_image', 'images', 'videos', 'audios', 'audio']);
 
@@ -24,7 +37,7 @@ export interface InputRef {
   readonly bytes: number;
 }
 
-const NAME = /^[a-z_]{1,32}(-\d{1,4})?$/;
+const NAME = /^[a-z_]{1,32}(-\d{1,4})?(\.[a-z0-9]{1,8})?$/;
 const TASK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const MIME = /^[a-z0-9.+-]{0,64}\/?[a-z0-9.+-]{0,64}$/;
 
@@ -38,6 +51,11 @@ export function parseInputRef(value: unknown): InputRef | undefined {
   const [name = '', mime = '', bytes = ''] = value.slice(INPUT_REF_PREFIX.length).split(';');
   if (!NAME.test(name) || !MIME.test(mime) || !/^\d{1,12}$/.test(bytes)) return undefined;
   return { name, mime, bytes: Number(bytes) };
+}
+
+/** The signed key of a published input: its own namespace, so no output URL opens an input or the reverse. */
+export function inputKey(folder: string, name: string): string {
+  return `inputs/${folder}/${name}`;
 }
 
 /** Decoded size of a Base64 data URL's payload, without decoding it. */
@@ -196,12 +214,26 @@ export class InputStore {
       return {
         size: info.size,
         mtimeMs: info.mtimeMs,
-        contentType: 'application/octet-stream',
+        contentType: TYPES[name.split('.')[1] ?? ''] ?? 'application/octet-stream',
         stream: (range) => createReadStream(path, range ? { start: range.start, end: range.end } : {}),
       };
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Stores bytes an upstream is to fetch (ChannelMedia.publish) in a folder of their own,
+   * `pub_<random>`, which no task owns: the sweep of inputs deletes it once it is older than
+   * its URL's lifetime. Returns the folder and file name.
+   */
+  async publish(bytes: Buffer, mime: string): Promise<{ folder: string; name: string }> {
+    const folder = `pub_${randomBytes(16).toString('base64url')}`;
+    const ext = EXTENSIONS[mime];
+    const name = ext === undefined ? 'input' : `input.${ext}`;
+    await mkdir(join(this.root, folder), { recursive: true });
+    await writeFile(join(this.root, folder, name), bytes);
+    return { folder, name };
   }
 
   /** Deletes a task's inputs (it reached a final state, or was never inserted). */

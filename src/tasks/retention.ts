@@ -14,9 +14,10 @@ export interface RetentionSweepOptions {
 const BATCH = 200;
 /**
  * How old an inputs folder must be before the sweep asks whether its task still needs it: a
- * create stores its inputs a moment before it inserts the row.
+ * create stores its inputs a moment before it inserts the row, and a published input
+ * (`pub_...`, no task) must outlive its URL (an hour).
  */
-const INPUT_FOLDER_MIN_AGE_MS = 10 * 60_000;
+const INPUT_FOLDER_MIN_AGE_MS = 2 * 3600_000;
 
 /**
  * Deletes, now and then every `intervalMs`, final tasks older than the retention with their
