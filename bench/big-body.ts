@@ -83,7 +83,7 @@ const answer = await new Promise<string>((resolve, reject) => {
       `@${bodyFile}`,
     ],
     { maxBuffer: 1 << 20 },
-    (error, stdout) => (error ? reject(error) : resolve(stdout)),
+    (error, stdout) => (error ? reject(new Error('curl failed', { cause: error })) : resolve(stdout)),
   );
 });
 const created = JSON.parse(answer) as { id: string; status: string };

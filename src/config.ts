@@ -25,11 +25,7 @@ export interface Config {
   readonly concurrency: number;
   /** MEDIAGATE_OUTPUT_TTL_S: seconds outputs are kept and their URLs are valid. Default 86400; held in ms. */
   readonly outputTtlMs: number;
-  /**
-   * MEDIAGATE_TASK_RETENTION_S: seconds a final task (completed, failed, cancelled) is kept after
-   * it ended; then it is deleted with its output files. Default 604800 (7 days); held in ms.
-   * Below MEDIAGATE_OUTPUT_TTL_S, outputs go with their task before their URLs expire.
-   */
+  /** MEDIAGATE_TASK_RETENTION_S: seconds a final task is kept after it ended, then deleted with its files. Default 604800 (7 days); held in ms. */
   readonly taskRetentionMs: number;
   /** MEDIAGATE_KEY_INPUT_BYTES: stored input bytes per key over its queued and processing tasks; 0 = no limit. Default 1 GiB. */
   readonly keyInputBytes: number;
