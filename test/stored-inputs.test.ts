@@ -6,7 +6,7 @@
  * MEDIAGATE_TASK_RETENTION_S, and a key's stored input bytes are bounded.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -321,6 +321,17 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     expect(again.status).toBe(200);
     expect(again.body['id']).not.toBe(id);
   }, 30_000);
+
+  it('deletes inputs a stopped process left behind (no task, or a final one) once they are older than 2 hours', async () => {
+    const left = join(server.dataDir, 'inputs', 'vid_left_by_a_crash');
+    await mkdir(left, { recursive: true });
+    await writeFile(join(left, 'image'), Buffer.alloc(10));
+    const hoursAgo = new Date(Date.now() - 3 * 3600_000);
+    await utimes(left, hoursAgo, hoursAgo);
+    await eventually(async () => !(await entries(join(server.dataDir, 'inputs'))).includes('vid_left_by_a_crash'), {
+      what: 'the left-over inputs deleted',
+    });
+  });
 });
 
 describe('a stored input given to an upstream (DashScope) as a published URL', () => {
