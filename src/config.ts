@@ -25,6 +25,10 @@ export interface Config {
   readonly concurrency: number;
   /** MEDIAGATE_OUTPUT_TTL_S: seconds outputs are kept and their URLs are valid. Default 86400; held in ms. */
   readonly outputTtlMs: number;
+  /** MEDIAGATE_TASK_RETENTION_S: seconds a final task is kept after it ended, then deleted with its files. Default 604800 (7 days); held in ms. */
+  readonly taskRetentionMs: number;
+  /** MEDIAGATE_KEY_INPUT_BYTES: stored input bytes per key over its queued and processing tasks; 0 = no limit. Default 1 GiB. */
+  readonly keyInputBytes: number;
   /** MEDIAGATE_FFMPEG_PATH: ffmpeg binary; default the one shipped by @ffmpeg-installer/ffmpeg. */
   readonly ffmpegPath: string | undefined;
   /** MEDIAGATE_BODY_LIMIT_BYTES: largest request body; larger ones get 413. Default 32 MiB. */
@@ -247,6 +251,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrlExplicit: Boolean(env['MEDIAGATE_PUBLIC_URL']?.trim()),
     concurrency,
     outputTtlMs: seconds(env, 'MEDIAGATE_OUTPUT_TTL_S', 86_400, 1, 10 * 365 * 86_400),
+    taskRetentionMs: seconds(env, 'MEDIAGATE_TASK_RETENTION_S', 7 * 86_400, 1, 10 * 365 * 86_400),
+    keyInputBytes: integer(env, 'MEDIAGATE_KEY_INPUT_BYTES', 1024 * 1024 * 1024, 0, 1024 ** 4),
     ffmpegPath: env['MEDIAGATE_FFMPEG_PATH']?.trim() || undefined,
     bodyLimitBytes: integer(env, 'MEDIAGATE_BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     leaseMs: seconds(env, 'MEDIAGATE_LEASE_S', 15, 2, 3600),

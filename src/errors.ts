@@ -66,6 +66,13 @@ export const errors = {
       headers: { allow: allow.join(', ') },
     }),
   bodyTooLarge: (limit: number) => new ApiError(413, 'invalid_parameter', 'body', `The request body is larger than the limit of ${limit} bytes.`),
+  inputBytesOverLimit: (bytes: number, limit: number) =>
+    new ApiError(
+      413,
+      'invalid_parameter',
+      'body',
+      `The request's media inputs are ${bytes} bytes decoded; an API key may hold at most ${limit} bytes of inputs.`,
+    ),
   unsupportedMediaType: (got: string | undefined) =>
     new ApiError(415, 'invalid_parameter', 'Content-Type', `Content-Type must be application/json${got ? `; got '${got.slice(0, 100)}'` : ' and is missing'}.`),
   malformedJson: (detail: string) => new ApiError(400, 'invalid_parameter', 'body', `The request body is not valid JSON: ${detail}`),

@@ -11,12 +11,14 @@ import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
 import { createLogger } from './logging.js';
+import { InputStore, inputKey } from './storage/inputs.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
 import type { TaskFeed } from './tasks/feed.js';
 import { stopRemoteCancels } from './tasks/remote-cancel.js';
+import { startRetentionSweep } from './tasks/retention.js';
 import { TaskService } from './tasks/service.js';
 import type { Store } from './tasks/store/store.js';
 import type { Task } from './tasks/types.js';
@@ -100,6 +102,23 @@ export function openBackendFor(config: Config, logger: Logger): TaskBackend {
   });
 }
 
+/** How long a published input's URL is valid: an upstream fetches it when the job is submitted. */
+const PUBLISHED_INPUT_TTL_S = 3600;
+
+/**
+ * ChannelMedia.publish: a data-URL input an upstream must fetch by URL is stored under the
+ * inputs folder and served at `<MEDIAGATE_PUBLIC_URL>/inputs/...`, signed and expiring
+ * (http/routes/files.ts getInput). Without a public URL, upstreams get data URLs inline.
+ */
+function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (bytes: Buffer, mime: string) => Promise<string> {
+  return async (bytes, mime) => {
+    const { folder, name } = await inputs.publish(bytes, mime);
+    const exp = Math.floor(Date.now() / 1000) + PUBLISHED_INPUT_TTL_S;
+    const key = inputKey(folder, name);
+    return `${publicUrl.replace(/\/$/, '')}/${key}?exp=${exp}&sig=${signer.sign(key, exp)}`;
+  };
+}
+
 /**
  * The upstream side of a process, when some route leads off the sandbox: the cancel of a
  * cancelled task's upstream job (every process, API-only ones included: the one that wins a
@@ -111,6 +130,8 @@ async function createUpstream(
   options: MediagateOptions,
   service: TaskService,
   storage: LocalStorage,
+  inputs: InputStore,
+  signer: UrlSigner,
   workRoot: string,
   logger: Logger,
   metrics: ChannelMetrics | undefined,
@@ -126,7 +147,7 @@ async function createUpstream(
   ]);
   const log = logger.child({ component: 'upstream' });
   const contexts = createChannelContexts(channels, {
-    media: createChannelMedia(),
+    media: createChannelMedia(config.publicUrlExplicit ? { publish: publisher(config.publicUrl, inputs, signer) } : {}),
     log,
     ...(options.upstreamRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.upstreamRequestTimeoutMs }),
   });
@@ -139,6 +160,7 @@ async function createUpstream(
         contexts,
         adapters: ADAPTERS,
         storage,
+        inputs,
         workRoot,
         fetchAllow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
         log,
@@ -160,6 +182,7 @@ async function createUpstream(
 interface Core {
   readonly process: MediagateProcess;
   readonly storage: LocalStorage;
+  readonly inputs: InputStore;
   readonly secret: string;
   /** The task feed of this backend (tasks/feed.ts); the caller closes it. */
   readonly openFeed: () => TaskFeed;
@@ -180,8 +203,10 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');
   const outputRoot = join(config.dataDir, 'outputs');
+  const inputs = new InputStore(join(config.dataDir, 'inputs'));
   await mkdir(workRoot, { recursive: true });
   await mkdir(outputRoot, { recursive: true });
+  await mkdir(inputs.root, { recursive: true });
 
   const backend = openBackendFor(config, logger);
   await backend.migrate();
@@ -192,10 +217,11 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   const channels = options.channels;
   const service = new TaskService({
     store,
+    inputs,
     ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
   });
   const storage = new LocalStorage(outputRoot);
-  const upstream = await createUpstream(config, options, service, storage, workRoot, logger, channelMetrics);
+  const upstream = await createUpstream(config, options, service, storage, inputs, new UrlSigner(Buffer.from(secret)), workRoot, logger, channelMetrics);
 
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
@@ -205,6 +231,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
         service,
         engine,
         storage,
+        inputs,
         concurrency: config.concurrency,
         fetchConcurrency: config.fetchConcurrency,
         fetchPerKey: config.fetchPerKey,
@@ -236,6 +263,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   let feed: TaskFeed | undefined;
   const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
   let sweeper: Sweeper | undefined;
+  let retention: Sweeper | undefined;
   return {
     process: {
       config,
@@ -247,6 +275,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       generatedKey,
       async close(drainMs = 10_000) {
         sweeper?.stop();
+        retention?.stop();
         await Promise.all([pool?.close(drainMs), upstream?.close(drainMs)]);
         await feed?.close();
         await engine?.close();
@@ -254,6 +283,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       },
     },
     storage,
+    inputs,
     secret,
     openFeed,
     async startWork() {
@@ -268,6 +298,13 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
         // A scratch directory outlives its attempt by at most a render and a lost lease.
         workDirMaxAgeMs: config.renderTimeoutMs + config.leaseMs * 2,
         renderCacheRoot: join(config.dataDir, 'render-cache'),
+        intervalMs: config.sweepIntervalMs,
+        log: logger,
+      });
+      retention = startRetentionSweep({
+        service,
+        storage,
+        retentionMs: config.taskRetentionMs,
         intervalMs: config.sweepIntervalMs,
         log: logger,
       });
@@ -287,7 +324,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     import('./http/server.js'),
   ]);
   const metrics = createMetrics();
-  const { process: core, storage, secret, startWork, openFeed } = await createCore(config, options, metrics.channels);
+  const { process: core, storage, inputs, secret, startWork, openFeed } = await createCore(config, options, metrics.channels);
   const { store, keys, service } = core;
   const feed = openFeed();
   service.on('settled', (task) => observeSettled(metrics, task));
@@ -305,6 +342,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       store,
       keys,
       storage,
+      inputs,
       signer: new UrlSigner(Buffer.from(secret)),
       metrics,
       publicUrl: () => publicUrl,
@@ -314,6 +352,8 @@ export async function createMediagate(config: Config, options: MediagateOptions 
         requestsPerMinute: config.rateLimitPerMin,
         tasksInFlight: config.maxTasksInFlight,
         countActive: (owner) => store.countActiveTasks(owner),
+        inputBytesPerKey: config.keyInputBytes,
+        activeInputBytes: (owner) => service.activeInputBytes(owner),
       }),
       jsonLimits: { maxDepth: config.jsonMaxDepth, maxItems: config.jsonMaxItems, maxStringBytes: config.jsonMaxStringBytes },
       corsOrigins: config.corsOrigins,

@@ -24,6 +24,12 @@ export interface RenderJob {
   readonly owner: string;
   readonly model: RenderModelInfo;
   readonly params: ResolvedParams;
+  /**
+   * Inputs the gateway stored at creation appear in `params` as references, not data URLs:
+   * this reads one's bytes (from disk, asynchronously), and answers undefined for any other
+   * value (an https URL, a data URL). Absent: params hold no references.
+   */
+  readonly readInput?: (value: string) => Promise<Buffer | undefined>;
   /** A fresh, empty directory owned by this attempt; the engine writes its outputs here. */
   readonly workDir: string;
   readonly signal: AbortSignal;

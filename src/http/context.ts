@@ -1,5 +1,6 @@
 import type { ModelRow, Validator } from '../catalog/index.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
+import type { InputStore } from '../storage/inputs.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { UrlSigner } from '../storage/signing.js';
 import type { TaskFeed } from '../tasks/feed.js';
@@ -23,6 +24,8 @@ export interface HttpContext {
   readonly store: Store;
   readonly keys: KeyRegistry;
   readonly storage: OutputStorage;
+  /** Stored inputs; published ones are served at `/inputs/...` (signed, expiring). */
+  readonly inputs?: InputStore;
   readonly signer: UrlSigner;
   readonly metrics: Metrics;
   /** Base of output URLs; a function because a port-0 server learns its address only at listen. */

@@ -21,6 +21,10 @@ export interface KeyLimitsOptions {
   readonly tasksInFlight: number;
   /** Counts an owner's queued and processing tasks (the store). */
   readonly countActive: (owner: string) => Promise<number>;
+  /** Bytes of stored inputs (decoded data URLs) per key over its queued and processing tasks; 0 = no limit. */
+  readonly inputBytesPerKey?: number;
+  /** Sums an owner's stored input bytes over its queued and processing tasks (the store). */
+  readonly activeInputBytes?: (owner: string) => Promise<number>;
   readonly now?: () => number;
 }
 
@@ -95,6 +99,25 @@ export class KeyLimits {
       'ratelimit-policy': `"tasks";q=${limit}`,
       ratelimit: `"tasks";r=0;t=${waitS}`,
     });
+  }
+
+  /**
+   * Throws when storing `incoming` more bytes of inputs would take the key past its limit:
+   * 413 when this request alone is over it (it can never be accepted), else 429 until some
+   * of the key's tasks end (their inputs are deleted then). Counted, not reserved: creates
+   * running at the same instant may pass it together by their own sizes.
+   */
+  async admitInputBytes(owner: string, incoming: number): Promise<void> {
+    const limit = this.options.inputBytesPerKey ?? 0;
+    if (limit <= 0 || incoming <= 0 || this.options.activeInputBytes === undefined) return;
+    if (incoming > limit) throw errors.inputBytesOverLimit(incoming, limit);
+    const active = await this.options.activeInputBytes(owner);
+    if (active + incoming <= limit) return;
+    const waitS = 2;
+    throw errors.rateLimited(
+      `This API key's queued and processing tasks hold ${active} bytes of inputs; ${incoming} more would pass its limit of ${limit} bytes. Retry when some have finished.`,
+      { 'retry-after': String(waitS), 'ratelimit-policy': `"input-bytes";q=${limit}`, ratelimit: `"input-bytes";r=${Math.max(0, limit - active)};t=${waitS}` },
+    );
   }
 
   /** Records a creation, so the cached count stays close between refreshes. */

@@ -2,7 +2,7 @@ import { getConsoleAsset, getConsolePage, getFavicon, redirectToConsole } from '
 import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from './response-schemas.js';
 import type { Route } from './route.js';
 import { streamTaskEvents } from './routes/events.js';
-import { getFile } from './routes/files.js';
+import { getFile, getInput } from './routes/files.js';
 import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
 import { getModel, listModels } from './routes/models.js';
 import { cancelTask, listTasks } from './routes/task-ops.js';
@@ -61,6 +61,7 @@ export const ROUTES: readonly Route[] = [
   { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels },
   { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel },
   { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile },
+  { path: '/inputs/:folder/:name', methods: ['GET'], family: 'video', auth: false, handler: getInput },
   { path: '/openapi.json', methods: ['GET'], family: 'video', auth: false, handler: getOpenApi },
   { path: '/docs', methods: ['GET'], family: 'video', auth: false, handler: getDocs },
   { path: '/healthz', methods: ['GET'], family: 'video', auth: false, handler: getHealth },

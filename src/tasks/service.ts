@@ -1,9 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { ModelRow, ResolvedParams } from '../catalog/index.js';
 import type { TaskFailureCode } from '../failure-codes.js';
+import { referencedInputBytes, type InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from './store/store.js';
-import type { ClaimedTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from './types.js';
+import type { ClaimedTask, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from './types.js';
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {
@@ -61,6 +62,11 @@ export interface TaskServiceOptions {
   readonly now?: () => number;
   /** The channel of a model's first route target (default: every model renders in the sandbox). */
   readonly channelOf?: (model: string) => string;
+  /**
+   * Where data-URL inputs are stored at creation (the row keeps references) and deleted when
+   * the task ends. Absent: inputs stay in the row (store-level specs).
+   */
+  readonly inputs?: InputStore;
 }
 
 /**
@@ -74,18 +80,49 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   private readonly store: TaskStore;
   private readonly now: () => number;
   private readonly channelOf: (model: string) => string;
+  private readonly inputs: InputStore | undefined;
 
   constructor(options: TaskServiceOptions) {
     super();
     this.store = options.store;
     this.now = options.now ?? Date.now;
     this.channelOf = options.channelOf ?? (() => 'sandbox');
+    this.inputs = options.inputs;
+    // Inputs are needed until the task is final; whichever process settles it deletes them
+    // (tasks/retention.ts sweeps what a crash in between left).
+    const dropInputs = ({ id }: { id: string }): void => void this.inputs?.discard(id).catch(() => {});
+    this.on('settled', dropInputs);
+    this.on('cancelled', dropInputs);
+  }
+
+  /**
+   * Inserts a new task after storing its data-URL inputs; the inputs are deleted again when
+   * the insert does not happen (false or a throw).
+   */
+  private async insertWithInputs(task: Task, params: ResolvedParams, idempotency?: NewTask['idempotency']): Promise<boolean> {
+    const stored = this.inputs ? (await this.inputs.store(task.id, params)).params : params;
+    let inserted = false;
+    try {
+      inserted = await this.store.insertTask({
+        id: task.id,
+        kind: task.kind,
+        model: task.model,
+        owner: task.owner,
+        params: stored,
+        createdAt: task.createdAt,
+        channel: this.channelOf(task.model),
+        ...(idempotency === undefined ? {} : { idempotency }),
+      });
+      return inserted;
+    } finally {
+      if (!inserted && stored !== params) await this.inputs?.discard(task.id);
+    }
   }
 
   /** (none) -> queued. The task is durable when this resolves. */
   async create(owner: string, row: ModelRow, params: ResolvedParams): Promise<Task> {
     const task = this.newTask(owner, row);
-    await this.store.insertTask({ id: task.id, kind: task.kind, model: task.model, owner, params, createdAt: task.createdAt, channel: this.channelOf(row.id) });
+    await this.insertWithInputs(task, params);
     this.emit('created', task);
     return task;
   }
@@ -99,41 +136,35 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    */
   async createOnce(owner: string, row: ModelRow, params: ResolvedParams, request: IdempotentRequest, admit: () => Promise<void>): Promise<IdempotentOutcome> {
     this.sweepKeysSometimes();
-    const prior = await this.replay(owner, request);
-    if (prior) return prior;
+    let prior = await this.replay(owner, request);
+    if (prior && prior.outcome !== 'orphaned') return prior;
     await admit();
     // A lost insert finds the winner's row; only a row that vanished in between loops again.
     for (let round = 0; round < 3; round += 1) {
       const task = this.newTask(owner, row);
-      const idempotency = { ...request, expiredBefore: task.createdAt - IDEMPOTENCY_TTL_MS };
-      if (
-        await this.store.insertTask({
-          id: task.id,
-          kind: task.kind,
-          model: task.model,
-          owner,
-          params,
-          createdAt: task.createdAt,
-          channel: this.channelOf(row.id),
-          idempotency,
-        })
-      ) {
+      // A live key whose task retention deleted is free: the insert may take it over.
+      const expiredBefore = Math.max(task.createdAt - IDEMPOTENCY_TTL_MS, prior?.outcome === 'orphaned' ? prior.createdAt + 1 : 0);
+      if (await this.insertWithInputs(task, params, { ...request, expiredBefore })) {
         this.emit('created', task);
         return { outcome: 'created', task };
       }
-      const winner = await this.replay(owner, request);
-      if (winner) return winner;
+      prior = await this.replay(owner, request);
+      if (prior && prior.outcome !== 'orphaned') return prior;
     }
     throw new Error(`idempotency key of ${owner} neither taken nor found`);
   }
 
-  /** A live key's answer, or undefined when the key is free (never used, or expired). */
-  private async replay(owner: string, request: IdempotentRequest): Promise<IdempotentOutcome | undefined> {
+  /**
+   * A live key's answer, or undefined when the key is free (never used, or expired);
+   * `orphaned` when its task was deleted (retention): the key is free again, whatever body.
+   */
+  private async replay(owner: string, request: IdempotentRequest): Promise<IdempotentOutcome | { outcome: 'orphaned'; createdAt: number } | undefined> {
     const record = await this.store.findIdempotencyKey(owner, request.key);
     if (!record || record.createdAt < this.now() - IDEMPOTENCY_TTL_MS) return undefined;
-    if (record.requestHash !== request.requestHash) return { outcome: 'reused' };
     const task = await this.store.getTask(record.taskId, owner);
-    return task ? { outcome: 'replayed', task } : undefined;
+    if (!task) return { outcome: 'orphaned', createdAt: record.createdAt };
+    if (record.requestHash !== request.requestHash) return { outcome: 'reused' };
+    return { outcome: 'replayed', task };
   }
 
   private lastKeySweep = Number.NEGATIVE_INFINITY;
@@ -164,6 +195,40 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     }
     const task = await this.store.getTask(id, owner);
     return task && { task, won: false };
+  }
+
+  /**
+   * Deletes up to `limit` final tasks completed more than `retentionMs` ago, with their stored
+   * inputs (left by a crash); returns them with their outputs, whose files the caller deletes.
+   */
+  async deleteExpired(retentionMs: number, limit: number): Promise<{ id: string; outputs: TaskOutput[] }[]> {
+    const deleted = await this.store.deleteExpiredTasks(this.now() - retentionMs, limit);
+    for (const task of deleted) await this.inputs?.discard(task.id);
+    return deleted;
+  }
+
+  /** Bytes of stored inputs an owner's queued and processing tasks hold. */
+  async activeInputBytes(owner: string): Promise<number> {
+    let total = 0;
+    for (const params of await this.store.activeInputParams(owner)) total += referencedInputBytes(JSON.parse(params) as Record<string, unknown>);
+    return total;
+  }
+
+  /**
+   * Deletes stored inputs of tasks that are final or gone: their settle's own delete did not
+   * happen (the process stopped in between). Only folders older than `olderThanMs`, so a
+   * create still between storing its inputs and inserting its row is left alone.
+   */
+  async sweepInputs(olderThanMs: number): Promise<number> {
+    if (!this.inputs) return 0;
+    let removed = 0;
+    for (const id of await this.inputs.folders(olderThanMs)) {
+      const status = await this.store.taskStatus(id);
+      if (status === 'queued' || status === 'processing') continue;
+      await this.inputs.discard(id);
+      removed += 1;
+    }
+    return removed;
   }
 
   /** A page of the owner's tasks of one family, newest first. */

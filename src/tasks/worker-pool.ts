@@ -4,6 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findModel, listedAspectRatios } from '../catalog/index.js';
 import { EngineError, type Engine, type FetchedInputs, type RenderModelInfo } from '../engines/types.js';
+import type { InputStore } from '../storage/inputs.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { TaskRunner, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
@@ -13,6 +14,8 @@ export interface WorkerPoolOptions {
   readonly service: TaskService;
   readonly engine: Engine;
   readonly storage: OutputStorage;
+  /** Stored data-URL inputs: the task's references are read back for the engine. */
+  readonly inputs?: InputStore;
   /** Renders at once (render slots). */
   readonly concurrency: number;
   /**
@@ -390,6 +393,7 @@ export class WorkerPool implements TaskRunner {
         owner: task.owner,
         model: this.modelInfo(task),
         params: task.params,
+        ...(this.options.inputs === undefined ? {} : { readInput: this.options.inputs.reader(task.id) }),
         workDir,
         signal: controller.signal,
         onProgress,

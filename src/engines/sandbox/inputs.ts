@@ -27,6 +27,8 @@ export interface LoadContext {
   /** Seed rule 3 applies to `image` fetched from a URL (data URLs were checked at creation). */
   readonly checkRule3: boolean;
   readonly maxInputPixels: number;
+  /** The bytes of an input the gateway stored (RenderJob.readInput). */
+  readonly readInput?: (value: string) => Promise<Buffer | undefined>;
 }
 
 const ACCEPTED_FORMATS = new Set(['png', 'jpeg', 'gif', 'webp']);
@@ -54,6 +56,14 @@ export function fetchFailure(field: string, error: FetchError): EngineError {
 }
 
 async function loadBytes(field: ImageField, value: string, ctx: LoadContext): Promise<{ bytes: Buffer; fromUrl: boolean }> {
+  // A stored input was a data URL checked at creation: read from disk, never decoded again here.
+  let stored: Buffer | undefined;
+  try {
+    stored = await ctx.readInput?.(value);
+  } catch (error) {
+    throw new EngineError('invalid_input', field, `${field} could not be read from storage`, { cause: error });
+  }
+  if (stored !== undefined) return { bytes: stored, fromUrl: false };
   const check = checkMediaString(value);
   if (!check.ok) throw new EngineError('invalid_input', field, `${field} ${check.reason}`);
   const fetched = check.kind === 'https' ? ctx.fetched?.get(value) : undefined;

@@ -13,7 +13,8 @@ const LIST_FIELDS = ['images', 'videos', 'audios'] as const;
 function httpsUrls(params: ResolvedParams): { field: string; url: string }[] {
   const found: { field: string; url: string }[] = [];
   const add = (field: string, value: unknown) => {
-    if (typeof value === 'string' && !value.startsWith('data:')) found.push({ field, url: value });
+    // https values only: a data URL, or an input the gateway stored (a reference), is no URL.
+    if (typeof value === 'string' && /^https:/i.test(value)) found.push({ field, url: value });
   };
   for (const field of LIST_FIELDS) {
     const value = params[field];

@@ -42,6 +42,7 @@ export async function renderVideo(job: RenderJob, ctx: VideoContext): Promise<Re
     signal,
     checkRule3: job.model.checkImageRule3,
     maxInputPixels: options.maxInputPixels,
+    ...(job.readInput === undefined ? {} : { readInput: job.readInput }),
   });
   signal.throwIfAborted();
   progress.report(2);

@@ -1,4 +1,5 @@
 import { errors } from '../../errors.js';
+import { inputKey } from '../../storage/inputs.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
 
 // `sandbox` alone gives the document an opaque origin, and Chromium's media document then fetches
@@ -15,6 +16,32 @@ const RANGE = /^bytes=(\d*)-(\d*)$/;
 function queryParam(query: unknown, name: string): string {
   const value = typeof query === 'object' && query !== null ? (query as Record<string, unknown>)[name] : undefined;
   return typeof value === 'string' ? value : '';
+}
+
+/**
+ * `GET /inputs/{folder}/{name}`: an input published for an upstream to fetch
+ * (ChannelMedia.publish, when MEDIAGATE_PUBLIC_URL is set), at a signed URL that expires
+ * within the hour; no API key.
+ */
+export function getInput({ ctx }: RouteDeps): Handler {
+  return async (request, reply) => {
+    const folder = pathParam(request, 'folder');
+    const name = pathParam(request, 'name');
+    const exp = queryParam(request.query, 'exp');
+    const signature = ctx.signer.check(inputKey(folder, name), exp, queryParam(request.query, 'sig'), Math.floor(Date.now() / 1000));
+    if (signature === 'expired') throw errors.urlExpired();
+    if (signature === 'invalid') throw errors.invalidSignature();
+    const file = await ctx.inputs?.open(folder, name);
+    if (!file) throw errors.fileGone();
+    reply
+      .header('content-type', file.contentType)
+      .header('content-length', file.size)
+      .header('cache-control', 'private, no-store')
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', FILE_CSP)
+      .header('referrer-policy', 'no-referrer');
+    return reply.send(file.stream());
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ModelKind } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
+import { dataUrlInputBytes } from '../../storage/inputs.js';
 import type { TaskService } from '../../tasks/service.js';
 import type { Task } from '../../tasks/types.js';
 import { imageCreated, imageTask, videoTask, type Family } from '../envelopes.js';
@@ -75,17 +76,22 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
         if (!result.ok) throw result.error;
         return result;
       };
-      // A valid request is told about the in-flight limit; an invalid one gets its 400 first.
-      const admit = async (): Promise<void> => ctx.keyLimits?.admitTask(request.owner);
+      // A valid request is told about the in-flight limits; an invalid one gets its 400 first.
+      const admit = async (params: Readonly<Record<string, unknown>>): Promise<void> => {
+        await ctx.keyLimits?.admitTask(request.owner);
+        await ctx.keyLimits?.admitInputBytes(request.owner, dataUrlInputBytes(params));
+      };
       if (key === undefined) {
         const result = validate();
-        await admit();
+        await admit(result.params);
         return created(await ctx.service.create(request.owner, result.row, result.params));
       }
       // Validation runs under the key, so a second request meanwhile is 409; a refused one takes no key.
       return inFlight.hold(request.owner, key, async () => {
         const result = validate();
-        const done = await ctx.service.createOnce(request.owner, result.row, result.params, { key, requestHash: requestHash(kind, body) }, admit);
+        const done = await ctx.service.createOnce(request.owner, result.row, result.params, { key, requestHash: requestHash(kind, body) }, () =>
+          admit(result.params),
+        );
         if (done.outcome === 'reused') throw errors.idempotencyKeyReused();
         if (done.outcome === 'created') return created(done.task);
         reply.header('idempotent-replayed', 'true');

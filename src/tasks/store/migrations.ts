@@ -139,6 +139,12 @@ const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX tasks_owner_rank ON tasks (owner, channel, fair_rank) WHERE status IN ('queued', 'processing')`,
     ],
   },
+  {
+    version: 8,
+    name: 'retention: final tasks by completion time',
+    // The retention sweep (tasks/retention.ts) deletes final tasks completed before a time, oldest first.
+    up: () => [`CREATE INDEX tasks_final_completed ON tasks (completed_at) WHERE status IN ('completed', 'failed', 'cancelled')`],
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;

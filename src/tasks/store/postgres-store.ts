@@ -53,6 +53,7 @@ import {
   type UpstreamSaveParams,
 } from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
+import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
 import type { ApiKeyRecord, JobQueueSql, Store } from './store.js';
 
 /** Tasks a reaper pass re-announces at most; the next pass takes the rest. */
@@ -309,6 +310,25 @@ export class PostgresStore implements Store {
   async countActiveTasks(owner: string): Promise<number> {
     const [row] = await this.db.all(countActiveTasks, { owner });
     return num(row?.n ?? 0);
+  }
+
+  async activeInputParams(owner: string): Promise<string[]> {
+    return (await this.db.all(activeInputParams, { owner })).map((row) => row.params);
+  }
+
+  async deleteExpiredTasks(before: number, limit: number): Promise<{ id: string; outputs: TaskOutput[] }[]> {
+    // One statement per task: a sweep runs once a minute, and a final row never changes, so
+    // no transaction is needed between the read and the deletes.
+    const deleted: { id: string; outputs: TaskOutput[] }[] = [];
+    for (const row of await this.db.all(expiredTasks, { before, limit })) {
+      if ((await this.db.run(deleteTask, { id: row.id, before })) === 1) deleted.push({ id: row.id, outputs: JSON.parse(row.outputs) as TaskOutput[] });
+    }
+    return deleted;
+  }
+
+  async taskStatus(id: string): Promise<string | undefined> {
+    const [row] = await this.db.all(taskStatus, { id });
+    return row?.status;
   }
 
   async claimUpstreamDue(now: number, leaseUntil: number, limit: number): Promise<UpstreamTask[]> {

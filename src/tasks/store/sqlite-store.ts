@@ -49,6 +49,7 @@ import {
   takeUpstreamCancel,
 } from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
+import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
 import type { ApiKeyRecord, Store } from './store.js';
 
 /** A settle (processing -> completed | failed) waiting for its group commit. */
@@ -229,6 +230,24 @@ export class SqliteStore implements Store {
 
   async countActiveTasks(owner: string): Promise<number> {
     return num(this.get(countActiveTasks, { owner })?.n ?? 0);
+  }
+
+  async activeInputParams(owner: string): Promise<string[]> {
+    return this.all(activeInputParams, { owner }).map((row) => row.params);
+  }
+
+  async deleteExpiredTasks(before: number, limit: number): Promise<{ id: string; outputs: TaskOutput[] }[]> {
+    const deleted: { id: string; outputs: TaskOutput[] }[] = [];
+    this.database.transaction(() => {
+      for (const row of this.all(expiredTasks, { before, limit })) {
+        if (this.run(deleteTask, { id: row.id, before }) === 1) deleted.push({ id: row.id, outputs: JSON.parse(row.outputs) as TaskOutput[] });
+      }
+    })();
+    return deleted;
+  }
+
+  async taskStatus(id: string): Promise<string | undefined> {
+    return this.get(taskStatus, { id })?.status;
   }
 
   async claimUpstreamDue(now: number, leaseUntil: number, limit: number): Promise<UpstreamTask[]> {

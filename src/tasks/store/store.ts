@@ -79,6 +79,16 @@ export interface TaskStore {
   countByStatus(): Promise<Record<string, number>>;
   /** An owner's queued and processing tasks (the per-key tasks-in-flight limit reads it, cached). */
   countActiveTasks(owner: string): Promise<number>;
+  // Retention and stored inputs (sql/retention.ts).
+  /** The params (JSON) of an owner's queued and processing tasks that reference stored inputs. */
+  activeInputParams(owner: string): Promise<string[]>;
+  /**
+   * Deletes up to `limit` final tasks completed before `before`, oldest first; returns the
+   * deleted ones with their outputs, whose files the caller deletes.
+   */
+  deleteExpiredTasks(before: number, limit: number): Promise<{ id: string; outputs: TaskOutput[] }[]>;
+  /** A task's status whoever owns it; undefined when there is no such task. */
+  taskStatus(id: string): Promise<string | undefined>;
   // The upstream lifecycle (sql/upstream.ts).
   /** Due upstream tasks (next_check_at <= now), leased until `leaseUntil` with the attempt incremented. */
   claimUpstreamDue(now: number, leaseUntil: number, limit: number): Promise<UpstreamTask[]>;

@@ -21,6 +21,7 @@ import type { ChannelMetrics } from '../../channels/metrics.js';
 import type { UpstreamFailure } from '../../channels/failure.js';
 import type { ChannelContext, ChannelJob, ChannelLog, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
 import { isTaskFailureCode } from '../../failure-codes.js';
+import type { InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
 import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
@@ -66,6 +67,8 @@ export interface UpstreamSchedulerOptions {
   readonly contexts: ChannelContexts;
   readonly adapters: Partial<Record<ProtocolName, ProtocolAdapter>>;
   readonly storage: OutputStorage;
+  /** Stored data-URL inputs: the task's references are read back (as data URLs) for the adapter. */
+  readonly inputs?: InputStore;
   /** Scratch directory for output copies (moved into storage when complete). */
   readonly workRoot: string;
   /** MEDIAGATE_FETCH_ALLOW_*: output URLs off the channel's origin go through the fetch policy. */
@@ -226,8 +229,9 @@ export class UpstreamScheduler {
     return this.poll(task, ctx, adapter, channel.pollPerS, channel.timeoutS * 1000, channel.baseUrl);
   }
 
-  private job(task: UpstreamTask): ChannelJob {
-    return { taskId: task.id, kind: task.kind, model: task.model, params: task.params, ...(task.since === null ? {} : { submittedAt: task.since }) };
+  private async job(task: UpstreamTask): Promise<ChannelJob> {
+    const params = this.options.inputs ? await this.options.inputs.resolve(task.id, task.params) : task.params;
+    return { taskId: task.id, kind: task.kind, model: task.model, params, ...(task.since === null ? {} : { submittedAt: task.since }) };
   }
 
   /** The step as it was claimed: every column carried, then changed by the caller. */
@@ -270,7 +274,8 @@ export class UpstreamScheduler {
     if (!marked) return;
     let outcome: SubmitOutcome;
     try {
-      outcome = await this.timed(task.channel, 'submit', () => adapter.submit(ctx, this.job(task)));
+      const job = await this.job(task);
+      outcome = await this.timed(task.channel, 'submit', () => adapter.submit(ctx, job));
     } catch (error) {
       // A throw is an adapter bug; the request may have left: never risk a second paid job.
       this.options.log.error({ err: error, task: task.id, channel: task.channel }, 'adapter submit threw');
@@ -384,7 +389,8 @@ export class UpstreamScheduler {
       let answer;
       try {
         const reconcile = adapter.reconcile.bind(adapter);
-        answer = await this.timed(task.channel, 'reconcile', () => reconcile(ctx, this.job(task)));
+        const job = await this.job(task);
+        answer = await this.timed(task.channel, 'reconcile', () => reconcile(ctx, job));
       } catch (error) {
         this.options.log.error({ err: error, task: task.id }, 'adapter reconcile threw');
         answer = { outcome: 'undecided' as const, reason: 'the adapter failed' };

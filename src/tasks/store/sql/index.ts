@@ -10,6 +10,7 @@ import { complete, completeMany, fail, heartbeat, release, releaseWithJob, setPr
 import { findIdempotencyKey, insertKeyedTasks, insertKeyedTasksWithJobs, sweepIdempotencyKeys, takeIdempotencyKey } from './idempotency.js';
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
 import { listTasks } from './tasks-list.js';
+import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './retention.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './tasks-read.js';
 import {
   claimUpstreamDue,
@@ -61,6 +62,10 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     requeueStranded(jobs),
     countByStatus,
     countActiveTasks,
+    activeInputParams,
+    expiredTasks,
+    deleteTask,
+    taskStatus,
     claimUpstreamDue,
     nextUpstreamDue,
     channelFull,

@@ -1,0 +1,1 @@
+DELETE FROM tasks WHERE id = ? AND status IN ('completed', 'failed', 'cancelled') AND completed_at < ?

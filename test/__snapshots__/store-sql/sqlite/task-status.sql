@@ -1,0 +1,1 @@
+SELECT status FROM tasks WHERE id = ?
