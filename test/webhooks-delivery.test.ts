@@ -96,7 +96,7 @@ describe.each(BACKENDS)('webhook deliveries on %s', (backend) => {
         engine: testEngine(),
         webhookTls: { ca: ca.ca },
         webhookPollIntervalMs: 50,
-        webhookResolve: async (host) => (host === 'hooks.example' ? [{ address: '93.184.215.14' }] : []),
+        webhookResolve: (host) => Promise.resolve(host === 'hooks.example' ? [{ address: '93.184.215.14' }] : []),
         webhookLookup: rebindingLookup,
       },
     );

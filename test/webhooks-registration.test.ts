@@ -15,7 +15,7 @@ const BACKENDS = [
 
 type Body = Record<string, unknown>;
 
-async function call(server: TestServer, method: string, path: string, body?: unknown, key = TEST_KEYS[0]): Promise<{ status: number; body: Body }> {
+async function call(server: TestServer, method: string, path: string, body?: unknown, key: string = TEST_KEYS[0]): Promise<{ status: number; body: Body }> {
   const response = await fetch(`${server.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -39,8 +39,8 @@ describe.each(BACKENDS)('webhook endpoints over HTTP on %s', (backend) => {
       { MEDIAGATE_WORKERS: 'false', MEDIAGATE_WEBHOOK_MAX_ENDPOINTS: '3', ...(database ? { DATABASE_URL: database.url } : {}) },
       // public.example resolves to a public address, internal.example to a private one (no DNS in specs).
       {
-        webhookResolve: async (host) =>
-          host === 'public.example' ? [{ address: '93.184.215.14' }] : host === 'internal.example' ? [{ address: '10.1.2.3' }] : [],
+        webhookResolve: (host) =>
+          Promise.resolve(host === 'public.example' ? [{ address: '93.184.215.14' }] : host === 'internal.example' ? [{ address: '10.1.2.3' }] : []),
       },
     );
   });

@@ -12,7 +12,7 @@ import { signWebhook } from '../src/webhooks/signing.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const PUBLIC = async (host: string) => (host === 'hooks.example.com' ? [{ address: '93.184.215.14' }] : []);
+const PUBLIC = (host: string) => Promise.resolve(host === 'hooks.example.com' ? [{ address: '93.184.215.14' }] : []);
 
 describe('the SDK and the CLI against the real server', () => {
   let server: TestServer;

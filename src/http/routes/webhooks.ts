@@ -64,14 +64,15 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
 /** `events`: absent = all six; else a non-empty array of the six names (kept in their canonical order). */
 function parseEvents(value: unknown): string[] {
   if (value === undefined) return [...WEBHOOK_EVENTS];
-  if (!Array.isArray(value) || value.length === 0 || value.length > 20 || value.some((item) => typeof item !== 'string')) {
+  const items: readonly unknown[] = Array.isArray(value) ? value : [];
+  if (!Array.isArray(value) || items.length === 0 || items.length > 20 || items.some((item) => typeof item !== 'string')) {
     throw validationError('invalid_parameter', 'events', `events must be a non-empty array of event names (${WEBHOOK_EVENTS.join(', ')}).`);
   }
-  const unknown = value.find((item) => !isWebhookEvent(item));
+  const unknown = items.find((item) => !isWebhookEvent(item));
   if (unknown !== undefined) {
     throw validationError('unsupported_value', 'events', `events: '${String(unknown).slice(0, 100)}' is not one of ${WEBHOOK_EVENTS.join(', ')}.`);
   }
-  return WEBHOOK_EVENTS.filter((event) => value.includes(event));
+  return WEBHOOK_EVENTS.filter((event) => items.includes(event));
 }
 
 /** The URL rules and the address policy of media inputs; the 400 names `url` whatever failed. */
