@@ -68,9 +68,9 @@ function parseEvents(value: unknown): string[] {
   if (!Array.isArray(value) || items.length === 0 || items.length > 20 || items.some((item) => typeof item !== 'string')) {
     throw validationError('invalid_parameter', 'events', `events must be a non-empty array of event names (${WEBHOOK_EVENTS.join(', ')}).`);
   }
-  const unknown = items.find((item) => !isWebhookEvent(item));
+  const unknown = items.find((item): item is string => typeof item === 'string' && !isWebhookEvent(item));
   if (unknown !== undefined) {
-    throw validationError('unsupported_value', 'events', `events: '${String(unknown).slice(0, 100)}' is not one of ${WEBHOOK_EVENTS.join(', ')}.`);
+    throw validationError('unsupported_value', 'events', `events: '${unknown.slice(0, 100)}' is not one of ${WEBHOOK_EVENTS.join(', ')}.`);
   }
   return WEBHOOK_EVENTS.filter((event) => items.includes(event));
 }
