@@ -2,7 +2,8 @@
  * A webhook event is never lost to a crash (decisions 8.5): the real service, as a child process,
  * settles tasks while the receiver refuses connections, is SIGKILLed, and is started again; once
  * the receiver is up, every task's event arrives (at least once), with the webhook-id the delivery
- * log shows.
+ * log shows. And on PostgreSQL, `mediagate worker` processes deliver (the outbox shared with SKIP
+ * LOCKED: each event once), while an API-only process runs no dispatcher.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,21 +11,20 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
-import { freePort, startProcess, type ServiceProcess } from './helpers/process.js';
+import { freePort, startProcess, startWorkerProcess, type ServiceProcess } from './helpers/process.js';
+import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 import { makeTestCa, startReceiver, type TestCa, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
 const KEY = 'mg_webhook_crash_key_0123456789';
-const BACKENDS = [
-  ...(selectedBackends().includes('sqlite') ? ['sqlite' as const] : []),
-  ...((await postgresAvailability()).enabled ? ['postgres' as const] : []),
-];
+const availability = await postgresAvailability();
+const BACKENDS = [...(selectedBackends().includes('sqlite') ? ['sqlite' as const] : []), ...(availability.enabled ? ['postgres' as const] : [])];
 
 type Body = Record<string, unknown>;
 
-async function call(base: string, method: string, path: string, body?: unknown): Promise<Body> {
+async function call(base: string, method: string, path: string, body?: unknown, key: string = KEY): Promise<Body> {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
@@ -125,5 +125,58 @@ describe.each(BACKENDS)('webhook deliveries survive SIGKILL on %s', (backend) =>
     expect(log).toHaveLength(taskIds.length);
     const seenIds = new Set(current.received.map((item) => String(item.headers['webhook-id'])));
     for (const delivery of log) expect(seenIds.has(String(delivery['id']))).toBe(true);
+  });
+});
+
+describe.skipIf(!availability.enabled)(`webhook deliveries by mediagate worker processes (PostgreSQL) ${availability.reason}`, () => {
+  const workers: ServiceProcess[] = [];
+  let ca: TestCa | undefined;
+  let receiver: WebhookReceiver | undefined;
+  let database: TestDatabase | undefined;
+  let api: TestServer | undefined;
+  afterAll(async () => {
+    for (const worker of workers) worker.child.kill('SIGKILL');
+    await api?.close();
+    await receiver?.close();
+    await database?.drop();
+    await ca?.remove();
+  });
+
+  it('sends each event once from two workers sharing the outbox; the API process sends none', async () => {
+    ca = await makeTestCa();
+    receiver = await startReceiver(ca);
+    database = await createTestDatabase();
+    api = await startServer({ DATABASE_URL: database.url, MEDIAGATE_WORKERS: 'false', MEDIAGATE_FETCH_ALLOW_HOSTS: '127.0.0.1' });
+    for (let i = 0; i < 2; i += 1) {
+      workers.push(
+        await startWorkerProcess({
+          DATABASE_URL: database.url,
+          MEDIAGATE_DATA_DIR: api.dataDir,
+          MEDIAGATE_API_KEYS: TEST_KEYS.join(','),
+          MEDIAGATE_ENGINE: 'instant',
+          MEDIAGATE_CONCURRENCY: '2',
+          MEDIAGATE_FETCH_ALLOW_HOSTS: '127.0.0.1',
+          NODE_EXTRA_CA_CERTS: ca.caFile,
+        }),
+      );
+    }
+    expect(api.app.webhooks).toBeUndefined();
+    const key = TEST_KEYS[0];
+    await call(api.url, 'POST', '/v1/webhooks', { url: `${receiver.origin}/workers`, events: ['video.completed'] }, key);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i += 1) {
+      ids.push(
+        String((await call(api.url, 'POST', '/v1/video/generations', { model: 'vendora/famw-2.7-t2v', prompt: `worker ${i}`, duration: 2 }, key))['id']),
+      );
+    }
+    const current = receiver;
+    const received = await eventually(() => current.received.length >= ids.length && current.received, {
+      deadline: 30_000,
+      what: 'an event per task',
+      wake: { emitter: current.events },
+    });
+    const taskIds = received.map((item) => String((JSON.parse(item.body) as { data: Body }).data['id']));
+    expect(taskIds.sort()).toEqual([...ids].sort());
+    expect(new Set(received.map((item) => String(item.headers['webhook-id']))).size).toBe(ids.length);
   });
 });
