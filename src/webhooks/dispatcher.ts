@@ -60,7 +60,7 @@ const USER_AGENT = 'mediagate-webhooks/1';
  */
 export class WebhookDispatcher {
   private readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private readonly schedule: readonly number[];
+  private readonly retrySchedule: readonly number[];
   private readonly timeoutMs: number;
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
@@ -73,7 +73,7 @@ export class WebhookDispatcher {
   private readonly wake = (): void => this.notify();
 
   constructor(private readonly options: WebhookDispatcherOptions) {
-    this.schedule = options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
+    this.retrySchedule = options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
     this.timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
     this.concurrency = options.concurrency ?? 16;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
@@ -87,7 +87,7 @@ export class WebhookDispatcher {
 
   /** Attempts in all, the first included. */
   get maxAttempts(): number {
-    return this.schedule.length + 1;
+    return this.retrySchedule.length + 1;
   }
 
   start(): void {
@@ -108,7 +108,11 @@ export class WebhookDispatcher {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.running = this.pass()
-      .catch((error: unknown) => this.options.log.error({ err: error }, 'webhook dispatcher pass failed'))
+      .catch((error: unknown) => {
+        // A store that failed (a database restart) is tried again at the next interval.
+        this.options.log.error({ err: error }, 'webhook dispatcher pass failed');
+        this.schedule(this.pollIntervalMs);
+      })
       .finally(() => {
         this.running = undefined;
         if (this.stopped) return;
@@ -140,17 +144,25 @@ export class WebhookDispatcher {
     if (free > 0 && !this.stopped) {
       const claimed = await this.options.store.claimWebhookDeliveries(this.id, now, now + this.timeoutMs + 5_000, free);
       for (const delivery of claimed) {
-        const attempt = this.attempt(delivery).finally(() => {
-          this.inFlight.delete(attempt);
-          this.notify();
-        });
+        const attempt = this.attempt(delivery)
+          // The lease ends by itself: the delivery is due again then, and no attempt is lost.
+          .catch((error: unknown) => this.options.log.error({ err: error, webhook: delivery.id }, 'webhook delivery attempt could not be recorded'))
+          .finally(() => {
+            this.inFlight.delete(attempt);
+            this.notify();
+          });
         this.inFlight.add(attempt);
       }
     }
     if (this.stopped) return;
     const due = await this.options.store.nextWebhookDue();
-    const wait = due === undefined ? this.pollIntervalMs : Math.min(this.pollIntervalMs, Math.max(0, due - Date.now()));
-    this.timer = setTimeout(() => this.notify(), wait);
+    this.schedule(due === undefined ? this.pollIntervalMs : Math.min(this.pollIntervalMs, Math.max(0, due - Date.now())));
+  }
+
+  private schedule(waitMs: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.notify(), waitMs);
     this.timer.unref();
   }
 
@@ -176,7 +188,7 @@ export class WebhookDispatcher {
     const { statusCode, error } = await this.post(endpoint, delivery);
     const at = Date.now();
     const ok = statusCode !== null && statusCode >= 200 && statusCode <= 299;
-    const delay = ok ? undefined : retryDelay(this.schedule, delivery.attempts);
+    const delay = ok ? undefined : retryDelay(this.retrySchedule, delivery.attempts);
     const outcome: DeliveryOutcome = ok ? 'succeeded' : delay === undefined ? 'failed' : 'retried';
     const written = await store.settleWebhookDelivery({
       id: delivery.id,
