@@ -9,6 +9,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Mediagate } from '../src/client/index.js';
 import { verifyWebhook } from '../src/client/webhook-signature.js';
 import { createInstantEngine } from '../src/engines/instant.js';
 import { EngineError, type Engine } from '../src/engines/types.js';
@@ -286,6 +287,19 @@ describe.each(BACKENDS)('webhook deliveries on %s', (backend) => {
         { deadline: 10_000, what: 'the redelivery to succeed' },
       );
       expect(after).toMatchObject({ id, status: 'succeeded', attempts: SCHEDULE.length + 2, last_status_code: 204 });
+
+      // The SDK reads the log and asks for a redelivery too.
+      const client = new Mediagate({ apiKey: TEST_KEYS[0], baseURL: server.url });
+      const page = await client.webhooks.deliveries(endpoint.id, { limit: 1 });
+      expect(page.data[0]).toMatchObject({ id, status: 'succeeded', attempts: SCHEDULE.length + 2 });
+      expect(page.data[0]?.attempt_log).toHaveLength(SCHEDULE.length + 2);
+      expect(await client.webhooks.redeliver(endpoint.id, id)).toMatchObject({ id, status: 'pending' });
+      const third = await waitFor('/dead', SCHEDULE.length + 3, 'the redelivery asked for by the SDK');
+      expect(third.at(-1)?.headers['webhook-id']).toBe(id);
+      await expect(client.webhooks.redeliver(endpoint.id, 'msg_0000000000000000000000000000AA')).rejects.toMatchObject({
+        status: 404,
+        code: 'webhook_delivery_not_found',
+      });
 
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
       expect(metrics).toMatch(/mediagate_webhook_attempts_total\{outcome="retried"\} [1-9]/);
