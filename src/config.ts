@@ -108,6 +108,12 @@ export interface Config {
   readonly metricsPort: number | undefined;
   /** MEDIAGATE_METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. Default unset: open. */
   readonly metricsToken: string | undefined;
+  /** MEDIAGATE_WEBHOOK_TIMEOUT_S: how long a webhook receiver has to answer 2xx. Default 15. */
+  readonly webhookTimeoutMs: number;
+  /** MEDIAGATE_WEBHOOK_MAX_ENDPOINTS: webhook endpoints per API key. Default 20. */
+  readonly webhookMaxEndpoints: number;
+  /** MEDIAGATE_WEBHOOK_RETRY_SCHEDULE_MS: delays between delivery attempts (tests, operations). Default unset: the built-in schedule. */
+  readonly webhookRetryScheduleMs: readonly number[] | undefined;
 }
 
 export class ConfigError extends Error {
@@ -165,6 +171,16 @@ function allowPrivate(env: Env): boolean | readonly string[] {
     }
   }
   return ranges;
+}
+
+/** Milliseconds between webhook attempts, e.g. `100,200,400`; unset: the built-in schedule (webhooks/schedule.ts). */
+function retrySchedule(env: Env): readonly number[] | undefined {
+  const items = list(env, 'MEDIAGATE_WEBHOOK_RETRY_SCHEDULE_MS');
+  if (items.length === 0) return undefined;
+  if (items.length > 50 || items.some((item) => !/^\d{1,10}$/.test(item))) {
+    throw new ConfigError('MEDIAGATE_WEBHOOK_RETRY_SCHEDULE_MS must be up to 50 comma-separated delays in milliseconds, e.g. 5000,60000,300000.');
+  }
+  return items.map(Number);
 }
 
 /** `*`, or exact origins checked here so a typo (a path, a trailing slash) stops the start. */
@@ -290,6 +306,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxHeaderBytes: integer(env, 'MEDIAGATE_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
     metricsPort: env['MEDIAGATE_METRICS_PORT']?.trim() ? integer(env, 'MEDIAGATE_METRICS_PORT', 0, 0, 65535) : undefined,
     metricsToken: metricsToken(env),
+    webhookTimeoutMs: seconds(env, 'MEDIAGATE_WEBHOOK_TIMEOUT_S', 15, 1, 15),
+    webhookMaxEndpoints: integer(env, 'MEDIAGATE_WEBHOOK_MAX_ENDPOINTS', 20, 1, 1000),
+    webhookRetryScheduleMs: retrySchedule(env),
   };
   // Node refuses a header timeout longer than the request timeout.
   if (config.requestTimeoutMs < config.headersTimeoutMs) {

@@ -13,6 +13,9 @@ export type ErrorCode =
   | 'task_not_cancellable'
   | 'idempotency_key_reused'
   | 'idempotency_key_in_use'
+  | 'webhook_not_found'
+  | 'webhook_delivery_not_found'
+  | 'webhook_limit_reached'
   | 'invalid_api_key'
   | 'rate_limit_exceeded'
   | 'not_found'
@@ -57,6 +60,12 @@ export const errors = {
     new ApiError(422, 'idempotency_key_reused', 'Idempotency-Key', 'This Idempotency-Key was already used with a different request in the last 24 hours.'),
   idempotencyKeyInUse: () =>
     new ApiError(409, 'idempotency_key_in_use', 'Idempotency-Key', 'A request with this Idempotency-Key is still being processed; retry later.'),
+  webhookNotFound: (id: string) =>
+    new ApiError(404, 'webhook_not_found', 'webhook_id', `No webhook endpoint with id '${id.slice(0, 64)}' exists for this API key.`),
+  webhookDeliveryNotFound: (id: string) =>
+    new ApiError(404, 'webhook_delivery_not_found', 'delivery_id', `No delivery with id '${id.slice(0, 64)}' exists for this webhook endpoint.`),
+  webhookLimitReached: (limit: number) =>
+    new ApiError(409, 'webhook_limit_reached', 'url', `This API key has ${limit} webhook endpoints, the most it may have; remove one first.`),
   invalidQuery: (param: string, message: string) => new ApiError(400, 'invalid_parameter', param, message),
   unsupportedQueryValue: (param: string, message: string) => new ApiError(400, 'unsupported_value', param, message),
   invalidApiKey: (message: string) => new ApiError(401, 'invalid_api_key', 'Authorization', message, 'authentication_error'),

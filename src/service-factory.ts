@@ -25,6 +25,10 @@ import type { Task } from './tasks/types.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import type { MetricsListener } from './http/metrics-listener.js';
 import type { SchedulerTimings, UpstreamScheduler } from './tasks/upstream/scheduler.js';
+import { WebhookDispatcher, type DeliveryOutcome } from './webhooks/dispatcher.js';
+import type { ConnectionOptions } from 'node:tls';
+import type { LookupFunction } from 'node:net';
+import type { Resolve } from './media/url-refusal.js';
 
 export interface MediagateOptions {
   /** Replaces the engine chosen by config (tests inject slow or failing engines). */
@@ -39,6 +43,13 @@ export interface MediagateOptions {
   readonly upstreamTimings?: Partial<SchedulerTimings>;
   /** Per-request timeout of upstream API calls (default 30 s). */
   readonly upstreamRequestTimeoutMs?: number;
+  /** Webhook connections: extra TLS options (tests trust their own CA) and DNS resolution (tests). */
+  readonly webhookTls?: ConnectionOptions;
+  readonly webhookLookup?: LookupFunction;
+  /** Tests: DNS resolution of an endpoint's host at registration. */
+  readonly webhookResolve?: Resolve;
+  /** Tests: how often the webhook dispatcher looks at the store when nothing wakes it (default 1 s). */
+  readonly webhookPollIntervalMs?: number;
 }
 
 /** What a serving process and a worker-only process both hold. */
@@ -51,6 +62,8 @@ export interface MediagateProcess {
   readonly logger: Logger;
   /** The key created at first start when none was configured; print it once. */
   readonly generatedKey: string | undefined;
+  /** The webhook dispatcher of this process (with workers); undefined in an API-only process. */
+  readonly webhooks: WebhookDispatcher | undefined;
   /** Graceful stop: no new requests or tasks, running renders finish or are handed back. */
   close(drainMs?: number): Promise<void>;
 }
@@ -186,8 +199,11 @@ interface Core {
   readonly secret: string;
   /** The task feed of this backend (tasks/feed.ts); the caller closes it. */
   readonly openFeed: () => TaskFeed;
-  /** Starts the workers, if any, and the sweeper. */
-  readonly startWork: () => Promise<void>;
+  /**
+   * Starts the workers, if any, the sweeper and the webhook dispatcher, whose payloads are the
+   * tasks as `present` gives them (a status poll's body) and whose attempts `observe` counts.
+   */
+  readonly startWork: (present: (task: Task) => object, observe?: (outcome: DeliveryOutcome) => void) => Promise<void>;
 }
 
 /**
@@ -264,6 +280,28 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
   let sweeper: Sweeper | undefined;
   let retention: Sweeper | undefined;
+  // Where workers run, webhooks are delivered: an API-only process leaves them to the workers.
+  // Built now, started by startWork, which brings how tasks are presented (an API process's URLs).
+  let present: ((task: Task) => object) | undefined;
+  let observe: ((outcome: DeliveryOutcome) => void) | undefined;
+  const webhooks = config.workers
+    ? new WebhookDispatcher({
+        store,
+        service,
+        present: (task) => {
+          if (present === undefined) throw new Error('webhook dispatcher started before startWork');
+          return present(task);
+        },
+        allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
+        timeoutMs: config.webhookTimeoutMs,
+        log: logger.child({ component: 'webhooks' }),
+        observe: (outcome) => observe?.(outcome),
+        ...(config.webhookRetryScheduleMs === undefined ? {} : { retryScheduleMs: config.webhookRetryScheduleMs }),
+        ...(options.webhookTls === undefined ? {} : { tls: options.webhookTls }),
+        ...(options.webhookLookup === undefined ? {} : { lookup: options.webhookLookup }),
+        ...(options.webhookPollIntervalMs === undefined ? {} : { pollIntervalMs: options.webhookPollIntervalMs }),
+      })
+    : undefined;
   return {
     process: {
       config,
@@ -273,10 +311,11 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       pool,
       logger,
       generatedKey,
+      webhooks,
       async close(drainMs = 10_000) {
         sweeper?.stop();
         retention?.stop();
-        await Promise.all([pool?.close(drainMs), upstream?.close(drainMs)]);
+        await Promise.all([pool?.close(drainMs), upstream?.close(drainMs), webhooks?.close()]);
         await feed?.close();
         await engine?.close();
         await backend.close();
@@ -286,11 +325,14 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
     inputs,
     secret,
     openFeed,
-    async startWork() {
+    async startWork(presentTask, observeOutcome) {
       await pool?.start();
       // SQLite has one process: its cancels reach the pool through the service's own event.
       if (pool && backend.kind === 'postgres') stopRemoteCancels(openFeed(), pool, service, workerLog);
       scheduler?.start();
+      present = presentTask;
+      observe = observeOutcome;
+      webhooks?.start();
       sweeper = startSweeper({
         storage,
         outputTtlMs: config.outputTtlMs,
@@ -318,10 +360,11 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
  */
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
   // Loaded here: a worker-only process never loads the HTTP stack.
-  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
+  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }, { presentTask }] = await Promise.all([
     import('./http/metrics.js'),
     import('./http/rate-limit.js'),
     import('./http/server.js'),
+    import('./http/output-urls.js'),
   ]);
   const metrics = createMetrics();
   const { process: core, storage, inputs, secret, startWork, openFeed } = await createCore(config, options, metrics.channels);
@@ -332,6 +375,8 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
   const models = routedModels(options.channels ?? defaultChannelsConfig());
+  const signer = new UrlSigner(Buffer.from(secret));
+  const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs });
   const http = buildHttpServer(
     {
       models,
@@ -343,7 +388,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       keys,
       storage,
       inputs,
-      signer: new UrlSigner(Buffer.from(secret)),
+      signer,
       metrics,
       publicUrl: () => publicUrl,
       outputTtlMs: config.outputTtlMs,
@@ -364,6 +409,12 @@ export async function createMediagate(config: Config, options: MediagateOptions 
         maxHeaderBytes: config.maxHeaderBytes,
       },
       ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken }),
+      webhooks: {
+        maxEndpoints: config.webhookMaxEndpoints,
+        allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
+        ...(options.webhookResolve === undefined ? {} : { resolve: options.webhookResolve }),
+        notify: () => core.webhooks?.notify(),
+      },
     },
     core.logger,
   );
@@ -375,7 +426,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     async start() {
       const url = await http.listen({ port: config.port, host: config.host });
       if (config.port === 0 && !config.publicUrlExplicit) publicUrl = url;
-      await startWork();
+      await startWork(present, (outcome) => metrics.webhookDeliveries.inc({ outcome }));
       return { url };
     },
     async close(drainMs) {
@@ -391,10 +442,15 @@ export async function createMediagate(config: Config, options: MediagateOptions 
  * MEDIAGATE_METRICS_PORT, a bare /metrics listener of its own (http/metrics-listener.ts).
  */
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
+  // Webhook payloads carry output URLs as a status poll on the API would (MEDIAGATE_PUBLIC_URL).
+  const { presentTask } = await import('./http/output-urls.js');
+  const presenter = (secret: string): ((task: Task) => object) =>
+    presentTask({ signer: new UrlSigner(Buffer.from(secret)), publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs });
   const port = config.metricsPort;
   if (port === undefined) {
-    const { process: core, startWork } = await createCore(config, options);
-    return { ...core, start: startWork };
+    const { process: core, startWork, secret } = await createCore(config, options);
+    const present = presenter(secret);
+    return { ...core, start: () => startWork(present) };
   }
   const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }, { createChannelMetrics }] = await Promise.all([
     import('./http/metrics.js'),
@@ -403,7 +459,8 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
   ]);
   const metrics = createTaskMetrics();
   // The channel series on the same registry: a worker process is where upstream tasks run.
-  const { process: core, startWork } = await createCore(config, options, createChannelMetrics(metrics.registry));
+  const { process: core, startWork, secret } = await createCore(config, options, createChannelMetrics(metrics.registry));
+  const present = presenter(secret);
   core.service.on('settled', (task) => observeSettled(metrics, task));
   let listener: MetricsListener | undefined;
   return {
@@ -416,7 +473,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
         token: config.metricsToken,
         refresh: async () => setTaskGauge(metrics, await core.store.countByStatus()),
       });
-      await startWork();
+      await startWork(present, (outcome) => metrics.webhookDeliveries.inc({ outcome }));
     },
     get metricsUrl() {
       return listener?.url;

@@ -66,6 +66,9 @@ export type {
   WebhookEndpointCreated,
   WebhookCreateParams,
   WebhookEvent,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookDeliveryListParams,
 } from './types.js';
 export { WEBHOOK_EVENT_TYPES } from './types.js';
 export * from './models.generated.js';

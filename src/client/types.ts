@@ -230,6 +230,41 @@ export interface WebhookEndpointCreated extends WebhookEndpoint {
   readonly secret: string;
 }
 
+/** One attempt of a delivery, as the delivery log shows it. */
+export interface WebhookDeliveryAttempt {
+  readonly attempt: number;
+  /** Unix seconds when it started. */
+  readonly at: number;
+  /** The receiver's HTTP status; null when it gave none (timeout, network, address refused). */
+  readonly status_code: number | null;
+  readonly error: string | null;
+  readonly duration_ms: number;
+}
+
+/** One event for one endpoint: its id is the `webhook-id` of every attempt. */
+export interface WebhookDelivery {
+  readonly id: string;
+  readonly object: 'webhook.delivery';
+  readonly webhook_id: string;
+  readonly type: WebhookEventType;
+  readonly task_id: string;
+  readonly status: 'pending' | 'succeeded' | 'failed';
+  readonly attempts: number;
+  readonly next_attempt_at: number | null;
+  readonly last_status_code: number | null;
+  readonly last_error: string | null;
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly attempt_log: readonly WebhookDeliveryAttempt[];
+}
+
+export interface WebhookDeliveryListParams {
+  /** 1-100, default 20. */
+  readonly limit?: number;
+  /** A delivery id: the page starts right after it. */
+  readonly after?: string;
+}
+
 export interface WebhookCreateParams {
   /** An `https://` URL the service can reach (the media input address policy applies). */
   readonly url: string;

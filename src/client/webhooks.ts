@@ -1,7 +1,16 @@
 import { APIPromise, responseInfo } from './api-promise.js';
 import { MediagateError } from './errors.js';
 import { unexpectedResponse, type HttpCore, type HttpResult } from './http.js';
-import type { RequestOptions, WebhookCreateParams, WebhookEndpoint, WebhookEndpointCreated, WebhookEvent } from './types.js';
+import { Page } from './pagination.js';
+import type {
+  RequestOptions,
+  WebhookCreateParams,
+  WebhookDelivery,
+  WebhookDeliveryListParams,
+  WebhookEndpoint,
+  WebhookEndpointCreated,
+  WebhookEvent,
+} from './types.js';
 import { unwrapWebhook, verifyWebhook, type VerifyOptions, type WebhookHeaders } from './webhook-signature.js';
 
 const PATH = '/v1/webhooks';
@@ -24,6 +33,14 @@ function endpoints(result: HttpResult): WebhookEndpoint[] {
   const items = Array.isArray(body) ? body : isRecord(body) ? body['data'] : undefined;
   if (!Array.isArray(items) || !items.every(isEndpoint)) throw unexpectedResponse(result, 'a list of webhook endpoints');
   return items;
+}
+
+function isDelivery(value: unknown): value is WebhookDelivery {
+  return isRecord(value) && typeof value['id'] === 'string' && typeof value['status'] === 'string' && Array.isArray(value['attempt_log']);
+}
+
+function isDeliveryList(value: unknown): value is { data: WebhookDelivery[]; has_more: boolean; last_id: string | null } {
+  return isRecord(value) && Array.isArray(value['data']) && value['data'].every(isDelivery) && typeof value['has_more'] === 'boolean';
 }
 
 function endpointPath(id: string): string {
@@ -68,6 +85,31 @@ export class Webhooks {
       this.#http
         .request({ method: 'DELETE', path: endpointPath(id), idempotent: true }, options)
         .then((result) => ({ data: undefined, response: responseInfo(result.status, result.headers) })),
+    );
+  }
+
+  /** One page of an endpoint's delivery log, newest first, each delivery with its attempts; iterate it for every page. */
+  async deliveries(id: string, params: WebhookDeliveryListParams = {}, options?: RequestOptions): Promise<Page<WebhookDelivery>> {
+    const result = await this.#http.request(
+      { method: 'GET', path: `${endpointPath(id)}/deliveries`, query: { limit: params.limit, after: params.after }, idempotent: true },
+      options,
+    );
+    if (!isDeliveryList(result.body)) throw unexpectedResponse(result, 'a list of webhook deliveries');
+    return new Page({ data: result.body.data, hasMore: result.body.has_more, lastId: result.body.last_id }, (after) =>
+      this.deliveries(id, { ...params, after }, options),
+    );
+  }
+
+  /** Sends a delivery again now, with the same `webhook-id`; answers the delivery. */
+  redeliver(id: string, deliveryId: string, options?: RequestOptions): APIPromise<WebhookDelivery> {
+    if (deliveryId === '') throw new MediagateError('A delivery id is required.');
+    return new APIPromise(
+      this.#http
+        .request({ method: 'POST', path: `${endpointPath(id)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`, idempotent: true }, options)
+        .then((result) => {
+          if (!isDelivery(result.body)) throw unexpectedResponse(result, 'a webhook delivery');
+          return { data: result.body, response: responseInfo(result.status, result.headers) };
+        }),
     );
   }
 

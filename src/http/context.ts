@@ -10,6 +10,20 @@ import type { ConnectionLimits } from './connection-limits.js';
 import type { JsonLimits } from './json-limits.js';
 import type { Metrics } from './metrics.js';
 import type { KeyLimits } from './rate-limit.js';
+import type { FetchAllowList } from '../media/address-policy.js';
+import type { Resolve } from '../media/url-refusal.js';
+
+/** What the webhook routes need beyond the store. */
+export interface WebhookRouteOptions {
+  /** MEDIAGATE_WEBHOOK_MAX_ENDPOINTS. */
+  readonly maxEndpoints: number;
+  /** The media inputs' allow list: an endpoint URL passes the same address policy. */
+  readonly allow: FetchAllowList;
+  /** DNS resolution of the URL's host at registration (tests); default the system resolver. */
+  readonly resolve?: Resolve;
+  /** A redelivery was asked for: wakes this process's dispatcher (others see it within a second). */
+  readonly notify?: () => void;
+}
 
 /** Everything the routes need, built once by the app factory and passed in. */
 export interface HttpContext {
@@ -40,6 +54,8 @@ export interface HttpContext {
   readonly connectionLimits?: ConnectionLimits;
   /** MEDIAGATE_METRICS_TOKEN: required as a bearer token by /metrics when set. */
   readonly metricsToken?: string;
+  /** Webhook endpoints; absent = 20 endpoints per key, no allow list. */
+  readonly webhooks?: WebhookRouteOptions;
   /** MEDIAGATE_CORS_ORIGINS; absent or empty = CORS off. */
   readonly corsOrigins?: readonly string[] | '*';
 }

@@ -17,6 +17,8 @@ export interface TaskMetrics {
   readonly queueWait: Histogram<'model'>;
   readonly renderTime: Histogram<'model'>;
   readonly tasksByStatus: Gauge<'status'>;
+  /** Webhook delivery attempts by outcome: succeeded, retried (failed, another attempt is due), failed (the last). */
+  readonly webhookDeliveries: Counter<'outcome'>;
 }
 
 /** Prometheus metrics of one API process, served at GET /metrics. */
@@ -55,6 +57,12 @@ export function createTaskMetrics(registry = new Registry()): TaskMetrics {
       registers: [registry],
     }),
     tasksByStatus: new Gauge({ name: 'mediagate_tasks', help: 'Tasks in the store by status', labelNames: ['status'], registers: [registry] }),
+    webhookDeliveries: new Counter({
+      name: 'mediagate_webhook_attempts_total',
+      help: 'Webhook delivery attempts made by this process, by outcome (succeeded, retried, failed after the last attempt)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   listImages,
   listVideos,
 } from './openapi-task-ops.js';
+import { WEBHOOK_PATHS, WEBHOOK_SCHEMAS, webhookEvents } from './openapi-webhooks.js';
 
 /**
  * The OpenAPI 3.1 document, derived from the catalog: each model's request body is its row's
@@ -47,6 +48,9 @@ const VIDEO_ERROR = {
             'task_not_cancellable',
             'idempotency_key_reused',
             'idempotency_key_in_use',
+            'webhook_not_found',
+            'webhook_delivery_not_found',
+            'webhook_limit_reached',
           ],
         },
         message: { type: 'string' },
@@ -227,6 +231,16 @@ function eventsPath(family: 'video' | 'image'): Record<string, unknown> {
   };
 }
 
+/** The webhook operations, each with the responses every keyed operation can give. */
+function webhookPaths(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(WEBHOOK_PATHS).map(([path, item]) => [
+      path,
+      Object.fromEntries(Object.entries(item).map(([method, operation]) => [method, withKeyed(operation, 'VideoError')])),
+    ]),
+  );
+}
+
 export function buildOpenApi(serverUrl: string, routes: readonly Route[], models: readonly ModelRow[]): Record<string, unknown> {
   const status = statuses(routes);
   const schemas: Record<string, unknown> = {
@@ -239,6 +253,8 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     ModelList: MODEL_LIST,
     ...TASK_OPS_SCHEMAS,
   };
+  const webhooks = routes.some((route) => route.path === '/v1/webhooks');
+  if (webhooks) Object.assign(schemas, WEBHOOK_SCHEMAS);
   for (const row of models) schemas[componentName(row)] = requestSchema(row);
   return {
     openapi: '3.1.0',
@@ -250,7 +266,9 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],
+    ...(webhooks ? { webhooks: webhookEvents() } : {}),
     paths: {
+      ...(webhooks ? webhookPaths() : {}),
       '/v1/video/generations': {
         post: {
           operationId: 'createVideo',

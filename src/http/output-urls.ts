@@ -1,5 +1,6 @@
 import type { UrlSigner } from '../storage/signing.js';
-import type { UrlFor } from './envelopes.js';
+import type { Task } from '../tasks/types.js';
+import { imageTask, videoTask, type UrlFor } from './envelopes.js';
 
 export interface OutputUrlOptions {
   readonly signer: UrlSigner;
@@ -26,4 +27,10 @@ export function createOutputUrls(options: OutputUrlOptions): UrlFor {
     }
     return url;
   };
+}
+
+/** A task as a status poll of its family returns it (the video object; the image envelope): webhook payloads. */
+export function presentTask(options: OutputUrlOptions): (task: Task) => object {
+  const urlFor = createOutputUrls(options);
+  return (task) => (task.kind === 'video' ? videoTask(task, urlFor) : imageTask(task, urlFor));
 }

@@ -7,6 +7,7 @@ import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './rout
 import { getModel, listModels } from './routes/models.js';
 import { cancelTask, listTasks } from './routes/task-ops.js';
 import { createTask, getTask, getTaskFast } from './routes/tasks.js';
+import { createWebhook, deleteWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook } from './routes/webhooks.js';
 
 /**
  * Every route of the service, declared once. From this table come the Fastify registration
@@ -58,6 +59,18 @@ export const ROUTES: readonly Route[] = [
     fast: getTaskFast('image'),
   },
   { path: '/v1/images/generations/async/:task_id/events', methods: ['GET'], family: 'image', auth: true, handler: streamTaskEvents('image') },
+  { path: '/v1/webhooks', methods: ['POST'], family: 'video', auth: true, handler: createWebhook },
+  { path: '/v1/webhooks', methods: ['GET'], family: 'video', auth: true, handler: listWebhooks },
+  { path: '/v1/webhooks/:webhook_id', methods: ['DELETE'], family: 'video', auth: true, handler: deleteWebhook },
+  { path: '/v1/webhooks/:webhook_id/deliveries', methods: ['GET'], family: 'video', auth: true, handler: listWebhookDeliveries },
+  {
+    path: '/v1/webhooks/:webhook_id/deliveries/:delivery_id/redeliver',
+    methods: ['POST'],
+    family: 'video',
+    auth: true,
+    ignoresBody: true,
+    handler: redeliverWebhook,
+  },
   { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels },
   { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel },
   { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile },

@@ -42,3 +42,8 @@ function timePart(ms: number): string {
 export function newTaskId(kind: ModelKind, now = Date.now()): string {
   return `${kind === 'video' ? 'vid' : 'img'}_${timePart(now)}${randomPart()}`;
 }
+
+/** The same form under another prefix (webhook deliveries: `msg_`), sorting by creation too. */
+export function newSortableId(prefix: string, now = Date.now()): string {
+  return `${prefix}_${timePart(now)}${randomPart()}`;
+}

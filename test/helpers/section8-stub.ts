@@ -212,16 +212,18 @@ export class Section8Stub implements Section8Target {
           id,
           url: params.url,
           events: params.events ?? ['video.completed', 'video.failed', 'video.cancelled', 'image.completed', 'image.failed', 'image.cancelled'],
-          secret: `whsec_${randomBytes(24).toString('base64')}`,
+          secret: `whsec_${randomBytes(32).toString('base64')}`,
           key,
         };
         this.webhooks.set(id, endpoint);
-        return ok({ id, url: endpoint.url, events: endpoint.events, secret: endpoint.secret });
+        return ok({ id, object: 'webhook', url: endpoint.url, events: endpoint.events, created_at: Math.floor(Date.now() / 1000), secret: endpoint.secret });
       }
       if (req.method === 'GET') {
         return ok({
           object: 'list',
-          data: [...this.webhooks.values()].filter((item) => item.key === key).map(({ id, url: target, events }) => ({ id, url: target, events })),
+          data: [...this.webhooks.values()]
+            .filter((item) => item.key === key)
+            .map(({ id, url: target, events }) => ({ id, object: 'webhook', url: target, events, created_at: 0 })),
         });
       }
       return fail(405, 'method_not_allowed');
@@ -229,9 +231,9 @@ export class Section8Stub implements Section8Target {
     const webhook = /^\/v1\/webhooks\/([^/]+)$/.exec(url.pathname);
     if (webhook && req.method === 'DELETE') {
       const found = this.webhooks.get(decodeURIComponent(webhook[1] ?? ''));
-      if (!found || found.key !== key) return fail(404, 'not_found', 'webhook_id');
+      if (!found || found.key !== key) return fail(404, 'webhook_not_found', 'webhook_id');
       this.webhooks.delete(found.id);
-      return ok({ id: found.id, deleted: true });
+      return ok({ id: found.id, object: 'webhook', deleted: true });
     }
 
     const base = family === 'video' ? '/v1/video/generations' : '/v1/images/generations/async';

@@ -45,7 +45,7 @@ interface ListQuery {
   readonly model?: string;
 }
 
-function queryValue(request: FastifyRequest, name: string): string | undefined {
+export function queryValue(request: FastifyRequest, name: string): string | undefined {
   const query = request.query;
   const value = typeof query === 'object' && query !== null ? (query as Record<string, unknown>)[name] : undefined;
   if (value === undefined) return undefined;

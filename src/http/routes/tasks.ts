@@ -18,7 +18,7 @@ declare module 'fastify' {
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /** Body presence and type, checked before validation so an empty POST is never a 500. */
-function requireJsonBody(request: FastifyRequest): unknown {
+export function requireJsonBody(request: FastifyRequest): unknown {
   const type = request.headers['content-type'];
   if (type === undefined || !JSON_TYPE.test(type)) throw errors.unsupportedMediaType(type);
   if (request.body === undefined) throw errors.malformedJson('the body is empty.');

@@ -124,6 +124,58 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 6,
+    name: 'webhooks: endpoints, the delivery outbox and its attempts; tasks.announced',
+    // `announced` starts at 0 for new rows (the insert statements stay as they are) and is set
+    // for tasks already final when the migration runs: only tasks settling afterwards are events.
+    up: (dialect) => {
+      const int64 = bigint(dialect);
+      return [
+        `ALTER TABLE tasks ADD COLUMN announced INTEGER NOT NULL DEFAULT 0`,
+        `UPDATE tasks SET announced = 1 WHERE status IN ('completed', 'failed', 'cancelled')`,
+        `CREATE INDEX tasks_unannounced ON tasks (completed_at) WHERE announced = 0 AND status IN ('completed', 'failed', 'cancelled')`,
+        `CREATE TABLE webhook_endpoints (
+          id TEXT PRIMARY KEY,
+          owner TEXT NOT NULL,
+          url TEXT NOT NULL,
+          events TEXT NOT NULL,
+          secret TEXT NOT NULL,
+          created_at ${int64} NOT NULL
+        )`,
+        `CREATE INDEX webhook_endpoints_owner ON webhook_endpoints (owner, created_at)`,
+        `CREATE TABLE webhook_deliveries (
+          id TEXT PRIMARY KEY,
+          endpoint_id TEXT NOT NULL,
+          owner TEXT NOT NULL,
+          type TEXT NOT NULL,
+          task_id TEXT NOT NULL,
+          payload TEXT NOT NULL,
+          status TEXT NOT NULL,
+          attempts INTEGER NOT NULL DEFAULT 0,
+          next_attempt_at ${int64},
+          lease_owner TEXT,
+          last_status_code INTEGER,
+          last_error TEXT,
+          created_at ${int64} NOT NULL,
+          updated_at ${int64} NOT NULL
+        )`,
+        `CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'`,
+        `CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, id ${bytewise(dialect)})`,
+        `CREATE TABLE webhook_attempts (
+          delivery_id TEXT NOT NULL,
+          endpoint_id TEXT NOT NULL,
+          attempt INTEGER NOT NULL,
+          at ${int64} NOT NULL,
+          status_code INTEGER,
+          error TEXT,
+          duration_ms INTEGER NOT NULL,
+          PRIMARY KEY (delivery_id, attempt)
+        )`,
+        `CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, delivery_id ${bytewise(dialect)})`,
+      ];
+    },
+  },
+  {
     version: 7,
     name: 'tasks.fair_rank: fair order between API keys (start-time fair queueing)',
     // A task's place in its channel's queue, set at insert: one more than its owner's highest

@@ -54,7 +54,39 @@ import {
 } from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
-import type { ApiKeyRecord, JobQueueSql, Store } from './store.js';
+import {
+  claimWebhookDeliveries,
+  countWebhookEndpoints,
+  deleteWebhookAttempts,
+  deleteWebhookDeliveries,
+  deleteWebhookEndpoint,
+  dropWebhookDelivery,
+  getWebhookDelivery,
+  getWebhookEndpoint,
+  insertWebhookAttempt,
+  insertWebhookDelivery,
+  insertWebhookEndpoint,
+  listWebhookAttempts,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  markAnnouncedMany,
+  nextWebhookDue,
+  pickUnannounced,
+  redeliverWebhook,
+  settleWebhookDelivery,
+} from './sql/webhooks.js';
+import type {
+  ApiKeyRecord,
+  ClaimedDelivery,
+  JobQueueSql,
+  NewWebhookDelivery,
+  Store,
+  WebhookAttemptRecord,
+  WebhookAttemptResult,
+  WebhookDeliveryRecord,
+  WebhookEndpointRecord,
+} from './store.js';
+import { FIRST_DELIVERY_PAGE, toAttempt, toClaimedDelivery, toDelivery, toEndpoint, withAttempts } from './webhook-rows.js';
 
 /** Tasks a reaper pass re-announces at most; the next pass takes the rest. */
 const STRANDED_BATCH = 500;
@@ -428,6 +460,101 @@ export class PostgresStore implements Store {
     const stored = await this.getMeta(key);
     if (stored === undefined) throw new Error(`meta ${key} vanished after insert`);
     return stored;
+  }
+
+  async insertWebhookEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {
+    await this.db.run(insertWebhookEndpoint, { ...endpoint, events: JSON.stringify(endpoint.events) });
+  }
+
+  async listWebhookEndpoints(owner: string): Promise<WebhookEndpointRecord[]> {
+    return (await this.db.all(listWebhookEndpoints, { owner })).map(toEndpoint);
+  }
+
+  async countWebhookEndpoints(owner: string): Promise<number> {
+    const [row] = await this.db.all(countWebhookEndpoints, { owner });
+    return num(row?.n ?? 0);
+  }
+
+  async getWebhookEndpoint(id: string, owner: string | undefined): Promise<WebhookEndpointRecord | undefined> {
+    const [row] = await this.db.all(getWebhookEndpoint, { id, owner: owner ?? '' });
+    return row ? toEndpoint(row) : undefined;
+  }
+
+  deleteWebhookEndpoint(id: string, owner: string): Promise<boolean> {
+    return this.transaction(async (db) => {
+      if ((await db.run(deleteWebhookEndpoint, { id, owner })) !== 1) return false;
+      await db.run(deleteWebhookAttempts, { endpointId: id });
+      await db.run(deleteWebhookDeliveries, { endpointId: id });
+      return true;
+    });
+  }
+
+  announceTasks(
+    limit: number,
+    now: number,
+    plan: (task: Task, endpoints: readonly WebhookEndpointRecord[]) => NewWebhookDelivery[],
+  ): Promise<{ tasks: number; deliveries: number }> {
+    return this.transaction(async (db) => {
+      const tasks = (await db.all(pickUnannounced, { limit })).map(toTask);
+      if (tasks.length === 0) return { tasks: 0, deliveries: 0 };
+      const endpointsOf = new Map<string, WebhookEndpointRecord[]>();
+      let deliveries = 0;
+      for (const task of tasks) {
+        let endpoints = endpointsOf.get(task.owner);
+        if (endpoints === undefined) {
+          endpoints = (await db.all(listWebhookEndpoints, { owner: task.owner })).map(toEndpoint);
+          endpointsOf.set(task.owner, endpoints);
+        }
+        for (const delivery of endpoints.length === 0 ? [] : plan(task, endpoints)) {
+          await db.run(insertWebhookDelivery, { ...delivery, now });
+          deliveries += 1;
+        }
+      }
+      await db.run(markAnnouncedMany, { ids: tasks.map((task) => task.id) });
+      return { tasks: tasks.length, deliveries };
+    });
+  }
+
+  async claimWebhookDeliveries(owner: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]> {
+    return (await this.db.all(claimWebhookDeliveries, { owner, now, leaseUntil, limit })).map(toClaimedDelivery);
+  }
+
+  async nextWebhookDue(): Promise<number | undefined> {
+    const [row] = await this.db.all(nextWebhookDue, {});
+    return row?.due === null || row?.due === undefined ? undefined : num(row.due);
+  }
+
+  settleWebhookDelivery(result: WebhookAttemptResult): Promise<boolean> {
+    return this.transaction(async (db) => {
+      if ((await db.run(settleWebhookDelivery, result)) !== 1) return false;
+      await db.run(insertWebhookAttempt, { ...result, deliveryId: result.id, attempt: result.attempts });
+      return true;
+    });
+  }
+
+  async dropWebhookDelivery(id: string): Promise<void> {
+    await this.db.run(dropWebhookDelivery, { id });
+  }
+
+  async redeliverWebhook(id: string, endpointId: string, now: number): Promise<boolean> {
+    return (await this.db.run(redeliverWebhook, { id, endpointId, now })) === 1;
+  }
+
+  async getWebhookDelivery(id: string, endpointId: string): Promise<WebhookDeliveryRecord | undefined> {
+    const [row] = await this.db.all(getWebhookDelivery, { id, endpointId });
+    return row ? toDelivery(row) : undefined;
+  }
+
+  async listWebhookDeliveries(
+    endpointId: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ delivery: WebhookDeliveryRecord; attempts: WebhookAttemptRecord[] }[]> {
+    const deliveries = (await this.db.all(listWebhookDeliveries, { endpointId, after: after ?? FIRST_DELIVERY_PAGE, limit })).map(toDelivery);
+    const high = deliveries[0]?.id;
+    const low = deliveries.at(-1)?.id;
+    if (high === undefined || low === undefined) return [];
+    return withAttempts(deliveries, (await this.db.all(listWebhookAttempts, { endpointId, low, high })).map(toAttempt));
   }
 
   async close(): Promise<void> {

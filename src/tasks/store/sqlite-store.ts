@@ -50,7 +50,38 @@ import {
 } from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
-import type { ApiKeyRecord, Store } from './store.js';
+import {
+  claimWebhookDeliveries,
+  countWebhookEndpoints,
+  deleteWebhookAttempts,
+  deleteWebhookDeliveries,
+  deleteWebhookEndpoint,
+  dropWebhookDelivery,
+  getWebhookDelivery,
+  getWebhookEndpoint,
+  insertWebhookAttempt,
+  insertWebhookDelivery,
+  insertWebhookEndpoint,
+  listWebhookAttempts,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  markAnnounced,
+  nextWebhookDue,
+  pickUnannounced,
+  redeliverWebhook,
+  settleWebhookDelivery,
+} from './sql/webhooks.js';
+import type {
+  ApiKeyRecord,
+  ClaimedDelivery,
+  NewWebhookDelivery,
+  Store,
+  WebhookAttemptRecord,
+  WebhookAttemptResult,
+  WebhookDeliveryRecord,
+  WebhookEndpointRecord,
+} from './store.js';
+import { FIRST_DELIVERY_PAGE, toAttempt, toClaimedDelivery, toDelivery, toEndpoint, withAttempts } from './webhook-rows.js';
 
 /** A settle (processing -> completed | failed) waiting for its group commit. */
 type Settle =
@@ -331,6 +362,99 @@ export class SqliteStore implements Store {
     const stored = this.get(getMeta, { key })?.value;
     if (stored === undefined) throw new Error(`meta ${key} vanished after insert`);
     return stored;
+  }
+
+  async insertWebhookEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {
+    this.run(insertWebhookEndpoint, { ...endpoint, events: JSON.stringify(endpoint.events) });
+  }
+
+  async listWebhookEndpoints(owner: string): Promise<WebhookEndpointRecord[]> {
+    return this.all(listWebhookEndpoints, { owner }).map(toEndpoint);
+  }
+
+  async countWebhookEndpoints(owner: string): Promise<number> {
+    return num(this.get(countWebhookEndpoints, { owner })?.n ?? 0);
+  }
+
+  async getWebhookEndpoint(id: string, owner: string | undefined): Promise<WebhookEndpointRecord | undefined> {
+    const row = this.get(getWebhookEndpoint, { id, owner: owner ?? '' });
+    return row ? toEndpoint(row) : undefined;
+  }
+
+  async deleteWebhookEndpoint(id: string, owner: string): Promise<boolean> {
+    return this.database.transaction(() => {
+      if (this.run(deleteWebhookEndpoint, { id, owner }) !== 1) return false;
+      this.run(deleteWebhookAttempts, { endpointId: id });
+      this.run(deleteWebhookDeliveries, { endpointId: id });
+      return true;
+    })();
+  }
+
+  async announceTasks(
+    limit: number,
+    now: number,
+    plan: (task: Task, endpoints: readonly WebhookEndpointRecord[]) => NewWebhookDelivery[],
+  ): Promise<{ tasks: number; deliveries: number }> {
+    return this.database.transaction(() => {
+      const tasks = this.all(pickUnannounced, { limit }).map(toTask);
+      const endpointsOf = new Map<string, WebhookEndpointRecord[]>();
+      let deliveries = 0;
+      for (const task of tasks) {
+        let endpoints = endpointsOf.get(task.owner);
+        if (endpoints === undefined) {
+          endpoints = this.all(listWebhookEndpoints, { owner: task.owner }).map(toEndpoint);
+          endpointsOf.set(task.owner, endpoints);
+        }
+        for (const delivery of endpoints.length === 0 ? [] : plan(task, endpoints)) {
+          this.run(insertWebhookDelivery, { ...delivery, now });
+          deliveries += 1;
+        }
+        this.run(markAnnounced, { id: task.id });
+      }
+      return { tasks: tasks.length, deliveries };
+    })();
+  }
+
+  async claimWebhookDeliveries(owner: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]> {
+    return this.all(claimWebhookDeliveries, { owner, now, leaseUntil, limit }).map(toClaimedDelivery);
+  }
+
+  async nextWebhookDue(): Promise<number | undefined> {
+    const due = this.get(nextWebhookDue, {})?.due;
+    return due === null || due === undefined ? undefined : num(due);
+  }
+
+  async settleWebhookDelivery(result: WebhookAttemptResult): Promise<boolean> {
+    return this.database.transaction(() => {
+      if (this.run(settleWebhookDelivery, result) !== 1) return false;
+      this.run(insertWebhookAttempt, { ...result, deliveryId: result.id, attempt: result.attempts });
+      return true;
+    })();
+  }
+
+  async dropWebhookDelivery(id: string): Promise<void> {
+    this.run(dropWebhookDelivery, { id });
+  }
+
+  async redeliverWebhook(id: string, endpointId: string, now: number): Promise<boolean> {
+    return this.run(redeliverWebhook, { id, endpointId, now }) === 1;
+  }
+
+  async getWebhookDelivery(id: string, endpointId: string): Promise<WebhookDeliveryRecord | undefined> {
+    const row = this.get(getWebhookDelivery, { id, endpointId });
+    return row ? toDelivery(row) : undefined;
+  }
+
+  async listWebhookDeliveries(
+    endpointId: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ delivery: WebhookDeliveryRecord; attempts: WebhookAttemptRecord[] }[]> {
+    const deliveries = this.all(listWebhookDeliveries, { endpointId, after: after ?? FIRST_DELIVERY_PAGE, limit }).map(toDelivery);
+    const high = deliveries[0]?.id;
+    const low = deliveries.at(-1)?.id;
+    if (high === undefined || low === undefined) return [];
+    return withAttempts(deliveries, this.all(listWebhookAttempts, { endpointId, low, high }).map(toAttempt));
   }
 
   async close(): Promise<void> {

@@ -139,8 +139,117 @@ export interface MetaStore {
   initMeta(key: string, value: string): Promise<string>;
 }
 
-/** The whole store, as a backend opens it: its three parts on one database. */
-export interface Store extends TaskStore, KeyStore, MetaStore {
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** A webhook endpoint of one API key (decisions 8.5). */
+export interface WebhookEndpointRecord {
+  readonly id: string;
+  readonly owner: string;
+  readonly url: string;
+  readonly events: readonly string[];
+  /** `whsec_...`; stored as given, since signing needs it. */
+  readonly secret: string;
+  readonly createdAt: number;
+}
+
+/** One event for one endpoint: the outbox row (its id is the `webhook-id` of every attempt). */
+export interface WebhookDeliveryRecord {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly type: string;
+  readonly taskId: string;
+  readonly status: WebhookDeliveryStatus;
+  /** Attempts started (a claim counts one: an attempt lost to a crash counts too). */
+  readonly attempts: number;
+  /** When pending: when it is due (or, while an attempt runs, when that attempt's lease ends). */
+  readonly nextAttemptAt: number | null;
+  /** An attempt holds it now (or held it when its process died, until the lease ends). */
+  readonly leased: boolean;
+  readonly lastStatusCode: number | null;
+  readonly lastError: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface ClaimedDelivery extends WebhookDeliveryRecord {
+  /** The body, frozen when the task became final. */
+  readonly payload: string;
+}
+
+export interface WebhookAttemptRecord {
+  readonly deliveryId: string;
+  readonly attempt: number;
+  readonly at: number;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+export interface NewWebhookDelivery {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly owner: string;
+  readonly type: string;
+  readonly taskId: string;
+  readonly payload: string;
+}
+
+/** The outcome of one attempt, written by the holder of that attempt only. */
+export interface WebhookAttemptResult {
+  readonly id: string;
+  readonly endpointId: string;
+  /** The lease owner that claimed it. */
+  readonly owner: string;
+  /** The delivery's `attempts` as the claim returned it (the fence). */
+  readonly attempts: number;
+  readonly status: WebhookDeliveryStatus;
+  readonly nextAttemptAt: number | null;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly at: number;
+  readonly durationMs: number;
+  readonly now: number;
+}
+
+/** Webhook endpoints, the delivery outbox and its attempts (sql/webhooks.ts). */
+export interface WebhookStore {
+  insertWebhookEndpoint(endpoint: WebhookEndpointRecord): Promise<void>;
+  listWebhookEndpoints(owner: string): Promise<WebhookEndpointRecord[]>;
+  countWebhookEndpoints(owner: string): Promise<number>;
+  /** `owner` undefined: any owner's (the dispatcher's read). */
+  getWebhookEndpoint(id: string, owner: string | undefined): Promise<WebhookEndpointRecord | undefined>;
+  /** Deletes the endpoint with its deliveries and attempts; false when it is not the owner's. */
+  deleteWebhookEndpoint(id: string, owner: string): Promise<boolean>;
+  /**
+   * In one transaction: up to `limit` final tasks not yet announced, `plan` turns each (with its
+   * owner's endpoints) into deliveries, which are inserted, and the tasks are marked announced.
+   * On PostgreSQL the tasks are locked with SKIP LOCKED, so processes share the work. `plan` is
+   * synchronous (SQLite runs the transaction as one synchronous function). Returns the counts.
+   */
+  announceTasks(
+    limit: number,
+    now: number,
+    plan: (task: Task, endpoints: readonly WebhookEndpointRecord[]) => NewWebhookDelivery[],
+  ): Promise<{ tasks: number; deliveries: number }>;
+  /** Due deliveries leased to `owner` until `leaseUntil`, with `attempts` incremented. */
+  claimWebhookDeliveries(owner: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]>;
+  nextWebhookDue(): Promise<number | undefined>;
+  /** Records the attempt and the delivery's new state; false (nothing written) when the fence is lost. */
+  settleWebhookDelivery(result: WebhookAttemptResult): Promise<boolean>;
+  dropWebhookDelivery(id: string): Promise<void>;
+  /** Due now with the same id; false when not found or an attempt holds it. */
+  redeliverWebhook(id: string, endpointId: string, now: number): Promise<boolean>;
+  getWebhookDelivery(id: string, endpointId: string): Promise<WebhookDeliveryRecord | undefined>;
+  /** A page of an endpoint's deliveries, newest first, each with its attempts (oldest first). */
+  listWebhookDeliveries(
+    endpointId: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ delivery: WebhookDeliveryRecord; attempts: WebhookAttemptRecord[] }[]>;
+}
+
+/** The whole store, as a backend opens it: its parts on one database. */
+export interface Store extends TaskStore, KeyStore, MetaStore, WebhookStore {
   readonly dialect: 'sqlite' | 'postgres';
   migrate(): Promise<number[]>;
   close(): Promise<void>;

@@ -1,0 +1,267 @@
+import { randomBytes } from 'node:crypto';
+import type { LookupFunction } from 'node:net';
+import { hostname } from 'node:os';
+import type { ConnectionOptions } from 'node:tls';
+import { errors as undiciErrors, request, type Dispatcher } from 'undici';
+import { AddressRefusedError, assertFetchableUrl, createFetchDispatcher, FetchError, type FetchAllowList } from '../media/fetcher.js';
+import { newSortableId } from '../tasks/ids.js';
+import type { TaskService } from '../tasks/service.js';
+import type { ClaimedDelivery, NewWebhookDelivery, WebhookEndpointRecord, WebhookStore } from '../tasks/store/store.js';
+import type { Task } from '../tasks/types.js';
+import { eventOf } from './events.js';
+import { DEFAULT_RETRY_SCHEDULE_MS, retryDelay } from './schedule.js';
+import { signWebhook } from './signing.js';
+
+export type DeliveryOutcome = 'succeeded' | 'retried' | 'failed';
+
+interface Log {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface WebhookDispatcherOptions {
+  readonly store: WebhookStore;
+  /** Settles and cancels of this process wake the announcer at once. */
+  readonly service: TaskService;
+  /** The task as a status poll returns it (the video object; the image envelope). Synchronous. */
+  readonly present: (task: Task) => object;
+  /** The media inputs' allow list (MEDIAGATE_FETCH_ALLOW_*): the same address policy. */
+  readonly allow: FetchAllowList;
+  /** Extra TLS options for the connections (a test CA). */
+  readonly tls?: ConnectionOptions;
+  /** DNS resolution of every connection (tests: a name that resolves to a private address). */
+  readonly lookup?: LookupFunction;
+  /** Delays between attempts (schedule.ts); attempts = its length + 1. */
+  readonly retryScheduleMs?: readonly number[];
+  /** A 2xx must arrive within this (default 15 s). */
+  readonly timeoutMs?: number;
+  /** Attempts in flight in this process (default 16). */
+  readonly concurrency?: number;
+  /** How often the store is looked at when nothing wakes the dispatcher (default 1 s). */
+  readonly pollIntervalMs?: number;
+  readonly log: Log;
+  readonly observe?: (outcome: DeliveryOutcome) => void;
+}
+
+export const WEBHOOK_TIMEOUT_MS = 15_000;
+const ANNOUNCE_BATCH = 100;
+const USER_AGENT = 'mediagate-webhooks/1';
+
+/**
+ * The webhook outbox's two steps, in every process that runs workers (decisions 8.5):
+ * - the announcer turns final tasks not yet announced into deliveries (one transaction per batch,
+ *   store.announceTasks), so a task settled just before a crash is announced after the restart;
+ * - the sender claims due deliveries with a lease (their `next_attempt_at`, plus a fence on
+ *   `attempts`), POSTs each signed body, and records the attempt and the next state: succeeded on
+ *   a 2xx within the timeout, else due again after the schedule's delay, failed after the last.
+ * Redirects are not followed (a 3xx is a failure), and every connection goes through the media
+ * fetcher's dispatcher: the address policy applies to each address actually connected to.
+ */
+export class WebhookDispatcher {
+  private readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly retrySchedule: readonly number[];
+  private readonly timeoutMs: number;
+  private readonly concurrency: number;
+  private readonly pollIntervalMs: number;
+  private readonly http: Dispatcher;
+  private readonly inFlight = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  private readonly wake = (): void => this.notify();
+
+  constructor(private readonly options: WebhookDispatcherOptions) {
+    this.retrySchedule = options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
+    this.timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+    this.concurrency = options.concurrency ?? 16;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
+    this.http = createFetchDispatcher({
+      allow: options.allow,
+      ...(options.tls ? { tls: options.tls } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+      connectTimeoutMs: this.timeoutMs,
+    });
+  }
+
+  /** Attempts in all, the first included. */
+  get maxAttempts(): number {
+    return this.retrySchedule.length + 1;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.options.service.on('settled', this.wake);
+    this.options.service.on('cancelled', this.wake);
+    this.notify();
+  }
+
+  /** Look at the store now (a task settled, a redelivery was asked for). */
+  notify(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.running = this.pass()
+      .catch((error: unknown) => {
+        // A store that failed (a database restart) is tried again at the next interval.
+        this.options.log.error({ err: error }, 'webhook dispatcher pass failed');
+        this.schedule(this.pollIntervalMs);
+      })
+      .finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.notify();
+        }
+      });
+  }
+
+  /** Stops claiming; attempts in flight finish (a lease left behind ends by itself). */
+  async close(): Promise<void> {
+    this.stopped = true;
+    this.options.service.off('settled', this.wake);
+    this.options.service.off('cancelled', this.wake);
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    await Promise.all([...this.inFlight]);
+    await this.http.close();
+  }
+
+  private async pass(): Promise<void> {
+    const now = Date.now();
+    for (;;) {
+      const { tasks } = await this.options.store.announceTasks(ANNOUNCE_BATCH, Date.now(), (task, endpoints) => this.plan(task, endpoints));
+      if (tasks < ANNOUNCE_BATCH || this.stopped) break;
+    }
+    const free = this.concurrency - this.inFlight.size;
+    if (free > 0 && !this.stopped) {
+      const claimed = await this.options.store.claimWebhookDeliveries(this.id, now, now + this.timeoutMs + 5_000, free);
+      for (const delivery of claimed) {
+        const attempt = this.attempt(delivery)
+          // The lease ends by itself: the delivery is due again then, and no attempt is lost.
+          .catch((error: unknown) => this.options.log.error({ err: error, webhook: delivery.id }, 'webhook delivery attempt could not be recorded'))
+          .finally(() => {
+            this.inFlight.delete(attempt);
+            this.notify();
+          });
+        this.inFlight.add(attempt);
+      }
+    }
+    if (this.stopped) return;
+    const due = await this.options.store.nextWebhookDue();
+    this.schedule(due === undefined ? this.pollIntervalMs : Math.min(this.pollIntervalMs, Math.max(0, due - Date.now())));
+  }
+
+  private schedule(waitMs: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.notify(), waitMs);
+    this.timer.unref();
+  }
+
+  /** The deliveries of one final task: one per endpoint of its owner that takes its event. */
+  private plan(task: Task, endpoints: readonly WebhookEndpointRecord[]): NewWebhookDelivery[] {
+    const type = eventOf(task);
+    if (type === undefined) return [];
+    const matching = endpoints.filter((endpoint) => endpoint.events.includes(type));
+    if (matching.length === 0) return [];
+    const timestamp = new Date(task.completedAt ?? Date.now()).toISOString();
+    const payload = JSON.stringify({ type, timestamp, data: this.options.present(task) });
+    return matching.map((endpoint) => ({ id: newSortableId('msg'), endpointId: endpoint.id, owner: task.owner, type, taskId: task.id, payload }));
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const { store, log } = this.options;
+    const endpoint = await store.getWebhookEndpoint(delivery.endpointId, undefined);
+    if (endpoint === undefined) {
+      await store.dropWebhookDelivery(delivery.id);
+      return;
+    }
+    const started = Date.now();
+    const { statusCode, error } = await this.post(endpoint, delivery);
+    const at = Date.now();
+    const ok = statusCode !== null && statusCode >= 200 && statusCode <= 299;
+    const delay = ok ? undefined : retryDelay(this.retrySchedule, delivery.attempts);
+    const outcome: DeliveryOutcome = ok ? 'succeeded' : delay === undefined ? 'failed' : 'retried';
+    const written = await store.settleWebhookDelivery({
+      id: delivery.id,
+      endpointId: delivery.endpointId,
+      owner: this.id,
+      attempts: delivery.attempts,
+      status: outcome === 'retried' ? 'pending' : outcome,
+      nextAttemptAt: delay === undefined ? null : at + delay,
+      statusCode,
+      error,
+      at: started,
+      durationMs: at - started,
+      now: at,
+    });
+    if (!written) return;
+    this.options.observe?.(outcome);
+    if (!ok) {
+      log.warn(
+        { webhook: delivery.id, endpoint: delivery.endpointId, type: delivery.type, attempt: delivery.attempts, statusCode, error, outcome },
+        'webhook delivery attempt failed',
+      );
+    }
+  }
+
+  /** One POST: the answer's status, or why there was none. Never throws. */
+  private async post(endpoint: WebhookEndpointRecord, delivery: ClaimedDelivery): Promise<{ statusCode: number | null; error: string | null }> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    try {
+      // The URL was checked at registration; checked again, as every fetch is.
+      const url = assertFetchableUrl(endpoint.url);
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: this.http,
+        signal,
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'webhook-id': delivery.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(endpoint.secret, delivery.id, timestamp, delivery.payload),
+        },
+        body: delivery.payload,
+      });
+      // The body is not read: only the status counts.
+      response.body.once('error', () => {});
+      response.body.destroy();
+      const statusCode = response.statusCode;
+      if (statusCode >= 200 && statusCode <= 299) return { statusCode, error: null };
+      const redirect = statusCode >= 300 && statusCode <= 399 ? ' (redirects are not followed)' : '';
+      return { statusCode, error: `HTTP ${statusCode}${redirect}` };
+    } catch (error) {
+      return { statusCode: null, error: describe(error, signal, this.timeoutMs) };
+    }
+  }
+}
+
+/** Why an attempt got no answer, for the delivery log (no addresses, no secrets). */
+function describe(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+    if (cause instanceof AddressRefusedError) return `address_refused: ${cause.host} is not a public address`;
+    if (cause instanceof FetchError) return `bad_url: ${cause.message}`;
+  }
+  if (
+    signal.aborted ||
+    error instanceof undiciErrors.ConnectTimeoutError ||
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError
+  ) {
+    return `timeout: no answer within ${timeoutMs} ms`;
+  }
+  const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+  return `network: ${code ?? (error instanceof Error ? error.message : 'the request failed')}`.slice(0, 300);
+}

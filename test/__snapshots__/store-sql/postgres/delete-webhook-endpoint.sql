@@ -1,0 +1,1 @@
+DELETE FROM webhook_endpoints WHERE id = $1 AND owner = $2

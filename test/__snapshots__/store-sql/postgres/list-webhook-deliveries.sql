@@ -1,0 +1,3 @@
+SELECT id, endpoint_id, type, task_id, status, attempts, next_attempt_at, lease_owner, last_status_code, last_error, created_at, updated_at FROM webhook_deliveries
+       WHERE endpoint_id = $1 AND id COLLATE "C" < $2
+    ORDER BY id COLLATE "C" DESC LIMIT $3

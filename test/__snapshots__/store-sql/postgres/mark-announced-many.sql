@@ -1,0 +1,1 @@
+UPDATE tasks SET announced = 1 WHERE id = ANY($1::text[]) AND announced = 0

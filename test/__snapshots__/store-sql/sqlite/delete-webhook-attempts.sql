@@ -1,0 +1,1 @@
+DELETE FROM webhook_attempts WHERE endpoint_id = ?

@@ -1,0 +1,1 @@
+SELECT min(next_attempt_at) AS due FROM webhook_deliveries WHERE status = 'pending'
