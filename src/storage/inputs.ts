@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, open as openFile, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openStoredFile } from './local.js';
 import type { StoredFile } from './storage.js';
 
 /**
@@ -207,19 +207,7 @@ export class InputStore {
   /** A stored input as a servable file (published URLs), or undefined. */
   async open(taskId: string, name: string): Promise<StoredFile | undefined> {
     if (!TASK_ID.test(taskId) || !NAME.test(name)) return undefined;
-    const path = join(this.root, taskId, name);
-    try {
-      const info = await stat(path);
-      if (!info.isFile()) return undefined;
-      return {
-        size: info.size,
-        mtimeMs: info.mtimeMs,
-        contentType: TYPES[name.split('.')[1] ?? ''] ?? 'application/octet-stream',
-        stream: (range) => createReadStream(path, range ? { start: range.start, end: range.end } : {}),
-      };
-    } catch {
-      return undefined;
-    }
+    return openStoredFile(join(this.root, taskId, name), TYPES[name.split('.')[1] ?? ''] ?? 'application/octet-stream');
   }
 
   /**

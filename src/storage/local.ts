@@ -39,19 +39,7 @@ export class LocalStorage implements OutputStorage {
   async open(key: string): Promise<StoredFile | undefined> {
     const match = KEY_PATTERN.exec(key);
     if (!match) return undefined;
-    const path = join(this.root, key);
-    try {
-      const info = await stat(path);
-      if (!info.isFile()) return undefined;
-      return {
-        size: info.size,
-        mtimeMs: info.mtimeMs,
-        contentType: CONTENT_TYPES[match[1] ?? ''] ?? 'application/octet-stream',
-        stream: (range) => createReadStream(path, range ? { start: range.start, end: range.end } : {}),
-      };
-    } catch {
-      return undefined;
-    }
+    return openStoredFile(join(this.root, key), CONTENT_TYPES[match[1] ?? ''] ?? 'application/octet-stream');
   }
 
   async sweep(olderThanMs: number): Promise<number> {
@@ -75,5 +63,21 @@ export class LocalStorage implements OutputStorage {
       }
     }
     return removed;
+  }
+}
+
+/** A regular file as a StoredFile (ranged streams), or undefined when it is missing or not a file. */
+export async function openStoredFile(path: string, contentType: string): Promise<StoredFile | undefined> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) return undefined;
+    return {
+      size: info.size,
+      mtimeMs: info.mtimeMs,
+      contentType,
+      stream: (range) => createReadStream(path, range ? { start: range.start, end: range.end } : {}),
+    };
+  } catch {
+    return undefined;
   }
 }

@@ -54,16 +54,19 @@ export function queryValue(request: FastifyRequest, name: string): string | unde
   return value;
 }
 
+/** A page's `limit` query (decisions §8.2): 1-100, default 20. Lists of tasks and of webhook deliveries share it. */
+export function pageLimit(request: FastifyRequest): number {
+  const text = queryValue(request, 'limit');
+  if (text === undefined) return 20;
+  if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > 100) {
+    throw errors.invalidQuery('limit', 'limit must be an integer from 1 to 100.');
+  }
+  return Number(text);
+}
+
 /** The list query of a family, validated (decisions §8: codes and params). */
 function listQuery(request: FastifyRequest, family: Family): ListQuery {
-  const limitText = queryValue(request, 'limit');
-  let limit = 20;
-  if (limitText !== undefined) {
-    if (!/^\d{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 100) {
-      throw errors.invalidQuery('limit', 'limit must be an integer from 1 to 100.');
-    }
-    limit = Number(limitText);
-  }
+  const limit = pageLimit(request);
   const after = queryValue(request, 'after');
   if (after !== undefined && !(ID_FORMAT.test(after) && after.startsWith(ID_PREFIX[family]))) {
     throw errors.invalidQuery('after', `after must be the id of a ${family} task (${ID_PREFIX[family]}...).`);

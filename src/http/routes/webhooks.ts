@@ -8,7 +8,7 @@ import { isWebhookEvent, WEBHOOK_EVENTS } from '../../webhooks/events.js';
 import { newWebhookSecret } from '../../webhooks/signing.js';
 import { seconds } from '../envelopes.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
-import { queryValue } from './task-ops.js';
+import { pageLimit, queryValue } from './task-ops.js';
 import { requireJsonBody } from './tasks.js';
 
 /*
@@ -134,14 +134,7 @@ export function deleteWebhook(deps: RouteDeps): Handler {
 /** `GET /v1/webhooks/{webhook_id}/deliveries`: newest first, `limit` (1-100, default 20) and `after`. */
 export function listWebhookDeliveries(deps: RouteDeps): Handler {
   return async (request) => {
-    const limitText = queryValue(request, 'limit');
-    let limit = 20;
-    if (limitText !== undefined) {
-      if (!/^\d{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 100) {
-        throw errors.invalidQuery('limit', 'limit must be an integer from 1 to 100.');
-      }
-      limit = Number(limitText);
-    }
+    const limit = pageLimit(request);
     const after = queryValue(request, 'after');
     if (after !== undefined && !DELIVERY_ID.test(after)) throw errors.invalidQuery('after', 'after must be the id of a delivery (msg_...).');
     const endpoint = await requireEndpoint(deps, request);
