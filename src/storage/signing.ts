@@ -17,6 +17,7 @@ export interface SigningSecrets {
 export class UrlSigner {
   private current: Buffer;
   private previous: { readonly secret: Buffer; readonly untilMs: number } | undefined;
+  private rotations = 0;
 
   constructor(secrets: SigningSecrets | Buffer) {
     const given = Buffer.isBuffer(secrets) ? { current: secrets.toString() } : secrets;
@@ -27,8 +28,15 @@ export class UrlSigner {
 
   /** Takes the secrets a refresh read; no I/O, so the files route never waits on the store. */
   use(secrets: SigningSecrets): void {
-    this.current = Buffer.from(secrets.current);
+    const current = Buffer.from(secrets.current);
+    if (!current.equals(this.current)) this.rotations += 1;
+    this.current = current;
     this.previous = secrets.previous && { secret: Buffer.from(secrets.previous.secret), untilMs: secrets.previous.untilMs };
+  }
+
+  /** Changes when the current secret does: whoever remembers signed URLs drops them then. */
+  get generation(): number {
+    return this.rotations;
   }
 
   sign(key: string, exp: number): string {
