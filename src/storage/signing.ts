@@ -19,11 +19,9 @@ export class UrlSigner {
   private previous: { readonly secret: Buffer; readonly untilMs: number } | undefined;
   private rotations = 0;
 
-  constructor(secrets: SigningSecrets | Buffer) {
-    const given = Buffer.isBuffer(secrets) ? { current: secrets.toString() } : secrets;
-    this.current = Buffer.from(given.current);
-    this.previous = undefined;
-    this.use(given);
+  constructor(secrets: SigningSecrets) {
+    this.current = Buffer.from(secrets.current);
+    this.use(secrets);
   }
 
   /** Takes the secrets a refresh read; no I/O, so the files route never waits on the store. */
