@@ -25,6 +25,8 @@ export interface Config {
   readonly concurrency: number;
   /** MEDIAGATE_OUTPUT_TTL_S: seconds outputs are kept and their URLs are valid. Default 86400; held in ms. */
   readonly outputTtlMs: number;
+  /** MEDIAGATE_SIGNING_REFRESH_S: how often a running process re-reads the URL signing secrets (`mediagate secrets rotate`). Default 10; held in ms. */
+  readonly signingRefreshMs: number;
   /** MEDIAGATE_TASK_RETENTION_S: seconds a final task is kept after it ended, then deleted with its files. Default 604800 (7 days); held in ms. */
   readonly taskRetentionMs: number;
   /** MEDIAGATE_KEY_INPUT_BYTES: stored input bytes per key over its queued and processing tasks; 0 = no limit. Default 1 GiB. */
@@ -267,6 +269,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrlExplicit: Boolean(env['MEDIAGATE_PUBLIC_URL']?.trim()),
     concurrency,
     outputTtlMs: seconds(env, 'MEDIAGATE_OUTPUT_TTL_S', 86_400, 1, 10 * 365 * 86_400),
+    signingRefreshMs: seconds(env, 'MEDIAGATE_SIGNING_REFRESH_S', 10, 1, 3600),
     taskRetentionMs: seconds(env, 'MEDIAGATE_TASK_RETENTION_S', 7 * 86_400, 1, 10 * 365 * 86_400),
     keyInputBytes: integer(env, 'MEDIAGATE_KEY_INPUT_BYTES', 1024 * 1024 * 1024, 0, 1024 ** 4),
     ffmpegPath: env['MEDIAGATE_FFMPEG_PATH']?.trim() || undefined,

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -13,7 +12,7 @@ import type { Engine } from './engines/types.js';
 import { createLogger } from './logging.js';
 import { InputStore, inputKey } from './storage/inputs.js';
 import { LocalStorage } from './storage/local.js';
-import { UrlSigner } from './storage/signing.js';
+import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
 import type { TaskFeed } from './tasks/feed.js';
@@ -99,6 +98,9 @@ async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
     log: (msg: string, extra?: object) => logger.debug(extra ?? {}, msg),
   });
 }
+
+/** For `mediagate secrets` (cli/ reaches storage/ through this module). */
+export { readSigningState, rotateSigningSecret } from './storage/signing.js';
 
 /**
  * The task backend a configuration names: PostgreSQL at DATABASE_URL (store and job queue), or
@@ -196,7 +198,8 @@ interface Core {
   readonly process: MediagateProcess;
   readonly storage: LocalStorage;
   readonly inputs: InputStore;
-  readonly secret: string;
+  /** Signs and verifies file URLs; kept on the stored secrets by a background refresh (rotation). */
+  readonly signer: UrlSigner;
   /** The task feed of this backend (tasks/feed.ts); the caller closes it. */
   readonly openFeed: () => TaskFeed;
   /**
@@ -227,7 +230,11 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   const backend = openBackendFor(config, logger);
   await backend.migrate();
   const store = backend.store;
-  const secret = await store.initMeta('url_signing_secret', randomBytes(32).toString('base64url'));
+  const signer = new UrlSigner(await loadSigningState(store));
+  // A rotation (`mediagate secrets rotate`) reaches this process at the next read, never per request.
+  const stopSigningRefresh = startSigningRefresh(signer, store, config.signingRefreshMs, (error) =>
+    logger.warn({ err: error }, 'reading the URL signing secrets failed; keeping the current ones'),
+  );
   const keys = new KeyRegistry({ store, configured: config.apiKeys });
   const generatedKey = await keys.init();
   const channels = options.channels;
@@ -237,7 +244,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
     ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
   });
   const storage = new LocalStorage(outputRoot);
-  const upstream = await createUpstream(config, options, service, storage, inputs, new UrlSigner(Buffer.from(secret)), workRoot, logger, channelMetrics);
+  const upstream = await createUpstream(config, options, service, storage, inputs, signer, workRoot, logger, channelMetrics);
 
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
@@ -318,12 +325,13 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
         await Promise.all([pool?.close(drainMs), upstream?.close(drainMs), webhooks?.close()]);
         await feed?.close();
         await engine?.close();
+        await stopSigningRefresh();
         await backend.close();
       },
     },
     storage,
     inputs,
-    secret,
+    signer,
     openFeed,
     async startWork(presentTask, observeOutcome) {
       await pool?.start();
@@ -367,7 +375,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     import('./http/output-urls.js'),
   ]);
   const metrics = createMetrics();
-  const { process: core, storage, inputs, secret, startWork, openFeed } = await createCore(config, options, metrics.channels);
+  const { process: core, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, metrics.channels);
   const { store, keys, service } = core;
   const feed = openFeed();
   service.on('settled', (task) => observeSettled(metrics, task));
@@ -375,7 +383,6 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
   const models = routedModels(options.channels ?? defaultChannelsConfig());
-  const signer = new UrlSigner(Buffer.from(secret));
   const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs });
   const http = buildHttpServer(
     {
@@ -444,12 +451,12 @@ export async function createMediagate(config: Config, options: MediagateOptions 
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
   // Webhook payloads carry output URLs as a status poll on the API would (MEDIAGATE_PUBLIC_URL).
   const { presentTask } = await import('./http/output-urls.js');
-  const presenter = (secret: string): ((task: Task) => object) =>
-    presentTask({ signer: new UrlSigner(Buffer.from(secret)), publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs });
+  const presenter = (signer: UrlSigner): ((task: Task) => object) =>
+    presentTask({ signer, publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs });
   const port = config.metricsPort;
   if (port === undefined) {
-    const { process: core, startWork, secret } = await createCore(config, options);
-    const present = presenter(secret);
+    const { process: core, startWork, signer } = await createCore(config, options);
+    const present = presenter(signer);
     return { ...core, start: () => startWork(present) };
   }
   const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }, { createChannelMetrics }] = await Promise.all([
@@ -459,8 +466,8 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
   ]);
   const metrics = createTaskMetrics();
   // The channel series on the same registry: a worker process is where upstream tasks run.
-  const { process: core, startWork, secret } = await createCore(config, options, createChannelMetrics(metrics.registry));
-  const present = presenter(secret);
+  const { process: core, startWork, signer } = await createCore(config, options, createChannelMetrics(metrics.registry));
+  const present = presenter(signer);
   core.service.on('settled', (task) => observeSettled(metrics, task));
   let listener: MetricsListener | undefined;
   return {

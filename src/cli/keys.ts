@@ -15,7 +15,7 @@ import type { KeyStore, Store } from '../tasks/store/store.js';
  * migrated. `existing`: read only a store that is already there (a listing creates nothing),
  * and say on stderr which one was read.
  */
-async function withStore<T>(run: (store: Store) => Promise<T>, existing = false): Promise<T> {
+export async function withStore<T>(run: (store: Store) => Promise<T>, existing = false): Promise<T> {
   const { openBackendFor } = await import('../service-factory.js');
   const { readConfig } = await import('./serve.js');
   const config = readConfig();

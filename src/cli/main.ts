@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { CliError, registerKeyCommands } from './keys.js';
+import { registerSecretCommands } from './secrets.js';
 import { registerImageCommands, registerModelsCommand, registerTaskCommands, registerVideoCommands, registerWebhookCommands } from './client-commands/index.js';
 
 const program = new Command();
@@ -55,6 +56,7 @@ registerTaskCommands(program);
 registerModelsCommand(program);
 registerWebhookCommands(program);
 registerKeyCommands(program);
+registerSecretCommands(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof CliError) {

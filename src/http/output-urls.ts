@@ -12,11 +12,17 @@ export interface OutputUrlOptions {
 /**
  * Signed, expiring output URLs. A finished task's URL never changes (its expiry derives from
  * the completion time), and clients poll finished tasks again and again: each output is
- * signed once and remembered (up to 10,000, then forgotten all at once).
+ * signed once and remembered (up to 10,000, then forgotten all at once), and forgotten when the
+ * signing secret is rotated (a URL of a retired secret would stop working).
  */
 export function createOutputUrls(options: OutputUrlOptions): UrlFor {
   const signed = new Map<string, string>();
+  let generation = options.signer.generation;
   return (key, completedAt) => {
+    if (options.signer.generation !== generation) {
+      signed.clear();
+      generation = options.signer.generation;
+    }
     let url = signed.get(key);
     if (url === undefined) {
       // Whole seconds since the epoch: the unit of the URL's `exp`.

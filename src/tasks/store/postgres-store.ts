@@ -30,7 +30,7 @@ import {
 import { cancelTask } from './sql/cancel.js';
 import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
-import { getMeta, initMeta } from './sql/meta.js';
+import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './sql/migrations.js';
 import { expireLeases, failAbandoned, requeueStranded } from './sql/recovery.js';
 import { completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './sql/settle.js';
@@ -460,6 +460,19 @@ export class PostgresStore implements Store {
     const stored = await this.getMeta(key);
     if (stored === undefined) throw new Error(`meta ${key} vanished after insert`);
     return stored;
+  }
+
+  async listMeta(pattern: string): Promise<Array<{ key: string; value: string }>> {
+    return this.db.all(listMeta, { pattern });
+  }
+
+  async swapMeta(key: string, expected: string, value: string, also: ReadonlyArray<{ key: string; value: string }>): Promise<boolean> {
+    // The swapped row stays locked to COMMIT: a concurrent swap waits, then finds the new value and fails.
+    return this.transaction(async (db) => {
+      if ((await db.run(swapMeta, { key, expected, value })) !== 1) return false;
+      for (const row of also) await db.run(setMeta, row);
+      return true;
+    });
   }
 
   async insertWebhookEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {

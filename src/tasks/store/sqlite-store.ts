@@ -29,7 +29,7 @@ import {
 import { cancelTask } from './sql/cancel.js';
 import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
-import { getMeta, initMeta } from './sql/meta.js';
+import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
 import { createVersionTable, isApplied, recordApplied } from './sql/migrations.js';
 import { expireLeases, failAbandoned } from './sql/recovery.js';
 import { complete, fail, heartbeat, release, setProgress } from './sql/settle.js';
@@ -362,6 +362,19 @@ export class SqliteStore implements Store {
     const stored = this.get(getMeta, { key })?.value;
     if (stored === undefined) throw new Error(`meta ${key} vanished after insert`);
     return stored;
+  }
+
+  async listMeta(pattern: string): Promise<Array<{ key: string; value: string }>> {
+    return this.all(listMeta, { pattern });
+  }
+
+  async swapMeta(key: string, expected: string, value: string, also: ReadonlyArray<{ key: string; value: string }>): Promise<boolean> {
+    // The UPDATE comes first: it takes the write lock, so nothing is read from an older snapshot.
+    return this.database.transaction(() => {
+      if (this.run(swapMeta, { key, expected, value }) !== 1) return false;
+      for (const row of also) this.run(setMeta, row);
+      return true;
+    })();
   }
 
   async insertWebhookEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {

@@ -137,6 +137,14 @@ export interface MetaStore {
   getMeta(key: string): Promise<string | undefined>;
   /** Sets a value only if none is set; returns the value that is stored afterwards. */
   initMeta(key: string, value: string): Promise<string>;
+  /** Rows whose key matches a LIKE pattern, read in one statement. */
+  listMeta(pattern: string): Promise<Array<{ key: string; value: string }>>;
+  /**
+   * Replaces `key`'s value with `value` only if it is still `expected`, and then, in the same
+   * transaction, sets each of `also` (insert or replace). False, with nothing written, when the
+   * value was no longer `expected`. Used to rotate the URL signing secret (storage/signing.ts).
+   */
+  swapMeta(key: string, expected: string, value: string, also: ReadonlyArray<{ key: string; value: string }>): Promise<boolean>;
 }
 
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';

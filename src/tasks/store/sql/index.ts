@@ -3,7 +3,7 @@ import type { JobQueueSql } from '../store.js';
 import { cancelTask } from './cancel.js';
 import { claimById, claimByIds, claimQueued, claimTakeovers } from './claim.js';
 import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './keys.js';
-import { getMeta, initMeta } from './meta.js';
+import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './meta.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './migrations.js';
 import { expireLeases, failAbandoned, requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './settle.js';
@@ -129,6 +129,9 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     activateEnvKey,
     getMeta,
     initMeta,
+    listMeta,
+    setMeta,
+    swapMeta,
     createVersionTable,
     isApplied,
     recordApplied,

@@ -1,0 +1,1 @@
+SELECT key, value FROM meta WHERE key LIKE ? ORDER BY key

@@ -1,0 +1,1 @@
+UPDATE meta SET value = ? WHERE key = ? AND value = ?
