@@ -54,7 +54,7 @@ export function queryValue(request: FastifyRequest, name: string): string | unde
   return value;
 }
 
-/** A page's `limit` query (decisions §8.2): 1-100, default 20. Lists of tasks and of webhook deliveries share it. */
+/** A page's `limit` query (decisions §8): 1-100, default 20. Lists of tasks and of webhook deliveries share it. */
 export function pageLimit(request: FastifyRequest): number {
   const text = queryValue(request, 'limit');
   if (text === undefined) return 20;
