@@ -60,6 +60,9 @@ function flatHeaders(headers: Record<string, string | string[] | undefined>): Re
   return out;
 }
 
+/** How long a shutdown waits for open upstream requests before it drops them. */
+const CLOSE_GRACE_MS = 1000;
+
 export function createChannelHttp(options: ChannelHttpOptions): ChannelHttp & { close(): Promise<void> } {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
@@ -136,7 +139,17 @@ export function createChannelHttp(options: ChannelHttpOptions): ChannelHttp & { 
   return {
     request: call,
     async close() {
-      await ownDispatcher?.close();
+      // Called after the scheduler's drain: a request still open then belongs to a step that
+      // lost its chance to finish (its lease hands the task over), so it must not hold the
+      // shutdown. undici's close() waits for every open request; give it a moment, then destroy.
+      if (!ownDispatcher) return;
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        ownDispatcher.close().then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), CLOSE_GRACE_MS))),
+      ]);
+      clearTimeout(timer);
+      if (!closed) await ownDispatcher.destroy();
     },
   };
 }
