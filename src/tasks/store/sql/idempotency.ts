@@ -77,9 +77,13 @@ export const findIdempotencyKey = operation<{ owner: string; key: string }, Idem
   () => `SELECT kind, request_hash, task_id, created_at FROM idempotency_keys WHERE owner = @owner AND key = @key`,
 );
 
-/** Deletes up to `limit` expired keys (a bounded sweep). */
+/**
+ * Deletes up to `limit` expired keys (a bounded sweep). The outer WHERE repeats the expiry: a
+ * key replaced in place by a create (take-idempotency-key) while the sweep runs keeps its
+ * (owner, key), and PostgreSQL re-checks only the outer condition on the new row version.
+ */
 export const sweepIdempotencyKeys = operation<{ expiredBefore: number; limit: number }>(
   'sweep-idempotency-keys',
-  () => `DELETE FROM idempotency_keys WHERE (owner, key) IN
+  () => `DELETE FROM idempotency_keys WHERE created_at < @expiredBefore AND (owner, key) IN
          (SELECT owner, key FROM idempotency_keys WHERE created_at < @expiredBefore LIMIT @limit)`,
 );
