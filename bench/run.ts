@@ -15,7 +15,7 @@ import { load, type LoadResult } from './lib/load.js';
 import { cpuMicros, rssMiB, serve, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks } from './lib/seed.js';
-import { openSqlite } from '../src/tasks/store/sqlite-driver.js';
+import { openSqlite } from '../src/store/sqlite-driver.js';
 import { phaseUpstream, type UpstreamFigure } from './lib/upstream.js';
 
 const quick = process.argv.includes('--quick');

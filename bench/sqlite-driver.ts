@@ -1,5 +1,5 @@
 /**
- * The SQLite driver this Node runs (src/tasks/store/sqlite-driver.ts), measured on the store's
+ * The SQLite driver this Node runs (src/store/sqlite-driver.ts), measured on the store's
  * hot paths: `npx tsx bench/sqlite-driver.ts` on each Node line to compare node:sqlite with
  * better-sqlite3. Figures are per operation, the best of three rounds (the machine is shared).
  */
@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findModel } from '../src/catalog/index.js';
 import { TaskService } from '../src/tasks/service.js';
-import { openSqlite, sqliteDrivers } from '../src/tasks/store/sqlite-driver.js';
-import { openSqliteStore } from '../src/tasks/store/sqlite.js';
+import { openSqlite, sqliteDrivers } from '../src/store/sqlite-driver.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
 
 const row = findModel('vendora/famw-2.7-t2v');
 if (!row) throw new Error('catalog row missing');

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KeyRegistry } from '../src/auth/api-keys.js';
-import { openSqliteStore } from '../src/tasks/store/sqlite.js';
-import type { Store } from '../src/tasks/store/store.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
+import type { Store } from '../src/store/store.js';
 
 describe('API keys', () => {
   let dir: string;

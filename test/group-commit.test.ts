@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from '../src/tasks/store/group-commit.js';
+import { GroupCommit } from '../src/store/group-commit.js';
 
 /** A batch function whose calls are recorded and finish when the test says so. */
 function controlled(fail?: (items: readonly number[]) => boolean) {

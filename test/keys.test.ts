@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_SHAPE, KeyRegistry, generateKey, hasValidChecksum, hashKey } from '../src/auth/api-keys.js';
-import { openSqliteStore } from '../src/tasks/store/sqlite.js';
-import type { Store } from '../src/tasks/store/store.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
+import type { Store } from '../src/store/store.js';
 import { startServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UrlSigner, readSigningState, rotateSigningSecret, type SigningMeta } from '../src/storage/signing.js';
-import type { Store } from '../src/tasks/store/store.js';
+import type { Store } from '../src/store/store.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import { TaskService } from '../src/tasks/service.js';
-import { openSqlite, sqliteDrivers, type SqliteConnection, type SqliteDriverName } from '../src/tasks/store/sqlite-driver.js';
-import { openSqliteStore } from '../src/tasks/store/sqlite.js';
-import type { SqliteStore } from '../src/tasks/store/sqlite-store.js';
-import type { TaskError } from '../src/tasks/types.js';
+import { openSqlite, sqliteDrivers, type SqliteConnection, type SqliteDriverName } from '../src/store/sqlite-driver.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
+import type { SqliteStore } from '../src/store/sqlite-store.js';
+import type { TaskError } from '../src/store/records.js';
 
 const row = findModel('vendora/famw-2.7-t2v');
 if (!row) throw new Error('catalog row missing');

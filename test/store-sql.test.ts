@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { graphileJobs } from '../src/tasks/sources/graphile.js';
-import { DIALECTS } from '../src/tasks/store/dialect.js';
-import { allOperations } from '../src/tasks/store/sql/index.js';
+import { DIALECTS } from '../src/store/dialect.js';
+import { allOperations } from '../src/store/sql/index.js';
 
 /**
  * The SQL of every store operation, per dialect, as the drivers receive it: one file each

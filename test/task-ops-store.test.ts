@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import { IDEMPOTENCY_TTL_MS, TaskService } from '../src/tasks/service.js';
-import type { TaskStore } from '../src/tasks/store/store.js';
-import type { Task } from '../src/tasks/types.js';
+import type { TaskStore } from '../src/store/store.js';
+import type { Task } from '../src/store/records.js';
 import { eventually } from './helpers/eventually.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
 

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import { TaskService } from '../src/tasks/service.js';
-import type { TaskStore } from '../src/tasks/store/store.js';
-import type { TaskError } from '../src/tasks/types.js';
+import type { TaskStore } from '../src/store/store.js';
+import type { TaskError } from '../src/store/records.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
 
 const row = findModel('vendora/famw-2.7-t2v');

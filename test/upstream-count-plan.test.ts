@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../src/tasks/store/sqlite.js';
-import { channelFull, countUpstreamInFlight } from '../src/tasks/store/sql/upstream.js';
+import { openSqliteStore } from '../src/store/sqlite.js';
+import { channelFull, countUpstreamInFlight } from '../src/store/sql/upstream.js';
 
 let dir = '';
 let db: BetterSqlite3.Database;

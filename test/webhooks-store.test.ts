@@ -8,8 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import { newSortableId } from '../src/tasks/ids.js';
 import { TaskService } from '../src/tasks/service.js';
-import type { NewWebhookDelivery, Store, WebhookEndpointRecord } from '../src/tasks/store/store.js';
-import type { Task } from '../src/tasks/types.js';
+import type { NewWebhookDelivery, Store, WebhookEndpointRecord } from '../src/store/store.js';
+import type { Task } from '../src/store/records.js';
 import { eventOf } from '../src/webhooks/events.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
 

@@ -8,8 +8,8 @@ import { EngineError, type Engine, type RenderJob } from '../src/engines/types.j
 import { LocalStorage } from '../src/storage/local.js';
 import { TaskService } from '../src/tasks/service.js';
 import type { TaskBackend } from '../src/tasks/backend.js';
-import type { TaskStore } from '../src/tasks/store/store.js';
-import type { Task } from '../src/tasks/types.js';
+import type { TaskStore } from '../src/store/store.js';
+import type { Task } from '../src/store/records.js';
 import { WorkerPool, isDeadLocalOwner } from '../src/tasks/worker-pool.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
 import { eventually } from './helpers/eventually.js';

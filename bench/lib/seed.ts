@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { hashKey } from '../../src/auth/api-keys.js';
-import { openSqlite } from '../../src/tasks/store/sqlite-driver.js';
-import { openSqliteStore } from '../../src/tasks/store/sqlite.js';
+import { openSqlite } from '../../src/store/sqlite-driver.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
 
 /**
  * Fills a data directory with `count` finished tasks owned by `apiKey`, straight into SQLite in

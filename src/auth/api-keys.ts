@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import type { KeyStore } from '../tasks/store/store.js';
+import type { KeyStore } from '../store/store.js';
 
 /**
  * API keys: accepted from MEDIAGATE_API_KEYS or created by the service (`mediagate keys

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { KeyRegistry, generateKey } from '../auth/api-keys.js';
-import type { KeyStore, Store } from '../tasks/store/store.js';
+import type { KeyStore, Store } from '../store/store.js';
 
 /**
  * Runs `run` on the store the server opens for this configuration (SQLite or DATABASE_URL),

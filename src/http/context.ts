@@ -5,7 +5,7 @@ import type { OutputStorage } from '../storage/storage.js';
 import type { UrlSigner } from '../storage/signing.js';
 import type { TaskFeed } from '../tasks/feed.js';
 import type { TaskService } from '../tasks/service.js';
-import type { Store } from '../tasks/store/store.js';
+import type { Store } from '../store/store.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { JsonLimits } from './json-limits.js';
 import type { Metrics } from './metrics.js';

@@ -1,5 +1,5 @@
 import type { ApiError } from '../errors.js';
-import type { Task } from '../tasks/types.js';
+import type { Task } from '../store/records.js';
 
 /**
  * The one place that shapes response bodies. Two families (seed "Errors"):

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { createChannelMetrics, type ChannelMetrics } from '../channels/metrics.js';
 import type { SettledTask } from '../tasks/service.js';
-import type { TaskStatus } from '../tasks/types.js';
+import type { TaskStatus } from '../store/records.js';
 
 /** Every status the tasks gauge reports, 0 when no task has it (a scrape never sees a gap). */
 export const GAUGE_STATUSES: readonly TaskStatus[] = ['queued', 'processing', 'completed', 'failed', 'cancelled'];

@@ -1,5 +1,5 @@
 import type { UrlSigner } from '../storage/signing.js';
-import type { Task } from '../tasks/types.js';
+import type { Task } from '../store/records.js';
 import { imageTask, videoTask, type UrlFor } from './envelopes.js';
 
 export interface OutputUrlOptions {

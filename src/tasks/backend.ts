@@ -3,9 +3,9 @@ import { PollingTaskSource } from './sources/polling.js';
 import type { TaskLog, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
 import { postgresFeed, serviceFeed, type TaskFeed } from './feed.js';
-import { openPostgresStore } from './store/postgres.js';
-import { openSqliteStore } from './store/sqlite.js';
-import type { Store } from './store/store.js';
+import { openPostgresStore } from '../store/postgres.js';
+import { openSqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/store.js';
 
 /**
  * The one place that differs between the embedded mode and the scaled-out one:

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { TaskService } from './service.js';
-import { TASK_CHANNEL } from './store/migrations.js';
-import type { TaskStore } from './store/store.js';
-import type { Task } from './types.js';
+import { TASK_CHANNEL } from '../store/migrations.js';
+import type { TaskStore } from '../store/store.js';
+import type { Task } from '../store/records.js';
 
 export type TaskListener = (task: Task) => void;
 

@@ -3,8 +3,8 @@ import type { ModelRow, ResolvedParams } from '../catalog/index.js';
 import type { TaskFailureCode } from '../failure-codes.js';
 import { referencedInputBytes, type InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
-import type { TaskStore } from './store/store.js';
-import type { ClaimedTask, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from './types.js';
+import type { TaskStore } from '../store/store.js';
+import type { ClaimedTask, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../store/records.js';
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {

@@ -8,7 +8,7 @@ import type { InputStore } from '../storage/inputs.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { TaskRunner, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
-import type { ClaimedTask, TaskError, TaskOutput } from './types.js';
+import type { ClaimedTask, TaskError, TaskOutput } from '../store/records.js';
 
 export interface WorkerPoolOptions {
   readonly service: TaskService;

@@ -1,4 +1,4 @@
-import type { Task } from '../tasks/types.js';
+import type { Task } from '../store/records.js';
 
 /** The six events (decisions 8.5): a task of either family reaching a final state. */
 export const WEBHOOK_EVENTS = ['video.completed', 'video.failed', 'video.cancelled', 'image.completed', 'image.failed', 'image.cancelled'] as const;

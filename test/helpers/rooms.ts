@@ -122,7 +122,7 @@ export function readImports(fileName: string, source: string): Import[] {
   return found;
 }
 
-/** `tasks/store/sqlite.ts` is in room `tasks/`; a file is in the room of the longest path that holds it. */
+/** `tasks/upstream/cancel.ts` is in room `tasks/upstream/`; a file is in the room of the longest path that holds it. */
 export function roomOf(path: string, rules: RoomRule[]): string | undefined {
   let best: string | undefined;
   for (const room of rules.flatMap((rule) => rule.rooms)) {
@@ -131,7 +131,7 @@ export function roomOf(path: string, rules: RoomRule[]): string | undefined {
   return best;
 }
 
-/** `tasks/` and `tasks/store` cover `tasks/store/sqlite.ts`; `config.ts` covers itself only. */
+/** `tasks/` and `tasks/upstream` cover `tasks/upstream/cancel.ts`; `config.ts` covers itself only. */
 export function covers(entry: string, path: string): boolean {
   if (entry.endsWith('.ts')) return path === entry;
   const folder = entry.replace(/\/$/, '');

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBackend, type TaskBackend } from '../../src/tasks/backend.js';
-import type { Store } from '../../src/tasks/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, postgresAvailability, selectedBackends } from './postgres.js';
 
 export interface OpenedStore {

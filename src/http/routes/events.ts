@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { errors } from '../../errors.js';
-import type { Task, TaskStatus } from '../../tasks/types.js';
+import type { Task, TaskStatus } from '../../store/records.js';
 import type { Family } from '../envelopes.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
 import { ofFamily, taskBody } from './tasks.js';

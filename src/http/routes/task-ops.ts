@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { findModel } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
-import type { Task, TaskStatus } from '../../tasks/types.js';
+import type { Task, TaskStatus } from '../../store/records.js';
 import { imageTask, type Family } from '../envelopes.js';
 import type { Handler, RouteDeps } from '../route.js';
 import { ofFamily, requireOwnedTask, taskBody } from './tasks.js';

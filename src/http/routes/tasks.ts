@@ -3,7 +3,7 @@ import type { ModelKind } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
 import type { TaskService } from '../../tasks/service.js';
-import type { Task } from '../../tasks/types.js';
+import type { Task } from '../../store/records.js';
 import { imageCreated, imageTask, videoTask, type Family } from '../envelopes.js';
 import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
 import { pathParam, type FastAnswer, type Handler, type RouteDeps } from '../route.js';

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { errors, validationError } from '../../errors.js';
 import { FetchError } from '../../media/fetcher.js';
 import { assertPublicUrl } from '../../media/url-refusal.js';
-import type { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from '../../tasks/store/store.js';
+import type { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/store.js';
 import { newSortableId } from '../../tasks/ids.js';
 import { isWebhookEvent, WEBHOOK_EVENTS } from '../../webhooks/events.js';
 import { newWebhookSecret } from '../../webhooks/signing.js';

@@ -1,7 +1,7 @@
 import { Logger, run, runMigrations, type JobHelpers, type LogLevel, type Runner } from 'graphile-worker';
 import type pg from 'pg';
 import type { TaskService } from '../service.js';
-import type { JobQueueSql } from '../store/store.js';
+import type { JobQueueSql } from '../../store/store.js';
 import type { TaskLog, TaskRunner, TaskSource } from './source.js';
 
 /**

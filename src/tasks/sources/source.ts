@@ -1,4 +1,4 @@
-import type { ClaimedTask } from '../types.js';
+import type { ClaimedTask } from '../../store/records.js';
 
 /**
  * The seam between a worker pool and where its tasks come from. The pool renders; a source

@@ -17,7 +17,7 @@ import type { ChannelContexts } from '../../channels/context.js';
 import type { CancelResult, ChannelMetrics } from '../../channels/metrics.js';
 import type { CancelOutcome, ProtocolAdapter, ProtocolName } from '../../channels/protocol.js';
 import type { TaskService } from '../service.js';
-import type { UpstreamCancelRef } from '../types.js';
+import type { UpstreamCancelRef } from '../../store/records.js';
 import type { SchedulerLog } from './scheduler.js';
 
 export interface UpstreamCancellerOptions {

@@ -24,7 +24,7 @@ import { isTaskFailureCode } from '../../failure-codes.js';
 import type { InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
-import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../types.js';
+import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../../store/records.js';
 import { UpstreamCanceller } from './cancel.js';
 import { KeyedMutex } from './limits.js';
 import { nextProgress } from './progress.js';

@@ -1,4 +1,4 @@
-import type { ModelKind, ResolvedParams } from '../../catalog/index.js';
+import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type {
   ClaimedTask,
   IdempotencyRecord,
@@ -11,7 +11,7 @@ import type {
   UpstreamState,
   UpstreamStep,
   UpstreamTask,
-} from '../types.js';
+} from './records.js';
 import type { IdempotencyKeyRow } from './sql/idempotency.js';
 import type { ListTasksParams } from './sql/tasks-list.js';
 import type { UpstreamCancelRow, UpstreamRow, UpstreamSaveParams } from './sql/upstream.js';

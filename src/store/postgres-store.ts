@@ -10,7 +10,7 @@ import type {
   UpstreamCancelRef,
   UpstreamStep,
   UpstreamTask,
-} from '../types.js';
+} from './records.js';
 import type { Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';

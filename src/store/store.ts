@@ -9,7 +9,7 @@ import type {
   UpstreamCancelRef,
   UpstreamStep,
   UpstreamTask,
-} from '../types.js';
+} from './records.js';
 
 /**
  * Persistence of tasks, split by what its callers need: the task service and the task sources

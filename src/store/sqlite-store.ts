@@ -9,7 +9,7 @@ import type {
   UpstreamCancelRef,
   UpstreamStep,
   UpstreamTask,
-} from '../types.js';
+} from './records.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './sqlite-driver.js';
