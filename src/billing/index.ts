@@ -15,5 +15,5 @@ export {
   DEFAULT_DURATION_S,
   type Quantities,
 } from './cost.js';
-export { describePrice, pricingView, type PricingView } from './display.js';
+export { describePrice, priceList, pricingView, type PriceListing, type PricingView } from './display.js';
 export { meter, type DeliveredFile, type Metered, type MeterResult } from './meter.js';
