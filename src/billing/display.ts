@@ -37,7 +37,11 @@ export function describePrice(view: PricingView): string {
   if (view.per_task !== undefined) parts.push(`${view.per_task}/task`);
   if (typeof view.per_second === 'number') parts.push(`${view.per_second}/s`);
   else if (view.per_second !== undefined) {
-    parts.push(`${Object.entries(view.per_second).map(([value, amount]) => `${amount}/s (${value === ANY ? 'other' : value})`).join(', ')}`);
+    parts.push(
+      `${Object.entries(view.per_second)
+        .map(([value, amount]) => `${amount}/s (${value === ANY ? 'other' : value})`)
+        .join(', ')}`,
+    );
   }
   if (view.per_image !== undefined) parts.push(`${view.per_image}/image`);
   return parts.length === 0 ? `free (${view.currency})` : `${view.currency} ${parts.join(' + ')}`;

@@ -54,7 +54,7 @@ program
   .command('pricing')
   .description('operator tools for MEDIAGATE_PRICING_FILE (model prices)')
   .command('check [file]')
-  .description('check the pricing file (default MEDIAGATE_PRICING_FILE) as at start; print every model\'s price')
+  .description("check the pricing file (default MEDIAGATE_PRICING_FILE) as at start; print every model's price")
   .action(async (file: string | undefined) => {
     const { pricingCheck } = await import('./pricing.js');
     process.exitCode = pricingCheck(file);

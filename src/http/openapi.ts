@@ -167,7 +167,10 @@ const MODEL_PRICING = {
     per_task: { type: 'number', minimum: 0 },
     per_second: {
       description: 'One amount, or amounts by the task\'s `resolution` (`"*"`: any other value).',
-      oneOf: [{ type: 'number', minimum: 0 }, { type: 'object', additionalProperties: { type: 'number', minimum: 0 } }],
+      oneOf: [
+        { type: 'number', minimum: 0 },
+        { type: 'object', additionalProperties: { type: 'number', minimum: 0 } },
+      ],
     },
     per_image: { type: 'number', minimum: 0 },
   },
