@@ -2,9 +2,14 @@
 // "Outbound HTTP: one client" in docs/architecture.md): no other file of src/ may follow
 // redirects, walk an error's cause chain, or make a request with undici or fetch.
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { discard, explainFailure, FetchError, readCapped, send, type SendOptions } from '../src/outbound/client.js';
+import { createFetchDispatcher, createTrustedDispatcher } from '../src/outbound/connection.js';
+import { startHttpsServer, TEST_CA, type TestHttpsServer } from './helpers/https-server.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
@@ -113,5 +118,74 @@ describe('outbound: the checker itself', () => {
       'media/get.ts:6: imports all of undici (only src/outbound/ does)',
       'media/get.ts:2: makes requests with undici (only src/outbound/ does)',
     ]);
+  });
+});
+
+describe('outbound: send routes and checks every hop', () => {
+  // The trusted origin is plain HTTP on loopback (an operator's upstream may be); the redirect
+  // target is HTTPS on loopback too, which the address policy refuses unless allowed.
+  let target: TestHttpsServer;
+  let trustedServer: Server;
+  let trustedOrigin = '';
+  const trustedPool = createTrustedDispatcher({ keepAliveTimeoutMs: 1_000 });
+  const strictPool = createFetchDispatcher({ tls: { ca: TEST_CA } });
+
+  beforeAll(async () => {
+    target = await startHttpsServer({
+      '/media': (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end('bytes'),
+      '/big': (_req, res) => res.writeHead(200, { 'content-length': '1000' }).end(Buffer.alloc(1000)),
+    });
+    trustedServer = createServer((req, res) => {
+      if (req.url === '/away') res.writeHead(302, { location: `${target.origin}/media` }).end();
+      else if (req.url === '/here') res.writeHead(302, { location: '/ok' }).end();
+      else res.writeHead(200).end('ok');
+    });
+    await new Promise<void>((resolve) => trustedServer.listen(0, '127.0.0.1', resolve));
+    trustedOrigin = `http://127.0.0.1:${(trustedServer.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await Promise.all([trustedPool.close(), strictPool.close(), target.close()]);
+    trustedServer.closeAllConnections();
+    await new Promise<void>((resolve) => trustedServer.close(() => resolve()));
+  });
+
+  const base = (): SendOptions => ({ signal: AbortSignal.timeout(5_000), timeoutMs: 5_000, trusted: { origin: trustedOrigin, dispatcher: trustedPool } });
+  const failureOf = async (promise: Promise<unknown>): Promise<unknown> =>
+    promise.then(
+      () => new Error('no failure'),
+      (error: unknown) => error,
+    );
+
+  it('a redirect from the trusted origin to another host meets the address policy on its connection', async () => {
+    const refused = await failureOf(send(`${trustedOrigin}/away`, { ...base(), policed: strictPool, followRedirects: 3 }));
+    expect(explainFailure(refused).refused?.range).toBe('loopback');
+
+    const allowed = await send(`${trustedOrigin}/away`, { ...base(), policed: target.dispatcher, followRedirects: 3 });
+    expect(allowed.url.href).toBe(`${target.origin}/media`);
+    expect((await readCapped(allowed.body, 100))?.toString()).toBe('bytes');
+  });
+
+  it('without a policed pool, only the trusted origin is reached', async () => {
+    const here = await send(`${trustedOrigin}/here`, { ...base(), followRedirects: 3 });
+    expect(here.url.pathname).toBe('/ok');
+    discard(here.body);
+    const away = await failureOf(send(`${trustedOrigin}/away`, { ...base(), followRedirects: 3 }));
+    expect(away).toBeInstanceOf(FetchError);
+    expect((away as FetchError).reason).toBe('bad_url');
+  });
+
+  it('a 3xx is the answer unless redirects are followed; the limit counts hops', async () => {
+    const answer = await send(`${trustedOrigin}/here`, base());
+    expect(answer.status).toBe(302);
+    discard(answer.body);
+    const limited = await failureOf(send(`${trustedOrigin}/here`, { ...base(), followRedirects: 0 }));
+    expect((limited as FetchError).reason).toBe('too_many_redirects');
+  });
+
+  it('a 2xx that declares more than maxBytes is refused before its body is read; readCapped cuts the rest', async () => {
+    const declared = await failureOf(send(`${target.origin}/big`, { ...base(), policed: target.dispatcher, maxBytes: 999 }));
+    expect((declared as FetchError).reason).toBe('too_large');
+    const read = await send(`${target.origin}/big`, { ...base(), policed: target.dispatcher });
+    expect(await readCapped(read.body, 999)).toBeUndefined();
   });
 });
