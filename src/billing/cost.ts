@@ -37,9 +37,7 @@ export function perSecondAt(price: Price, resolution: string | undefined): Micro
 /** A model with no price costs 0. */
 export function taskCost(price: Price | undefined, quantities: Quantities): Micro {
   if (price === undefined) return 0;
-  return (
-    (price.perTask ?? 0) + times(perSecondAt(price, quantities.resolution), quantities.seconds) + times(price.perImage ?? 0, quantities.images)
-  );
+  return (price.perTask ?? 0) + times(perSecondAt(price, quantities.resolution), quantities.seconds) + times(price.perImage ?? 0, quantities.images);
 }
 
 /** The task's resolution: its parameter, or the model's default. */

@@ -1,4 +1,5 @@
 /** The `pricing` object `GET /v1/models` shows for a model: the fields of its PRICE, as JSON numbers. */
+import { MODELS, type ModelRow } from '../catalog/index.js';
 import { priceOf } from './cost.js';
 import { formatAmount } from './money.js';
 import { ANY, type Pricing } from './pricing-file.js';
@@ -36,8 +37,31 @@ export function describePrice(view: PricingView): string {
   if (view.per_task !== undefined) parts.push(`${view.per_task}/task`);
   if (typeof view.per_second === 'number') parts.push(`${view.per_second}/s`);
   else if (view.per_second !== undefined) {
-    parts.push(`${Object.entries(view.per_second).map(([value, amount]) => `${amount}/s (${value === ANY ? 'other' : value})`).join(', ')}`);
+    parts.push(
+      `${Object.entries(view.per_second)
+        .map(([value, amount]) => `${amount}/s (${value === ANY ? 'other' : value})`)
+        .join(', ')}`,
+    );
   }
   if (view.per_image !== undefined) parts.push(`${view.per_image}/image`);
   return parts.length === 0 ? `free (${view.currency})` : `${view.currency} ${parts.join(' + ')}`;
+}
+
+/** One catalog model's price, as `mediagate pricing check` lists it. */
+export interface PriceListing {
+  readonly model: string;
+  readonly kind: 'video' | 'image';
+  /** Where the price comes from: the model's own entry, `"*"`, or none (it costs 0). */
+  readonly from: 'own' | 'any' | 'none';
+  readonly view: PricingView;
+}
+
+/** Every catalog model with its price. */
+export function priceList(pricing: Pricing, models: readonly ModelRow[] = MODELS): PriceListing[] {
+  return models.map((row) => ({
+    model: row.id,
+    kind: row.kind,
+    from: pricing.models.has(row.id) ? 'own' : pricing.fallback ? 'any' : 'none',
+    view: pricingView(pricing, row.id) ?? { currency: pricing.currency },
+  }));
 }

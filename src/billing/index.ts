@@ -4,16 +4,6 @@
  */
 export { amountText, formatAmount, parseAmount, times, MICRO_PER_UNIT, MAX_DECIMALS, type Micro, type AmountParse } from './money.js';
 export { loadPricing, parsePricing, PricingConfigError, ANY, type Price, type Pricing, type PerResolution } from './pricing-file.js';
-export {
-  billedSeconds,
-  maxTaskCost,
-  perSecondAt,
-  priceOf,
-  requestedQuantities,
-  resolutionOf,
-  taskCost,
-  DEFAULT_DURATION_S,
-  type Quantities,
-} from './cost.js';
-export { describePrice, pricingView, type PricingView } from './display.js';
+export { billedSeconds, maxTaskCost, perSecondAt, priceOf, requestedQuantities, resolutionOf, taskCost, DEFAULT_DURATION_S, type Quantities } from './cost.js';
+export { describePrice, priceList, pricingView, type PriceListing, type PricingView } from './display.js';
 export { meter, type DeliveredFile, type Metered, type MeterResult } from './meter.js';

@@ -50,9 +50,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** A JSON path segment: `models.vendora/x` reads fine; quotes only where a dot would mislead. */
+/** A JSON path segment as written (`models.vendora/famw-2.7-t2v.per_task`); quoted when empty or holding spaces, quotes or brackets. */
 function segment(key: string): string {
-  return /^[A-Za-z0-9_/*-]+$/.test(key) && key !== '' ? key : JSON.stringify(key);
+  return /^[^\s"'[\]]+$/.test(key) ? key : JSON.stringify(key);
 }
 
 function amount(value: unknown, at: string, faults: string[]): Micro | undefined {
