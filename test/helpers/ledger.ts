@@ -16,12 +16,13 @@ export function sqliteDatabase(path: string): RawDatabase {
   const db: SqliteConnection = openSqlite(path);
   db.exec('PRAGMA busy_timeout = 5000');
   return {
-    async query<R>(sql: string, params: readonly unknown[] = []) {
+    query<R>(sql: string, params: readonly unknown[] = []) {
       const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
-      return /^\s*select/i.test(sql) ? (statement.all(...params) as R[]) : (statement.run(...params), []);
+      return Promise.resolve(/^\s*select/i.test(sql) ? (statement.all(...params) as R[]) : (statement.run(...params), []));
     },
-    async close() {
+    close() {
       db.close();
+      return Promise.resolve();
     },
   };
 }
