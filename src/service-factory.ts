@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
-import { loadPricing, type Pricing } from './billing/index.js';
+import { DEFAULT_CURRENCY, loadPricing, type Pricing } from './billing/index.js';
 import { createValidator } from './catalog/index.js';
 import { defaultChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
@@ -250,6 +250,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   const service = new TaskService({
     store,
     inputs,
+    ...(pricing === undefined ? {} : { pricing }),
     ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
   });
   const storage = new LocalStorage(outputRoot);
@@ -393,7 +394,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
   const models = routedModels(options.channels ?? defaultChannelsConfig());
-  const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs });
+  const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs }, core.pricing?.currency ?? DEFAULT_CURRENCY);
   const http = buildHttpServer(
     {
       models,
@@ -462,12 +463,12 @@ export async function createMediagate(config: Config, options: MediagateOptions 
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
   // Webhook payloads carry output URLs as a status poll on the API would (MEDIAGATE_PUBLIC_URL).
   const { presentTask } = await import('./http/output-urls.js');
-  const presenter = (signer: UrlSigner): ((task: Task) => object) =>
-    presentTask({ signer, publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs });
+  const presenter = (signer: UrlSigner, pricing: Pricing | undefined): ((task: Task) => object) =>
+    presentTask({ signer, publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs }, pricing?.currency ?? DEFAULT_CURRENCY);
   const port = config.metricsPort;
   if (port === undefined) {
     const { process: core, startWork, signer } = await createCore(config, options);
-    const present = presenter(signer);
+    const present = presenter(signer, core.pricing);
     return { ...core, start: () => startWork(present) };
   }
   const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }, { createChannelMetrics }] = await Promise.all([
@@ -478,7 +479,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
   const metrics = createTaskMetrics();
   // The channel series on the same registry: a worker process is where upstream tasks run.
   const { process: core, startWork, signer } = await createCore(config, options, createChannelMetrics(metrics.registry));
-  const present = presenter(signer);
+  const present = presenter(signer, core.pricing);
   core.service.on('settled', (task) => observeSettled(metrics, task));
   let listener: MetricsListener | undefined;
   return {
