@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'webhook_limit_reached'
   | 'invalid_api_key'
   | 'rate_limit_exceeded'
+  | 'budget_exceeded'
   | 'not_found'
   | 'method_not_allowed'
   | 'invalid_signature'
@@ -28,7 +29,7 @@ export type ErrorCode =
   | 'headers_too_large';
 
 /** The `type` field of the video family's error object. */
-export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'server_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'billing_error' | 'server_error';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -88,6 +89,7 @@ export const errors = {
   bodyShapeLimit: (param: string, message: string) => new ApiError(400, 'invalid_parameter', param, `The request body is too complex: ${message}.`),
   rateLimited: (message: string, headers: Readonly<Record<string, string>>) =>
     new ApiError(429, 'rate_limit_exceeded', '', message, 'rate_limit_error', { headers }),
+  budgetExceeded: (message: string) => new ApiError(402, 'budget_exceeded', '', message, 'billing_error'),
   invalidSignature: () => new ApiError(403, 'invalid_signature', 'sig', 'The file URL has an invalid signature or has expired.'),
   urlExpired: () => new ApiError(403, 'url_expired', 'exp', 'The file URL has expired; fetch the task again for a fresh one.'),
   requestTimeout: () => new ApiError(408, 'request_timeout', '', 'The request did not arrive within the server timeout.'),

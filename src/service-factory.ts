@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
+import { DEFAULT_CURRENCY, loadPricing, type Pricing } from './billing/index.js';
 import { createValidator } from './catalog/index.js';
 import { defaultChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
@@ -38,6 +39,11 @@ export interface MediagateOptions {
    * renders in the sandbox. Tasks whose first target is another channel go upstream.
    */
   readonly channels?: ChannelsConfig;
+  /**
+   * The prices (MEDIAGATE_PRICING_FILE, checked by the entry so that a fault exits 78). Absent:
+   * read from `config.pricingFile` here (a fault throws PricingConfigError), or nothing priced.
+   */
+  readonly pricing?: Pricing;
   /** Tests shorten the upstream scheduler's intervals and leases. */
   readonly upstreamTimings?: Partial<SchedulerTimings>;
   /** Per-request timeout of upstream API calls (default 30 s). */
@@ -59,6 +65,8 @@ export interface MediagateProcess {
   readonly keys: KeyRegistry;
   readonly pool: WorkerPool | undefined;
   readonly logger: Logger;
+  /** The prices every process uses alike; undefined without a pricing file. */
+  readonly pricing: Pricing | undefined;
   /** The key created at first start when none was configured; print it once. */
   readonly generatedKey: string | undefined;
   /** The webhook dispatcher of this process (with workers); undefined in an API-only process. */
@@ -217,6 +225,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   // Loaded by the entry (cli/serve.ts readChannels): routing everything to the sandbox instead would be silent.
   if (config.channelsFile !== undefined && options.channels === undefined)
     throw new Error('MEDIAGATE_CHANNELS_FILE is set: pass loadChannelsConfig(config.channelsFile, env) as options.channels');
+  const pricing = options.pricing ?? loadPricing(config.pricingFile);
   const secrets = [...config.apiKeys, ...(options.channels?.secrets ?? []), ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   await mkdir(config.dataDir, { recursive: true });
@@ -241,6 +250,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   const service = new TaskService({
     store,
     inputs,
+    ...(pricing === undefined ? {} : { pricing }),
     ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
   });
   const storage = new LocalStorage(outputRoot);
@@ -317,6 +327,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       keys,
       pool,
       logger,
+      pricing,
       generatedKey,
       webhooks,
       async close(drainMs = 10_000) {
@@ -383,10 +394,11 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
   const models = routedModels(options.channels ?? defaultChannelsConfig());
-  const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs });
+  const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs }, core.pricing?.currency ?? DEFAULT_CURRENCY);
   const http = buildHttpServer(
     {
       models,
+      pricing: core.pricing,
       validator: createValidator(models),
       service,
       feed,
@@ -451,12 +463,12 @@ export async function createMediagate(config: Config, options: MediagateOptions 
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
   // Webhook payloads carry output URLs as a status poll on the API would (MEDIAGATE_PUBLIC_URL).
   const { presentTask } = await import('./http/output-urls.js');
-  const presenter = (signer: UrlSigner): ((task: Task) => object) =>
-    presentTask({ signer, publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs });
+  const presenter = (signer: UrlSigner, pricing: Pricing | undefined): ((task: Task) => object) =>
+    presentTask({ signer, publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs }, pricing?.currency ?? DEFAULT_CURRENCY);
   const port = config.metricsPort;
   if (port === undefined) {
     const { process: core, startWork, signer } = await createCore(config, options);
-    const present = presenter(signer);
+    const present = presenter(signer, core.pricing);
     return { ...core, start: () => startWork(present) };
   }
   const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }, { createChannelMetrics }] = await Promise.all([
@@ -467,7 +479,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
   const metrics = createTaskMetrics();
   // The channel series on the same registry: a worker process is where upstream tasks run.
   const { process: core, startWork, signer } = await createCore(config, options, createChannelMetrics(metrics.registry));
-  const present = presenter(signer);
+  const present = presenter(signer, core.pricing);
   core.service.on('settled', (task) => observeSettled(metrics, task));
   let listener: MetricsListener | undefined;
   return {

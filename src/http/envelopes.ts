@@ -1,3 +1,4 @@
+import { formatAmount } from '../billing/index.js';
 import type { ApiError } from '../errors.js';
 import type { Task } from '../store/records.js';
 
@@ -25,6 +26,20 @@ const secondsOrNull = (ms: number | null): number | null => (ms === null ? null 
 
 export type UrlFor = (key: string, completedAt: number) => string;
 
+/** A final task's usage as clients see it: the cost as a number of the currency (at most 6 decimals). */
+export interface UsageBody {
+  seconds: number;
+  images: number;
+  cost: number;
+  currency: string;
+}
+
+/** null until the task is final; `currency` is the pricing file's ("USD" without one). */
+export function usageBody(task: Task, currency: string): UsageBody | null {
+  const usage = task.usage;
+  return usage === null ? null : { seconds: usage.seconds, images: usage.images, cost: formatAmount(usage.cost), currency };
+}
+
 export interface VideoTaskBody {
   id: string;
   object: 'video.generation';
@@ -36,9 +51,10 @@ export interface VideoTaskBody {
   completed_at: number | null;
   progress: number | null;
   error: { type: string; code: string; message: string; param: string } | null;
+  usage: UsageBody | null;
 }
 
-export function videoTask(task: Task, urlFor: UrlFor): VideoTaskBody {
+export function videoTask(task: Task, urlFor: UrlFor, currency: string): VideoTaskBody {
   return {
     id: task.id,
     object: 'video.generation',
@@ -50,6 +66,7 @@ export function videoTask(task: Task, urlFor: UrlFor): VideoTaskBody {
     completed_at: secondsOrNull(task.completedAt),
     progress: task.progress,
     error: task.error,
+    usage: usageBody(task, currency),
   };
 }
 
@@ -77,10 +94,11 @@ export interface ImageStatusBody {
     start_time: number;
     finish_time: number;
     fail_reason: string;
+    usage: UsageBody | null;
   };
 }
 
-export function imageTask(task: Task, urlFor: UrlFor): ImageStatusBody {
+export function imageTask(task: Task, urlFor: UrlFor, currency: string): ImageStatusBody {
   return {
     code: 'success',
     message: '',
@@ -93,6 +111,7 @@ export function imageTask(task: Task, urlFor: UrlFor): ImageStatusBody {
       start_time: task.startedAt === null ? 0 : seconds(task.startedAt),
       finish_time: task.completedAt === null ? 0 : seconds(task.completedAt),
       fail_reason: task.error ? task.error.message : '',
+      usage: usageBody(task, currency),
     },
   };
 }

@@ -35,8 +35,11 @@ export function createOutputUrls(options: OutputUrlOptions): UrlFor {
   };
 }
 
-/** A task as a status poll of its family returns it (the video object; the image envelope): webhook payloads. */
-export function presentTask(options: OutputUrlOptions): (task: Task) => object {
+/**
+ * A task as a status poll of its family returns it (the video object; the image envelope):
+ * webhook payloads. `currency`: the pricing file's, "USD" without one (a final task's usage).
+ */
+export function presentTask(options: OutputUrlOptions, currency: string): (task: Task) => object {
   const urlFor = createOutputUrls(options);
-  return (task) => (task.kind === 'video' ? videoTask(task, urlFor) : imageTask(task, urlFor));
+  return (task) => (task.kind === 'video' ? videoTask(task, urlFor, currency) : imageTask(task, urlFor, currency));
 }

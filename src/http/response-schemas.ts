@@ -8,6 +8,11 @@ const ERROR_OBJECT = {
   type: ['object', 'null'],
   properties: { type: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string' } },
 } as const;
+/** A final task's usage; null before. */
+export const USAGE_OBJECT = {
+  type: ['object', 'null'],
+  properties: { seconds: { type: 'integer' }, images: { type: 'integer' }, cost: { type: 'number' }, currency: { type: 'string' } },
+} as const;
 export const VIDEO_TASK_RESPONSE = {
   type: 'object',
   properties: {
@@ -21,6 +26,7 @@ export const VIDEO_TASK_RESPONSE = {
     completed_at: { type: ['integer', 'null'] },
     progress: { type: ['integer', 'null'] },
     error: ERROR_OBJECT,
+    usage: USAGE_OBJECT,
   },
 } as const;
 export const IMAGE_STATUS_RESPONSE = {
@@ -39,6 +45,7 @@ export const IMAGE_STATUS_RESPONSE = {
         start_time: { type: 'integer' },
         finish_time: { type: 'integer' },
         fail_reason: { type: 'string' },
+        usage: USAGE_OBJECT,
       },
     },
   },

@@ -9,6 +9,8 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface RouteDeps {
   readonly ctx: HttpContext;
   readonly urlFor: UrlFor;
+  /** The currency of usage figures: the pricing file's, "USD" without one. */
+  readonly currency: string;
   /** Aborted when the server starts closing: long-lived responses (event streams) end then. */
   readonly closing: AbortSignal;
   /** The routes this server has (the OpenAPI document describes exactly those). */

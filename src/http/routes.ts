@@ -7,6 +7,7 @@ import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './rout
 import { getModel, listModels } from './routes/models.js';
 import { cancelTask, listTasks } from './routes/task-ops.js';
 import { createTask, getTask, getTaskFast } from './routes/tasks.js';
+import { getUsage } from './routes/usage.js';
 import { createWebhook, deleteWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook } from './routes/webhooks.js';
 
 /**
@@ -71,6 +72,7 @@ export const ROUTES: readonly Route[] = [
     ignoresBody: true,
     handler: redeliverWebhook,
   },
+  { path: '/v1/usage', methods: ['GET'], family: 'video', auth: true, handler: getUsage },
   { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels },
   { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel },
   { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile },

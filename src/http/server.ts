@@ -1,3 +1,4 @@
+import { DEFAULT_CURRENCY } from '../billing/index.js';
 import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
@@ -78,7 +79,7 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
   const closingStreams = new AbortController();
-  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), closing: closingStreams.signal, routes };
+  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), currency: ctx.pricing?.currency ?? DEFAULT_CURRENCY, closing: closingStreams.signal, routes };
   const allowedMethods = allowedMethodsFor(routes);
   const limits = ctx.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
   let closing = false;

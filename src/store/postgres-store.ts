@@ -1,13 +1,19 @@
 import pg from 'pg';
 import type {
   ClaimedTask,
+  CompletionUsage,
   IdempotencyRecord,
+  InsertOutcome,
+  KeyBudgetState,
   NewTask,
   Task,
   TaskError,
   TaskListQuery,
   TaskOutput,
+  TaskUsage,
   UpstreamCancelRef,
+  UsageQuery,
+  UsageRecord,
   UpstreamStep,
   UpstreamTask,
 } from './records.js';
@@ -36,6 +42,8 @@ import { expireLeases, failAbandoned, requeueStranded } from './sql/recovery.js'
 import { completeMany, fail, heartbeat, release, releaseWithJob, setProgress } from './sql/settle.js';
 import { findIdempotencyKey, insertKeyedTasks, insertKeyedTasksWithJobs, sweepIdempotencyKeys, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
+import { keyBudget, keyBudgetState, keyUsageReport, releaseReservation, reserveBudget, usageReportAcrossKeys } from './sql/usage.js';
+import { reportParams, toKeyBudgetState, toUsageRecord, usageParams } from './usage-rows.js';
 import { listTasks } from './sql/tasks-list.js';
 import {
   claimUpstreamDue,
@@ -144,13 +152,14 @@ function taskColumns(tasks: readonly NewTask[]): InsertTasksParams {
     createdAts: tasks.map((t) => t.createdAt),
     params: tasks.map((t) => JSON.stringify(t.params)),
     channels: tasks.map((t) => t.channel ?? 'sandbox'),
+    reservedCosts: tasks.map((t) => t.reserve ?? 0),
   };
 }
 
 export class PostgresStore implements Store {
   readonly dialect = 'postgres';
   private readonly db: Executor;
-  private readonly inserts = new GroupCommit<NewTask, boolean>((batch) => this.insertBatch(batch), refusedByServer);
+  private readonly inserts = new GroupCommit<NewTask, InsertOutcome>((batch) => this.insertBatch(batch), refusedByServer);
   private readonly claims = new GroupCommit<ClaimRequest, ClaimedTask | undefined>((batch) => this.claimBatch(batch), refusedByServer);
   private readonly completions = new GroupCommit<CompleteRequest, boolean>((batch) => this.completeBatch(batch), refusedByServer);
   private readonly withJobs:
@@ -207,29 +216,74 @@ export class PostgresStore implements Store {
     });
   }
 
-  insertTask(task: NewTask): Promise<boolean> {
+  insertTask(task: NewTask): Promise<InsertOutcome> {
     return this.inserts.add(task);
   }
 
-  private async insertBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
-    if (tasks.some((task) => task.idempotency)) return this.insertKeyedBatch(tasks);
-    const params = taskColumns(tasks);
-    if (this.withJobs) await this.db.all(this.withJobs.insert, params);
-    else await this.db.all(insertTasks, params);
-    return tasks.map(() => true);
+  private async insertBatch(tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
+    if (tasks.some((task) => (task.reserve ?? 0) > 0)) return this.transaction((db) => this.insertReserving(db, tasks));
+    return this.insertRows(this.db, tasks);
   }
 
-  /** A batch in which some tasks take idempotency keys: the rows returned are the tasks inserted. */
-  private async insertKeyedBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
+  /** One statement: the rows, with their jobs and idempotency keys. */
+  private async insertRows(db: Executor, tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
+    if (tasks.length === 0) return [];
+    if (!tasks.some((task) => task.idempotency)) {
+      const params = taskColumns(tasks);
+      if (this.withJobs) await db.all(this.withJobs.insert, params);
+      else await db.all(insertTasks, params);
+      return tasks.map(() => 'inserted');
+    }
+    // Some take idempotency keys: the rows returned are the tasks inserted.
     const params: InsertKeyedTasksParams = {
       ...taskColumns(tasks),
       keys: tasks.map((t) => t.idempotency?.key ?? ''),
       hashes: tasks.map((t) => t.idempotency?.requestHash ?? ''),
       expiredBefore: Math.min(...tasks.map((t) => t.idempotency?.expiredBefore ?? Number.POSITIVE_INFINITY)),
     };
-    const rows = await this.db.all(this.withJobs?.insertKeyed ?? insertKeyedTasks, params);
+    const rows = await db.all(this.withJobs?.insertKeyed ?? insertKeyedTasks, params);
     const inserted = new Set(rows.map((row) => row.id));
-    return tasks.map((task) => inserted.has(task.id));
+    return tasks.map((task) => (inserted.has(task.id) ? 'inserted' : 'key_taken'));
+  }
+
+  /**
+   * A batch in which some tasks reserve against a budget, in one transaction: each reservation
+   * is the guarded UPDATE of its key's row (which holds the row until the commit, so creates of
+   * one key in any process reserve one after the other), taken in key order so that two batches
+   * never wait on each other's keys; then the rows that fit; then the reservations of tasks whose
+   * idempotency key was held are given back. Unbudgeted batches never come here.
+   */
+  private async insertReserving(db: Executor, tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
+    const refused = new Set<NewTask>();
+    const reserving = tasks.filter((task) => (task.reserve ?? 0) > 0).sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+    for (const task of reserving) {
+      if ((await db.run(reserveBudget, { id: task.owner, amount: task.reserve ?? 0, now: task.createdAt })) === 0) refused.add(task);
+    }
+    const fitting = tasks.filter((task) => !refused.has(task));
+    const outcomes = new Map<NewTask, InsertOutcome>();
+    (await this.insertRows(db, fitting)).forEach((outcome, i) => outcomes.set(fitting[i] as NewTask, outcome));
+    for (const task of reserving) {
+      if (outcomes.get(task) === 'key_taken') await db.run(releaseReservation, { id: task.owner, amount: task.reserve ?? 0 });
+    }
+    return tasks.map((task) => outcomes.get(task) ?? 'budget_exceeded');
+  }
+
+  async keyHasBudget(id: string): Promise<boolean> {
+    const [row] = await this.db.all(keyBudget, { id });
+    return row !== undefined && row.budget !== null;
+  }
+
+  async keyBudgetState(id: string, now: number): Promise<KeyBudgetState | undefined> {
+    const [row] = await this.db.all(keyBudgetState, { id, now });
+    return row && toKeyBudgetState(row);
+  }
+
+  async usageReport(query: UsageQuery): Promise<UsageRecord[]> {
+    const rows =
+      query.key === undefined
+        ? await this.db.all(usageReportAcrossKeys, reportParams(query))
+        : await this.db.all(keyUsageReport, { ...reportParams(query), key: query.key });
+    return rows.map(toUsageRecord);
   }
 
   async cancelTask(id: string, owner: string, now: number): Promise<Task | undefined> {
@@ -290,8 +344,8 @@ export class PostgresStore implements Store {
     return (await this.db.run(setProgress, { id, attempt, progress })) === 1;
   }
 
-  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
-    return this.completions.add({ id, attempt, outputs: JSON.stringify(outputs), now });
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, usage: TaskUsage): Promise<boolean> {
+    return this.completions.add({ id, attempt, outputs: JSON.stringify(outputs), now, seconds: usage.seconds, images: usage.images, cost: usage.cost });
   }
 
   private async completeBatch(batch: readonly CompleteRequest[]): Promise<boolean[]> {
@@ -303,6 +357,9 @@ export class PostgresStore implements Store {
       attempts: ordered.map((r) => r.attempt),
       outputs: ordered.map((r) => r.outputs),
       nows: ordered.map((r) => r.now),
+      seconds: ordered.map((r) => r.seconds),
+      images: ordered.map((r) => r.images),
+      costs: ordered.map((r) => r.cost),
     });
     const won = new Set(rows.map((row) => `${row.attempt}:${row.id}`));
     return batch.map((request) => unique.has(request) && won.has(`${request.attempt}:${request.id}`));
@@ -389,8 +446,8 @@ export class PostgresStore implements Store {
     return num(row?.n ?? 0) === 1;
   }
 
-  async completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean> {
-    return (await this.db.run(completeUpstream, { id, attempt, now, outputs: JSON.stringify(outputs), startedAt })) === 1;
+  async completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number, usage: CompletionUsage): Promise<boolean> {
+    return (await this.db.run(completeUpstream, { id, attempt, now, outputs: JSON.stringify(outputs), startedAt, ...usageParams(usage) })) === 1;
   }
 
   async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
@@ -587,6 +644,9 @@ interface CompleteRequest {
   readonly attempt: number;
   readonly outputs: string;
   readonly now: number;
+  readonly seconds: number;
+  readonly images: number;
+  readonly cost: number;
 }
 
 /**

@@ -1,12 +1,18 @@
 import type {
   ClaimedTask,
+  CompletionUsage,
   IdempotencyRecord,
+  InsertOutcome,
+  KeyBudgetState,
   NewTask,
   Task,
   TaskError,
   TaskListQuery,
   TaskOutput,
+  TaskUsage,
   UpstreamCancelRef,
+  UsageQuery,
+  UsageRecord,
   UpstreamStep,
   UpstreamTask,
 } from './records.js';
@@ -35,6 +41,8 @@ import { expireLeases, failAbandoned } from './sql/recovery.js';
 import { complete, fail, heartbeat, release, setProgress } from './sql/settle.js';
 import { findIdempotencyKey, sweepIdempotencyKeys, takeIdempotencyKey } from './sql/idempotency.js';
 import { insertTask } from './sql/tasks-insert.js';
+import { keyBudget, keyBudgetState, keyUsageReport, releaseReservation, reserveBudget, usageReportAcrossKeys } from './sql/usage.js';
+import { reportParams, toKeyBudgetState, toUsageRecord, usageParams } from './usage-rows.js';
 import { listTasks } from './sql/tasks-list.js';
 import {
   claimUpstreamDue,
@@ -85,7 +93,16 @@ import { FIRST_DELIVERY_PAGE, toAttempt, toClaimedDelivery, toDelivery, toEndpoi
 
 /** A settle (processing -> completed | failed) waiting for its group commit. */
 type Settle =
-  | { readonly to: 'completed'; readonly id: string; readonly attempt: number; readonly now: number; readonly outputs: string }
+  | {
+      readonly to: 'completed';
+      readonly id: string;
+      readonly attempt: number;
+      readonly now: number;
+      readonly outputs: string;
+      readonly seconds: number;
+      readonly images: number;
+      readonly cost: number;
+    }
   | { readonly to: 'failed'; readonly id: string; readonly attempt: number; readonly now: number; readonly error: string };
 
 /**
@@ -104,7 +121,7 @@ export class SqliteStore implements Store {
   /** Which SQLite library this store's connection runs on (sqlite-driver.ts). */
   readonly driver: SqliteDriverName;
   private readonly statements = new Map<Sql<never, unknown>, SqliteStatement>();
-  private readonly inserts = new GroupCommit<NewTask, boolean>(
+  private readonly inserts = new GroupCommit<NewTask, InsertOutcome>(
     async (batch) => this.insertBatch(batch),
     () => true,
   );
@@ -112,22 +129,27 @@ export class SqliteStore implements Store {
     async (batch) => this.settleBatch(batch),
     () => true,
   );
-  private readonly insertBatch: (tasks: readonly NewTask[]) => boolean[];
+  private readonly insertBatch: (tasks: readonly NewTask[]) => InsertOutcome[];
   private readonly settleBatch: (settles: readonly Settle[]) => boolean[];
   private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number, skipKeys: string) => ClaimedTask[];
 
   constructor(private readonly database: SqliteConnection) {
     this.driver = database.driver;
+    // Per task, in the batch's one transaction: the budget reservation (guarded), the idempotency
+    // key, the row. SQLite has one writer, so the guard reads what every earlier create left.
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
-      tasks.map(({ idempotency, ...task }) => {
+      tasks.map(({ idempotency, reserve, ...task }): InsertOutcome => {
+        const amount = reserve ?? 0;
+        if (amount > 0 && this.run(reserveBudget, { id: task.owner, amount, now: task.createdAt }) === 0) return 'budget_exceeded';
         if (
           idempotency &&
           this.run(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0
         ) {
-          return false;
+          if (amount > 0) this.run(releaseReservation, { id: task.owner, amount });
+          return 'key_taken';
         }
-        this.run(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox' });
-        return true;
+        this.run(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox', reservedCost: amount });
+        return 'inserted';
       }),
     );
     this.settleBatch = database.transaction((settles: readonly Settle[]) =>
@@ -182,8 +204,24 @@ export class SqliteStore implements Store {
     return applied;
   }
 
-  insertTask(task: NewTask): Promise<boolean> {
+  insertTask(task: NewTask): Promise<InsertOutcome> {
     return this.inserts.add(task);
+  }
+
+  async keyHasBudget(id: string): Promise<boolean> {
+    const row = this.get(keyBudget, { id });
+    return row !== undefined && row.budget !== null;
+  }
+
+  async keyBudgetState(id: string, now: number): Promise<KeyBudgetState | undefined> {
+    const row = this.get(keyBudgetState, { id, now });
+    return row && toKeyBudgetState(row);
+  }
+
+  async usageReport(query: UsageQuery): Promise<UsageRecord[]> {
+    return (query.key === undefined ? this.all(usageReportAcrossKeys, reportParams(query)) : this.all(keyUsageReport, { ...reportParams(query), key: query.key })).map(
+      toUsageRecord,
+    );
   }
 
   async cancelTask(id: string, owner: string, now: number): Promise<Task | undefined> {
@@ -226,8 +264,8 @@ export class SqliteStore implements Store {
     return this.run(setProgress, { id, attempt, progress }) === 1;
   }
 
-  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
-    return this.settles.add({ to: 'completed', id, attempt, now, outputs: JSON.stringify(outputs) });
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, usage: TaskUsage): Promise<boolean> {
+    return this.settles.add({ to: 'completed', id, attempt, now, outputs: JSON.stringify(outputs), ...usage });
   }
 
   fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
@@ -298,8 +336,8 @@ export class SqliteStore implements Store {
     return this.run(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1;
   }
 
-  async completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean> {
-    return this.run(completeUpstream, { id, attempt, now, outputs: JSON.stringify(outputs), startedAt }) === 1;
+  async completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number, usage: CompletionUsage): Promise<boolean> {
+    return this.run(completeUpstream, { id, attempt, now, outputs: JSON.stringify(outputs), startedAt, ...usageParams(usage) }) === 1;
   }
 
   async failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {

@@ -1,12 +1,18 @@
 import type {
   ClaimedTask,
+  CompletionUsage,
   IdempotencyRecord,
+  InsertOutcome,
+  KeyBudgetState,
   NewTask,
   Task,
   TaskError,
   TaskListQuery,
   TaskOutput,
+  TaskUsage,
   UpstreamCancelRef,
+  UsageQuery,
+  UsageRecord,
   UpstreamStep,
   UpstreamTask,
 } from './records.js';
@@ -21,10 +27,14 @@ import type {
  */
 export interface TaskStore {
   /**
-   * Inserts a queued task, and takes its idempotency key (if any) in the same transaction:
-   * false when a live row holds the key, and then nothing is inserted.
+   * Inserts a queued task, and in the same transaction reserves `task.reserve` against its
+   * key's budget (guarded: `budget_exceeded` when it does not fit) and takes its idempotency key
+   * (if any: `key_taken` when a live row holds it). Nothing is inserted, reserved or taken
+   * unless all of it is.
    */
-  insertTask(task: NewTask): Promise<boolean>;
+  insertTask(task: NewTask): Promise<InsertOutcome>;
+  /** Whether the key has a budget (creates for it reserve their maximum cost). */
+  keyHasBudget(id: string): Promise<boolean>;
   /** queued | processing -> cancelled (attempt + 1 fences the worker); undefined when not cancellable or not found. */
   cancelTask(id: string, owner: string, now: number): Promise<Task | undefined>;
   /** A page of an owner's tasks of one family, newest first. */
@@ -50,8 +60,8 @@ export interface TaskStore {
   heartbeat(id: string, attempt: number, leaseUntil: number): Promise<boolean>;
   /** Raises progress (never lowers it); false when the attempt is no longer current. */
   setProgress(id: string, attempt: number, progress: number): Promise<boolean>;
-  /** processing -> completed. */
-  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean>;
+  /** processing -> completed, with the task's usage (the charge trigger books it in the same transaction). */
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, usage: TaskUsage): Promise<boolean>;
   /** processing -> failed. */
   fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
   /**
@@ -97,7 +107,7 @@ export interface TaskStore {
   countUpstreamInFlight(channel: string): Promise<number>;
   /** A step's outcome, fenced by the attempt; a failover to the sandbox gets its render job. */
   saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean>;
-  completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number): Promise<boolean>;
+  completeUpstream(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number, usage: CompletionUsage): Promise<boolean>;
   failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
   /** A cancelled task's upstream job, taken once (sql/upstream.ts takeUpstreamCancel); undefined when already taken or never submitted. */
   takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined>;
@@ -256,8 +266,16 @@ export interface WebhookStore {
   ): Promise<{ delivery: WebhookDeliveryRecord; attempts: WebhookAttemptRecord[] }[]>;
 }
 
+/** Budgets and usage reports (migration 9; sql/usage.ts). */
+export interface UsageStore {
+  /** A key's budget, reservations and spending of the period holding `now`; undefined for an unknown key. */
+  keyBudgetState(id: string, now: number): Promise<KeyBudgetState | undefined>;
+  /** The daily rollup summed over whole days, grouped as asked. */
+  usageReport(query: UsageQuery): Promise<UsageRecord[]>;
+}
+
 /** The whole store, as a backend opens it: its parts on one database. */
-export interface Store extends TaskStore, KeyStore, MetaStore, WebhookStore {
+export interface Store extends TaskStore, KeyStore, MetaStore, WebhookStore, UsageStore {
   readonly dialect: 'sqlite' | 'postgres';
   migrate(): Promise<number[]>;
   close(): Promise<void>;

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findModel, listedAspectRatios } from '../catalog/index.js';
+import { meter } from '../billing/index.js';
 import { EngineError, type Engine, type FetchedInputs, type RenderModelInfo } from '../engines/types.js';
 import type { InputStore } from '../storage/inputs.js';
 import type { OutputStorage } from '../storage/storage.js';
@@ -400,6 +401,9 @@ export class WorkerPool implements TaskRunner {
         ...(inputs ? { inputs } : {}),
       });
       if (controller.signal.aborted) throw controller.signal.reason;
+      // Billed from the files themselves (the delivered duration, not the requested one), before they move into storage.
+      const metered = await meter(result.files);
+      if (!metered.ok) log.warn({ task: task.id, reason: metered.reason }, 'could not measure the outputs; billing the requested duration');
       const outputs: TaskOutput[] = [];
       for (const file of result.files) {
         outputs.push({ type: file.type, key: await storage.put(task.id, file.path, file.ext), contentType: file.contentType });
@@ -408,7 +412,7 @@ export class WorkerPool implements TaskRunner {
       // Scratch goes before the settle: a process killed after settling would leave it behind
       // for a final task, which no later attempt clears (test/crash-load.test.ts).
       await removeScratch();
-      won = await service.complete(task, outputs);
+      won = await service.complete(task, outputs, metered.ok ? metered.value : undefined);
       if (!won) await Promise.all(outputs.map((output) => storage.delete(output.key)));
     } catch (error) {
       const reason = this.stopReasons.get(controller);

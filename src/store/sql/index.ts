@@ -10,6 +10,7 @@ import { complete, completeMany, fail, heartbeat, release, releaseWithJob, setPr
 import { findIdempotencyKey, insertKeyedTasks, insertKeyedTasksWithJobs, sweepIdempotencyKeys, takeIdempotencyKey } from './idempotency.js';
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
 import { listTasks } from './tasks-list.js';
+import { keyBudget, keyBudgetState, keyUsageReport, releaseReservation, reserveBudget, usageReportAcrossKeys } from './usage.js';
 import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './retention.js';
 import {
   claimWebhookDeliveries,
@@ -59,6 +60,12 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     insertTask,
     insertTasks,
     insertTasksWithJobs(jobs),
+    keyBudget,
+    reserveBudget,
+    releaseReservation,
+    keyBudgetState,
+    keyUsageReport,
+    usageReportAcrossKeys,
     getTask,
     listTasks,
     cancelTask,
