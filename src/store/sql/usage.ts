@@ -16,7 +16,9 @@ export const keyBudget = operation<{ id: string }, { budget: Int | null }>('key-
  * else 0 (the period rolled over and nothing has been charged in the new one yet).
  */
 function spentNow(dialect: 'sqlite' | 'postgres'): string {
-  return `(CASE WHEN spent_period >= ${periodStart(dialect, 'budget_period', '@now')} THEN spent ELSE 0 END)`;
+  // Cast: SQLite binds a JS number as REAL (and integer division is what a period start needs);
+  // PostgreSQL would otherwise type the parameter as a 32-bit integer.
+  return `(CASE WHEN spent_period >= ${periodStart(dialect, 'budget_period', 'CAST(@now AS BIGINT)')} THEN spent ELSE 0 END)`;
 }
 
 /**
