@@ -61,11 +61,11 @@ function budget(value: unknown): number | null | ApiError {
   if (typeof value !== 'number') return validationError('invalid_parameter', 'budget', `'budget' must be a number or null; got ${describe(value)}.`);
   if (!Number.isFinite(value)) return validationError('invalid_parameter', 'budget', `'budget' must be a finite number.`);
   if (value < 0) return validationError('unsupported_value', 'budget', `'budget' must not be negative; got ${value}.`);
-  const parsed = parseAmount(value);
-  if (!parsed.ok) return validationError('invalid_parameter', 'budget', `'budget' ${parsed.reason} (amounts have at most 6 decimals).`);
-  if (parsed.micro > MAX_BUDGET_MICRO) {
+  if (value > MAX_BUDGET_MICRO / 1_000_000) {
     return validationError('unsupported_value', 'budget', `'budget' must be at most ${formatAmount(MAX_BUDGET_MICRO)}; got ${value}.`);
   }
+  const parsed = parseAmount(value);
+  if (!parsed.ok) return validationError('invalid_parameter', 'budget', `'budget' ${parsed.reason} (amounts have at most 6 decimals).`);
   return parsed.micro;
 }
 
