@@ -25,7 +25,6 @@ import {
   type Int,
   listParams,
   num,
-  numOrNull,
   toClaimedTask,
   toIdempotencyRecord,
   toTask,
@@ -35,7 +34,21 @@ import {
 } from './rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
-import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
+import {
+  activateEnvKey,
+  countAdminKeys,
+  countKeys,
+  findKeyByHash,
+  getKey,
+  insertKey,
+  listKeyPage,
+  listKeys,
+  recomputeSpent,
+  revokeEnvKeys,
+  revokeKey,
+  updateKey,
+} from './sql/keys.js';
+import { insertKeyParams, pageAfter, toApiKeyRecord, toKeyAuthRecord, updateKeyParams } from './key-rows.js';
 import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './sql/migrations.js';
 import { expireLeases, failAbandoned, requeueStranded } from './sql/recovery.js';
@@ -85,6 +98,10 @@ import {
 } from './sql/webhooks.js';
 import type {
   ApiKeyRecord,
+  KeyAuthRecord,
+  KeyPatch,
+  KeyRole,
+  NewKey,
   ClaimedDelivery,
   JobQueueSql,
   NewWebhookDelivery,
@@ -473,13 +490,13 @@ export class PostgresStore implements Store {
     return row ? num(row.at) : now;
   }
 
-  async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {
+  async findKeyByHash(hash: string): Promise<KeyAuthRecord | undefined> {
     const [row] = await this.db.all(findKeyByHash, { hash });
-    return row ? { id: row.id, revoked: row.revoked_at !== null } : undefined;
+    return row && toKeyAuthRecord(row);
   }
 
-  async insertKey(key: { id: string; hash: string; name: string; createdAt: number }): Promise<boolean> {
-    return (await this.db.run(insertKey, key)) > 0;
+  async insertKey(key: NewKey): Promise<boolean> {
+    return (await this.db.run(insertKey, insertKeyParams(key))) > 0;
   }
 
   async countKeys(): Promise<number> {
@@ -487,23 +504,42 @@ export class PostgresStore implements Store {
     return num(row?.n ?? 0);
   }
 
-  async listKeys(): Promise<ApiKeyRecord[]> {
-    return (await this.db.all(listKeys, {})).map((row) => ({
-      id: row.id,
-      name: row.name,
-      createdAt: num(row.created_at),
-      revokedAt: numOrNull(row.revoked_at),
-    }));
+  async countAdminKeys(): Promise<number> {
+    const [row] = await this.db.all(countAdminKeys, {});
+    return num(row?.n ?? 0);
+  }
+
+  async listKeys(now: number): Promise<ApiKeyRecord[]> {
+    return (await this.db.all(listKeys, { now })).map(toApiKeyRecord);
+  }
+
+  async getKey(id: string, now: number): Promise<ApiKeyRecord | undefined> {
+    const [row] = await this.db.all(getKey, { id, now });
+    return row && toApiKeyRecord(row);
+  }
+
+  async listKeyPage(role: KeyRole, after: ApiKeyRecord | undefined, limit: number, now: number): Promise<ApiKeyRecord[]> {
+    return (await this.db.all(listKeyPage, { role, ...pageAfter(after), limit, now })).map(toApiKeyRecord);
+  }
+
+  async updateKey(id: string, patch: KeyPatch, now: number): Promise<boolean> {
+    // The update locks the key's row to COMMIT; the recount after it sees every charge committed
+    // before, and a task ending meanwhile waits for the lock (recomputeSpent).
+    return this.transaction(async (db) => {
+      if ((await db.run(updateKey, updateKeyParams(id, patch))) !== 1) return false;
+      if (patch.budgetPeriod !== undefined) await db.run(recomputeSpent, { id, now });
+      return true;
+    });
   }
 
   async revokeKey(id: string, now: number): Promise<boolean> {
     return (await this.db.run(revokeKey, { id, now })) === 1;
   }
 
-  async syncEnvKeys(hashes: readonly string[], now: number): Promise<void> {
+  async syncEnvKeys(keys: ReadonlyArray<{ hash: string; role: KeyRole }>, now: number): Promise<void> {
     await this.transaction(async (db) => {
       await db.run(revokeEnvKeys, { now });
-      for (const hash of hashes) await db.run(activateEnvKey, { hash });
+      for (const key of keys) await db.run(activateEnvKey, key);
     });
   }
 

@@ -24,7 +24,6 @@ import {
   inClaimOrder,
   listParams,
   num,
-  numOrNull,
   toClaimedTask,
   toIdempotencyRecord,
   toTask,
@@ -34,7 +33,21 @@ import {
 } from './rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
-import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
+import {
+  activateEnvKey,
+  countAdminKeys,
+  countKeys,
+  findKeyByHash,
+  getKey,
+  insertKey,
+  listKeyPage,
+  listKeys,
+  recomputeSpent,
+  revokeEnvKeys,
+  revokeKey,
+  updateKey,
+} from './sql/keys.js';
+import { insertKeyParams, pageAfter, toApiKeyRecord, toKeyAuthRecord, updateKeyParams } from './key-rows.js';
 import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
 import { createVersionTable, isApplied, recordApplied } from './sql/migrations.js';
 import { expireLeases, failAbandoned } from './sql/recovery.js';
@@ -81,6 +94,10 @@ import {
 } from './sql/webhooks.js';
 import type {
   ApiKeyRecord,
+  KeyAuthRecord,
+  KeyPatch,
+  KeyRole,
+  NewKey,
   ClaimedDelivery,
   NewWebhookDelivery,
   Store,
@@ -363,31 +380,52 @@ export class SqliteStore implements Store {
     return row ? num(row.at) : now;
   }
 
-  async findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined> {
+  async findKeyByHash(hash: string): Promise<KeyAuthRecord | undefined> {
     const row = this.get(findKeyByHash, { hash });
-    return row ? { id: row.id, revoked: row.revoked_at !== null } : undefined;
+    return row && toKeyAuthRecord(row);
   }
 
-  async insertKey(key: { id: string; hash: string; name: string; createdAt: number }): Promise<boolean> {
-    return this.run(insertKey, key) > 0;
+  async insertKey(key: NewKey): Promise<boolean> {
+    return this.run(insertKey, insertKeyParams(key)) > 0;
   }
 
   async countKeys(): Promise<number> {
     return num(this.get(countKeys, {})?.n ?? 0);
   }
 
-  async listKeys(): Promise<ApiKeyRecord[]> {
-    return this.all(listKeys, {}).map((row) => ({ id: row.id, name: row.name, createdAt: num(row.created_at), revokedAt: numOrNull(row.revoked_at) }));
+  async countAdminKeys(): Promise<number> {
+    return num(this.get(countAdminKeys, {})?.n ?? 0);
+  }
+
+  async listKeys(now: number): Promise<ApiKeyRecord[]> {
+    return this.all(listKeys, { now }).map(toApiKeyRecord);
+  }
+
+  async getKey(id: string, now: number): Promise<ApiKeyRecord | undefined> {
+    const row = this.get(getKey, { id, now });
+    return row && toApiKeyRecord(row);
+  }
+
+  async listKeyPage(role: KeyRole, after: ApiKeyRecord | undefined, limit: number, now: number): Promise<ApiKeyRecord[]> {
+    return this.all(listKeyPage, { role, ...pageAfter(after), limit, now }).map(toApiKeyRecord);
+  }
+
+  async updateKey(id: string, patch: KeyPatch, now: number): Promise<boolean> {
+    return this.database.transaction(() => {
+      if (this.run(updateKey, updateKeyParams(id, patch)) !== 1) return false;
+      if (patch.budgetPeriod !== undefined) this.run(recomputeSpent, { id, now });
+      return true;
+    })();
   }
 
   async revokeKey(id: string, now: number): Promise<boolean> {
     return this.run(revokeKey, { id, now }) === 1;
   }
 
-  async syncEnvKeys(hashes: readonly string[], now: number): Promise<void> {
+  async syncEnvKeys(keys: ReadonlyArray<{ hash: string; role: KeyRole }>, now: number): Promise<void> {
     this.database.transaction(() => {
       this.run(revokeEnvKeys, { now });
-      for (const hash of hashes) this.run(activateEnvKey, { hash });
+      for (const key of keys) this.run(activateEnvKey, key);
     })();
   }
 

@@ -1,3 +1,4 @@
+import type { ApiKeyRecord, KeyAuthRecord, KeyPatch, KeyRole, NewKey } from './key-rows.js';
 import type {
   ClaimedTask,
   CompletionUsage,
@@ -121,25 +122,36 @@ export interface TaskStore {
   reserveChannelSlot(channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number): Promise<number>;
 }
 
-export interface ApiKeyRecord {
-  readonly id: string;
-  readonly name: string;
-  readonly createdAt: number;
-  readonly revokedAt: number | null;
-}
+export type { ApiKeyRecord, BudgetPeriod, KeyAuthRecord, KeyPatch, KeyRole, KeySettings, NewKey } from './key-rows.js';
 
-/** API keys, by hash (auth/ depends on this alone). */
+/** API keys, by hash (auth/ depends on this alone); their settings and administration (docs/admin.md). */
 export interface KeyStore {
-  findKeyByHash(hash: string): Promise<{ id: string; revoked: boolean } | undefined>;
-  insertKey(key: { id: string; hash: string; name: string; createdAt: number }): Promise<boolean>;
+  findKeyByHash(hash: string): Promise<KeyAuthRecord | undefined>;
+  /** False when a key of that hash is stored already (nothing changes then). */
+  insertKey(key: NewKey): Promise<boolean>;
   countKeys(): Promise<number>;
-  listKeys(): Promise<ApiKeyRecord[]>;
+  /** Admin keys neither revoked nor disabled. */
+  countAdminKeys(): Promise<number>;
+  /** Every key, revoked ones too, oldest first; spent and reserved of the period holding `now` (ms). */
+  listKeys(now: number): Promise<ApiKeyRecord[]>;
+  /** One key (revoked or not, any role); undefined for an unknown id. */
+  getKey(id: string, now: number): Promise<ApiKeyRecord | undefined>;
+  /** A page of active keys of a role, newest first, after the key `after` (its record) when given. */
+  listKeyPage(role: KeyRole, after: ApiKeyRecord | undefined, limit: number, now: number): Promise<ApiKeyRecord[]>;
+  /**
+   * Changes the settings `patch` names (an active key only: false for an unknown or revoked id).
+   * A change of budget period recomputes `spent` for the current period of the new kind from the
+   * daily rollup, in the same transaction.
+   */
+  updateKey(id: string, patch: KeyPatch, now: number): Promise<boolean>;
   revokeKey(id: string, now: number): Promise<boolean>;
   /**
-   * Keys named `env` mirror MEDIAGATE_API_KEYS: those in `hashes` are (re)activated, the others
-   * revoked, so removing a key from the environment stops it working at the next start.
+   * Keys from the environment (MEDIAGATE_API_KEYS, MEDIAGATE_ADMIN_KEYS; their ids derive from
+   * their hashes) mirror it: those in `keys` are (re)activated with their role, the others
+   * revoked, so removing a key from the environment stops it working at the next start. Names
+   * and settings are never touched.
    */
-  syncEnvKeys(hashes: readonly string[], now: number): Promise<void>;
+  syncEnvKeys(keys: ReadonlyArray<{ hash: string; role: KeyRole }>, now: number): Promise<void>;
 }
 
 /** Settings the service keeps across restarts (the URL signing secret). */

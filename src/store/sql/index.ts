@@ -2,7 +2,7 @@ import type { OperationText } from '../dialect.js';
 import type { JobQueueSql } from '../store.js';
 import { cancelTask } from './cancel.js';
 import { claimById, claimByIds, claimQueued, claimTakeovers } from './claim.js';
-import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './keys.js';
+import { activateEnvKey, countAdminKeys, countKeys, findKeyByHash, getKey, insertKey, listKeyPage, listKeys, recomputeSpent, revokeEnvKeys, revokeKey, updateKey } from './keys.js';
 import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './meta.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './migrations.js';
 import { expireLeases, failAbandoned, requeueStranded } from './recovery.js';
@@ -131,6 +131,11 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     insertKey,
     countKeys,
     listKeys,
+    countAdminKeys,
+    getKey,
+    listKeyPage,
+    updateKey,
+    recomputeSpent,
     revokeKey,
     revokeEnvKeys,
     activateEnvKey,
