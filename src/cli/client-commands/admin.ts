@@ -12,11 +12,11 @@ import { alignedTable, amount, formatUsage, groupByArg, timeArg } from './usage.
 
 interface KeyFlags extends AdminConnectionFlags {
   readonly name?: string;
-  readonly budget?: number | null;
-  readonly period?: 'day' | 'month' | null;
-  readonly models?: string[] | null;
-  readonly rateLimit?: number | null;
-  readonly maxInFlight?: number | null;
+  readonly budget?: number | 'none';
+  readonly period?: 'day' | 'month' | 'lifetime';
+  readonly models?: string[] | 'all';
+  readonly rateLimit?: number | 'default';
+  readonly maxInFlight?: number | 'default';
   readonly disable?: boolean;
   readonly enable?: boolean;
   readonly limit?: number;
@@ -32,24 +32,26 @@ interface AdminUsageFlags extends AdminConnectionFlags {
   readonly json?: boolean;
 }
 
+// Commander stores an option whose parser returns null as '': a setting cleared is a word
+// here ('none', 'lifetime', 'all', 'default'), and null only in the request.
+
 /** An amount (at most 6 decimals), or `none` for no budget. */
-function budgetArg(value: string): number | null {
-  if (value.trim().toLowerCase() === 'none') return null;
+function budgetArg(value: string): number | 'none' {
+  if (value.trim().toLowerCase() === 'none') return 'none';
   const number = Number(value);
   if (value.trim() === '' || !Number.isFinite(number) || number < 0) throw new InvalidArgumentError('an amount (e.g. 25 or 12.5), or none.');
   return number;
 }
 
-function periodArg(value: string): 'day' | 'month' | null {
+function periodArg(value: string): 'day' | 'month' | 'lifetime' {
   const word = value.trim().toLowerCase();
-  if (word === 'day' || word === 'month') return word;
-  if (word === 'lifetime') return null;
+  if (word === 'day' || word === 'month' || word === 'lifetime') return word;
   throw new InvalidArgumentError('day, month or lifetime.');
 }
 
 /** Comma-separated model ids or prefixes ending in `*`, or `all`. */
-function modelsArg(value: string): string[] | null {
-  if (value.trim().toLowerCase() === 'all') return null;
+function modelsArg(value: string): string[] | 'all' {
+  if (value.trim().toLowerCase() === 'all') return 'all';
   const models = value
     .split(',')
     .map((item) => item.trim())
@@ -59,19 +61,19 @@ function modelsArg(value: string): string[] | null {
 }
 
 /** A positive whole number, or `default` (the server's setting). */
-function limitArg(value: string): number | null {
-  return value.trim().toLowerCase() === 'default' ? null : positiveIntegerArg(value);
+function limitArg(value: string): number | 'default' {
+  return value.trim().toLowerCase() === 'default' ? 'default' : positiveIntegerArg(value);
 }
 
 /** The flags a create or a change sends; only those given. */
 function settings(flags: KeyFlags): Omit<AdminKeyUpdateParams, 'disabled'> {
   return {
     ...(flags.name !== undefined ? { name: flags.name } : {}),
-    ...(flags.budget !== undefined ? { budget: flags.budget } : {}),
-    ...(flags.period !== undefined ? { budget_period: flags.period } : {}),
-    ...(flags.models !== undefined ? { models: flags.models } : {}),
-    ...(flags.rateLimit !== undefined ? { rate_limit_per_min: flags.rateLimit } : {}),
-    ...(flags.maxInFlight !== undefined ? { max_tasks_in_flight: flags.maxInFlight } : {}),
+    ...(flags.budget !== undefined ? { budget: flags.budget === 'none' ? null : flags.budget } : {}),
+    ...(flags.period !== undefined ? { budget_period: flags.period === 'lifetime' ? null : flags.period } : {}),
+    ...(flags.models !== undefined ? { models: flags.models === 'all' ? null : flags.models } : {}),
+    ...(flags.rateLimit !== undefined ? { rate_limit_per_min: flags.rateLimit === 'default' ? null : flags.rateLimit } : {}),
+    ...(flags.maxInFlight !== undefined ? { max_tasks_in_flight: flags.maxInFlight === 'default' ? null : flags.maxInFlight } : {}),
   };
 }
 
@@ -91,7 +93,7 @@ export function formatKey(key: AdminKey): string {
     ['name', key.name],
     ['status', key.disabled ? 'disabled' : 'active'],
     ['budget', budgetText(key)],
-    ['spent', `${amount(key.spent)} this period`],
+    ['spent', `${amount(key.spent)} ${key.budget_period === 'day' ? 'today (UTC)' : key.budget_period === 'month' ? 'this month (UTC)' : 'in all'}`],
     ['reserved', `${amount(key.reserved)} (tasks not finished yet)`],
     ['models', key.models === null ? 'all' : key.models.join(', ')],
     ['rate', limitText(key.rate_limit_per_min, ' creates a minute')],
