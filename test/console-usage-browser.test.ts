@@ -181,6 +181,7 @@ describe.skipIf(!availability.enabled || process.env['MEDIAGATE_TEST_BACKEND'] =
       await page.getByRole('button', { name: 'Generate', exact: true }).press('Enter');
       await page.waitForFunction(() => document.querySelector<HTMLElement>('.status')?.dataset['status'] === 'completed', null, { timeout: 30_000 });
       await expect.poll(() => page.locator('.billing').textContent()).toBe('Billed: 3 s · EUR 0.40');
+      await expect.poll(() => page.locator('.history li[data-task] .cost').allTextContents()).toEqual(['EUR 0.40']);
       await shot(page, 'usage-billed-task');
       expect(problems()).toEqual([]);
       await context.close();

@@ -1,11 +1,12 @@
 import { ApiRefusal, isFinal, isMissingOperation, type Api, type TaskView } from './api.js';
+import { amount } from './chart.js';
 import { h, replace, uid } from './dom.js';
 
 /**
  * The tasks of this key: the list operation of INTERFACE-DECISIONS §8.2 (both families, paged,
  * filtered by status and model) when the server answers it, else the tasks made in this tab
  * (kept in sessionStorage, like the key). Running tasks get a Cancel button when the server has
- * the cancel operation (§8.1).
+ * the cancel operation (§8.1); final ones show what they cost.
  */
 
 const TAB_STORAGE = 'mediagate.tasks';
@@ -190,6 +191,7 @@ export class History {
           open,
           h('span', { class: 'model' }, task.model),
           h('span', { class: `badge ${task.status}` }, `${task.status} ${task.progress}%`),
+          task.usage ? h('span', { class: 'cost' }, `${task.usage.currency} ${amount(task.usage.cost)}`) : null,
           cancel,
         );
       }),
