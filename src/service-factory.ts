@@ -226,7 +226,12 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   if (config.channelsFile !== undefined && options.channels === undefined)
     throw new Error('MEDIAGATE_CHANNELS_FILE is set: pass loadChannelsConfig(config.channelsFile, env) as options.channels');
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
-  const secrets = [...config.apiKeys, ...config.adminKeys, ...(options.channels?.secrets ?? []), ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const secrets = [
+    ...config.apiKeys,
+    ...config.adminKeys,
+    ...(options.channels?.secrets ?? []),
+    ...(config.metricsToken === undefined ? [] : [config.metricsToken]),
+  ];
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   await mkdir(config.dataDir, { recursive: true });
   const workRoot = join(config.dataDir, 'work');

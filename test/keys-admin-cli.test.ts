@@ -14,7 +14,10 @@ import { startServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
-const backends = [...(selectedBackends().includes('sqlite') ? ['sqlite' as const] : []), ...((await postgresAvailability()).enabled ? ['postgres' as const] : [])];
+const backends = [
+  ...(selectedBackends().includes('sqlite') ? ['sqlite' as const] : []),
+  ...((await postgresAvailability()).enabled ? ['postgres' as const] : []),
+];
 
 interface Ran {
   stdout: string;
@@ -55,7 +58,22 @@ for (const backend of backends) {
       const adminKey = JSON.parse(adminRun.stdout) as { id: string; key: string; role: string };
       expect(adminKey.role).toBe('admin');
 
-      const made = await cli(['create', '--name', 'team', '--budget', '50', '--period', 'month', '--models', 'vendora/*, vendorb/*', '--rate-limit', '100', '--max-in-flight', '5', '--json']);
+      const made = await cli([
+        'create',
+        '--name',
+        'team',
+        '--budget',
+        '50',
+        '--period',
+        'month',
+        '--models',
+        'vendora/*, vendorb/*',
+        '--rate-limit',
+        '100',
+        '--max-in-flight',
+        '5',
+        '--json',
+      ]);
       expect(made.code, made.stderr).toBe(0);
       const client = JSON.parse(made.stdout) as { id: string; key: string; role: string };
       expect(client.role).toBe('client');

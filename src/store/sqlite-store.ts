@@ -20,17 +20,7 @@ import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './sqlite-driver.js';
 import { migrationSteps } from './migrations.js';
-import {
-  inClaimOrder,
-  listParams,
-  num,
-  toClaimedTask,
-  toIdempotencyRecord,
-  toTask,
-  toUpstreamCancelRef,
-  toUpstreamTask,
-  upstreamSaveParams,
-} from './rows.js';
+import { inClaimOrder, listParams, num, toClaimedTask, toIdempotencyRecord, toTask, toUpstreamCancelRef, toUpstreamTask, upstreamSaveParams } from './rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import {
