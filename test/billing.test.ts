@@ -223,3 +223,27 @@ describe('the cost of a task', () => {
     expect(billedSeconds(10.04)).toBe(10);
   });
 });
+
+describe('the worked example of docs/pricing.md', () => {
+  const pricing = parsePricing(
+    JSON.stringify({
+      currency: 'USD',
+      models: {
+        [T2V]: { per_task: 0.05, per_second: { '480p': 0.04, '720p': 0.08, '1080p': 0.12 } },
+        [IMAGE]: { per_image: 0.03 },
+        '*': { per_second: 0.1 },
+      },
+    }),
+  );
+  const cost = (model: string, measured: number, images: number, resolution?: string): number =>
+    formatAmount(taskCost(priceOf(pricing, model), { seconds: measured === 0 ? 0 : billedSeconds(measured), images, resolution }));
+
+  it('gives the costs and reservations the table shows', () => {
+    expect(cost(T2V, 5.04, 0, '720p')).toBe(0.45);
+    expect(cost(T2V, 10.5, 0, '480p')).toBe(0.49);
+    expect(cost('vendorb/famsd-2.5-i2v-spicy', 4.02, 0, '720p')).toBe(0.4);
+    expect(cost(IMAGE, 0, 1)).toBe(0.03);
+    expect(formatAmount(maxTaskCost(pricing, row(T2V), { duration: 5 }))).toBe(0.45);
+    expect(formatAmount(maxTaskCost(pricing, row(T2V), { duration: 10, resolution: '480p' }))).toBe(0.45);
+  });
+});

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { billedSeconds, meter } from '../src/billing/index.js';
+import { createSandboxEngine } from '../src/engines/sandbox/engine.js';
 import { defaultFfmpegPath } from '../src/engines/sandbox/ffmpeg-path.js';
 import { moovDuration, readMp4Duration } from '../src/media/mp4-duration.js';
 import { probe } from './helpers/probe.js';
@@ -178,5 +179,35 @@ describe('meter: billed seconds and images of delivered files', () => {
     const result = await meter([{ path, type: 'video' }]);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.reason).toContain('broken.mp4');
+  });
+});
+
+describe('meter on what the sandbox engine delivers', () => {
+  it('a 3 s render with audio is billed 3 s, as ffprobe measures it', async () => {
+    const engine = createSandboxEngine({ ffmpegPath: defaultFfmpegPath(), fps: 6 });
+    try {
+      const workDir = join(dir, 'sandbox-render');
+      await mkdir(workDir);
+      const result = await engine.render({
+        taskId: 'task-meter',
+        owner: 'key-1',
+        model: { id: 'test/t2v', kind: 'video', aspectRatios: ['16:9'], checkImageRule3: false },
+        params: { prompt: 'metered', duration: 3, resolution: '480p', audio_enable: true },
+        workDir,
+        signal: new AbortController().signal,
+        onProgress: () => undefined,
+      });
+      const metered = await meter(result.files);
+      expect(metered).toEqual({ ok: true, value: { seconds: 3, images: 0 } });
+      const video = result.files[0];
+      if (!video) throw new Error('no file');
+      const probed = await probe(video.path);
+      expect(probed.audio).toBeDefined();
+      const read = await readMp4Duration(video.path);
+      if (!read.ok) throw new Error(read.reason);
+      expect(Math.abs(read.seconds - probed.duration)).toBeLessThan(0.05);
+    } finally {
+      await engine.close();
+    }
   });
 });

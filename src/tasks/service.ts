@@ -114,7 +114,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   private readonly inputs: InputStore | undefined;
   private readonly pricing: Pricing | undefined;
   /** Whether a key has a budget, per key id, until a time: creates of keys without one reserve nothing and read nothing more. */
-  private readonly budgeted = new Map<string, { has: boolean; until: number }>();
+  private readonly budgeted = new Map<string, { has: Promise<boolean>; until: number }>();
 
   constructor(options: TaskServiceOptions) {
     super();
@@ -166,11 +166,14 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     const now = this.now();
     let cached = this.budgeted.get(owner);
     if (cached === undefined || cached.until <= now) {
-      cached = { has: await this.store.keyHasBudget(owner), until: now + BUDGET_CACHE_MS };
+      // The promise is cached: a burst of creates of one key asks the store once.
+      const has = this.store.keyHasBudget(owner);
+      cached = { has, until: now + BUDGET_CACHE_MS };
       if (this.budgeted.size > 10_000) this.budgeted.clear();
       this.budgeted.set(owner, cached);
+      has.catch(() => this.budgeted.delete(owner));
     }
-    return cached.has ? maxTaskCost(this.pricing, row, params) : undefined;
+    return (await cached.has) ? maxTaskCost(this.pricing, row, params) : undefined;
   }
 
   /** (none) -> queued. The task is durable when this resolves. Throws BudgetExceeded when its maximum cost does not fit the key's budget. */
