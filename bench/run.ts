@@ -179,9 +179,14 @@ async function phaseUsage(): Promise<void> {
     if (check.totals.tasks !== seeded.tasks || Math.round(check.totals.cost * 1e6) !== seeded.cost) {
       throw new Error(`usage report disagrees with the seed: ${JSON.stringify(check.totals)} vs ${seeded.tasks} tasks, ${seeded.cost} micro`);
     }
-    await measure(`usage report, ${USAGE_TASKS.toLocaleString('en')} tasks, by model and day (${USAGE_DAYS * seeded.models} rows)`, server, `/v1/usage?${range}`, {
-      headers: AUTH,
-    });
+    await measure(
+      `usage report, ${USAGE_TASKS.toLocaleString('en')} tasks, by model and day (${USAGE_DAYS * seeded.models} rows)`,
+      server,
+      `/v1/usage?${range}`,
+      {
+        headers: AUTH,
+      },
+    );
     await measure(`usage report, ${USAGE_TASKS.toLocaleString('en')} tasks, by model`, server, `/v1/usage?${range}&group_by=model`, { headers: AUTH });
   } finally {
     await server.stop();

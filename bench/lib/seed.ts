@@ -99,7 +99,19 @@ export async function seedUsage(dataDir: string, apiKey: string, count: number, 
       const cost = failed ? 0 : isVideo ? 100_000 + seconds * 80_000 : 20_000;
       const completedAt = first + Math.floor((i / count) * days * 86_400_000);
       const id = `${isVideo ? 'vid' : 'img'}_${randomBytes(16).toString('base64url')}`;
-      insert.run(id, isVideo ? 'video' : 'image', model, owner, failed ? 'failed' : 'completed', completedAt - 5000, completedAt - 4000, completedAt, seconds, images, cost);
+      insert.run(
+        id,
+        isVideo ? 'video' : 'image',
+        model,
+        owner,
+        failed ? 'failed' : 'completed',
+        completedAt - 5000,
+        completedAt - 4000,
+        completedAt,
+        seconds,
+        images,
+        cost,
+      );
       const key = `${model} ${new Date(completedAt).toISOString().slice(0, 10)}`;
       const sums = rollup.get(key) ?? { tasks: 0, seconds: 0, images: 0, cost: 0 };
       rollup.set(key, { tasks: sums.tasks + 1, seconds: sums.seconds + seconds, images: sums.images + images, cost: sums.cost + cost });

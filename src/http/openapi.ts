@@ -105,8 +105,58 @@ const videoTask = (status: readonly string[]) => ({
         },
       ],
     },
+    usage: { oneOf: [{ type: 'null' }, ref('TaskUsage')] },
   },
 });
+
+/** A final task's usage (null before): billed seconds (the delivered duration, rounded), images, cost. */
+const TASK_USAGE = {
+  type: 'object',
+  required: ['seconds', 'images', 'cost', 'currency'],
+  properties: {
+    seconds: { type: 'integer', minimum: 0, description: 'Billed seconds of video: the delivered duration to the nearest second (at least 1).' },
+    images: { type: 'integer', minimum: 0 },
+    cost: { type: 'number', minimum: 0, description: 'At most 6 decimals; 0 for failed and cancelled tasks.' },
+    currency: { type: 'string', examples: ['USD'] },
+  },
+};
+
+const USAGE_FIGURES = {
+  tasks: { type: 'integer' },
+  seconds: { type: 'integer' },
+  images: { type: 'integer' },
+  cost: { type: 'number' },
+};
+
+/** GET /v1/usage: the calling key's final tasks over whole UTC days, with its budget. */
+const USAGE_REPORT = {
+  type: 'object',
+  required: ['object', 'currency', 'start', 'end', 'totals', 'data', 'budget'],
+  properties: {
+    object: { const: 'usage' },
+    currency: { type: 'string' },
+    start: { type: 'integer', description: 'Unix seconds: the start of the first UTC day covered.' },
+    end: { type: 'integer', description: 'Unix seconds: the end of the last UTC day covered.' },
+    totals: { type: 'object', properties: USAGE_FIGURES },
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { model: { type: ['string', 'null'] }, day: { type: ['string', 'null'], examples: ['2026-11-25'] }, ...USAGE_FIGURES },
+      },
+    },
+    budget: {
+      type: 'object',
+      properties: {
+        budget: { type: ['number', 'null'] },
+        budget_period: { enum: ['day', 'month', null] },
+        spent: { type: 'number' },
+        reserved: { type: 'number' },
+        resets_at: { type: ['integer', 'null'] },
+      },
+    },
+  },
+};
 
 const IMAGE_CREATED = {
   type: 'object',
@@ -136,6 +186,7 @@ const imageStatus = (status: readonly string[]) => ({
         start_time: { type: 'integer', description: '0 until started.' },
         finish_time: { type: 'integer', description: '0 until finished.' },
         fail_reason: { type: 'string', description: 'Empty unless the task failed.' },
+        usage: { oneOf: [{ type: 'null' }, ref('TaskUsage')] },
       },
     },
   },
@@ -211,6 +262,7 @@ function errorResponses(schema: string) {
     '400': r('Validation error'),
     '413': r('Body larger than the configured cap'),
     '415': r('Content-Type is not application/json'),
+    '402': r("The task's maximum cost does not fit what is left of the API key's budget (budget_exceeded)"),
     ...keyedResponses(schema),
   };
 }
@@ -286,6 +338,8 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     Model: MODEL,
     ModelPricing: MODEL_PRICING,
     ModelList: MODEL_LIST,
+    TaskUsage: TASK_USAGE,
+    Usage: USAGE_REPORT,
     ...TASK_OPS_SCHEMAS,
   };
   const webhooks = routes.some((route) => route.path === '/v1/webhooks');
@@ -367,6 +421,35 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
         },
       },
       '/v1/images/generations/async/{task_id}/events': eventsPath('image'),
+      '/v1/usage': {
+        get: {
+          operationId: 'getUsage',
+          summary: "The API key's usage and budget",
+          description: 'Final tasks by model and UTC day (from the daily rollup), totals, and the budget. `start`/`end` are widened to whole UTC days.',
+          parameters: [
+            {
+              name: 'start',
+              in: 'query',
+              required: false,
+              schema: { type: 'integer' },
+              description: 'Unix seconds; default: the budget period, else 30 days ago.',
+            },
+            {
+              name: 'end',
+              in: 'query',
+              required: false,
+              schema: { type: 'integer' },
+              description: 'Unix seconds; default: the end of the budget period, else today.',
+            },
+            { name: 'group_by', in: 'query', required: false, schema: { enum: ['model', 'day', 'model,day'] } },
+          ],
+          responses: {
+            '200': { description: 'The report', content: json(ref('Usage')) },
+            '400': { description: 'A bad query (invalid_parameter, param start, end or group_by)', content: json(ref('VideoError')) },
+            ...keyedResponses('VideoError'),
+          },
+        },
+      },
       '/v1/models': {
         get: {
           operationId: 'listModels',
