@@ -122,6 +122,7 @@ for (const backend of backends) {
 
     it('refuses bad settings with the flag at fault, and an unknown id', async () => {
       const cases: [readonly string[], RegExp][] = [
+        [['create', '--name', 'n'.repeat(201)], /--name: .*at most 200/],
         [['create', '--budget', '-1'], /--budget: /],
         [['create', '--budget', 'lots'], /--budget must be a number/],
         [['create', '--period', 'week'], /--period: /],
