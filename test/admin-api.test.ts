@@ -432,6 +432,16 @@ for (const backend of backends) {
         expect((await video(key)).status).toBe(402);
       });
 
+      it('a budget given to a key that had none applies to its creates within 5 s', async () => {
+        const { id, key } = await create({ name: 'budget later' });
+        // Its creates so far reserve nothing: the key had no budget (cached for up to 5 s).
+        expect((await video(key)).status).toBe(200);
+        expect((await admin('PATCH', `/v1/admin/keys/${id}`, { budget: 0.4 })).body).toMatchObject({ budget: 0.4, reserved: 0 });
+        // Once the process sees the budget, one create of 0.4 fits and the next does not.
+        await eventually(async () => (await video(key)).status === 402, { deadline: 6_000, what: 'the new budget to refuse a create' });
+        expect((await admin('GET', `/v1/admin/keys/${id}`)).body).toMatchObject({ reserved: 0.4 });
+      });
+
       it('a changed budget_period recomputes spent for the new period', async () => {
         const { id } = await create({ name: 'periods', budget: 100 });
         const now = new Date();
