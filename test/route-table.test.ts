@@ -57,7 +57,10 @@ describe('the route table, walked over HTTP', () => {
     const body = method === 'POST' || method === 'PUT' || method === 'PATCH' ? '{}' : undefined;
     const res = await fetch(server.url + path, {
       method,
-      headers: { authorization: `Bearer ${path.startsWith('/v1/admin/') ? ADMIN_KEY : server.keys[0]}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${path.startsWith('/v1/admin/') ? ADMIN_KEY : server.keys[0]}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body }),
     });
     return { status: res.status, allow: res.headers.get('allow'), body: await res.text() };
