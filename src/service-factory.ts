@@ -11,6 +11,7 @@ import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
 import { createLogger } from './logging.js';
 import { InputStore, inputKey } from './storage/inputs.js';
+import { createOutputUrls } from './storage/output-urls.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
@@ -202,18 +203,16 @@ interface Core {
   readonly signer: UrlSigner;
   /** The task feed of this backend (tasks/feed.ts); the caller closes it. */
   readonly openFeed: () => TaskFeed;
-  /**
-   * Starts the workers, if any, the sweeper and the webhook dispatcher, whose payloads are the
-   * tasks as `present` gives them (a status poll's body) and whose attempts `observe` counts.
-   */
-  readonly startWork: (present: (task: Task) => object, observe?: (outcome: DeliveryOutcome) => void) => Promise<void>;
+  /** Starts the workers, if any, the sweeper and the webhook dispatcher, whose attempts `observe` counts. */
+  readonly startWork: (observe?: (outcome: DeliveryOutcome) => void) => Promise<void>;
 }
 
 /**
  * Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet.
+ * `publicUrl`: the base of output URLs in webhook payloads (an API process learns it at listen).
  * `channelMetrics`: where the upstream lifecycle records (the process's /metrics registry).
  */
-async function createCore(config: Config, options: MediagateOptions, channelMetrics?: ChannelMetrics): Promise<Core> {
+async function createCore(config: Config, options: MediagateOptions, publicUrl: () => string, channelMetrics?: ChannelMetrics): Promise<Core> {
   // Loaded by the entry (cli/serve.ts readChannels): routing everything to the sandbox instead would be silent.
   if (config.channelsFile !== undefined && options.channels === undefined)
     throw new Error('MEDIAGATE_CHANNELS_FILE is set: pass loadChannelsConfig(config.channelsFile, env) as options.channels');
@@ -288,17 +287,13 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   let sweeper: Sweeper | undefined;
   let retention: Sweeper | undefined;
   // Where workers run, webhooks are delivered: an API-only process leaves them to the workers.
-  // Built now, started by startWork, which brings how tasks are presented (an API process's URLs).
-  let present: ((task: Task) => object) | undefined;
+  // Payloads carry output URLs as a status poll on the API would (its address, or MEDIAGATE_PUBLIC_URL).
   let observe: ((outcome: DeliveryOutcome) => void) | undefined;
   const webhooks = config.workers
     ? new WebhookDispatcher({
         store,
         service,
-        present: (task) => {
-          if (present === undefined) throw new Error('webhook dispatcher started before startWork');
-          return present(task);
-        },
+        urlFor: createOutputUrls({ signer, publicUrl, outputTtlMs: config.outputTtlMs }),
         allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
         timeoutMs: config.webhookTimeoutMs,
         log: logger.child({ component: 'webhooks' }),
@@ -333,12 +328,11 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
     inputs,
     signer,
     openFeed,
-    async startWork(presentTask, observeOutcome) {
+    async startWork(observeOutcome) {
       await pool?.start();
       // SQLite has one process: its cancels reach the pool through the service's own event.
       if (pool && backend.kind === 'postgres') stopRemoteCancels(openFeed(), pool, service, workerLog);
       scheduler?.start();
-      present = presentTask;
       observe = observeOutcome;
       webhooks?.start();
       sweeper = startSweeper({
@@ -368,22 +362,20 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
  */
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
   // Loaded here: a worker-only process never loads the HTTP stack.
-  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }, { presentTask }] = await Promise.all([
+  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
     import('./http/metrics.js'),
     import('./http/rate-limit.js'),
     import('./http/server.js'),
-    import('./http/output-urls.js'),
   ]);
   const metrics = createMetrics();
-  const { process: core, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, metrics.channels);
+  // With PORT=0 the address is known only after listen; output URLs follow it.
+  let publicUrl = config.publicUrl;
+  const { process: core, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, () => publicUrl, metrics.channels);
   const { store, keys, service } = core;
   const feed = openFeed();
   service.on('settled', (task) => observeSettled(metrics, task));
 
-  // With PORT=0 the address is known only after listen; output URLs follow it.
-  let publicUrl = config.publicUrl;
   const models = routedModels(options.channels ?? defaultChannelsConfig());
-  const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs });
   const http = buildHttpServer(
     {
       models,
@@ -433,7 +425,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     async start() {
       const url = await http.listen({ port: config.port, host: config.host });
       if (config.port === 0 && !config.publicUrlExplicit) publicUrl = url;
-      await startWork(present, (outcome) => metrics.webhookDeliveries.inc({ outcome }));
+      await startWork((outcome) => metrics.webhookDeliveries.inc({ outcome }));
       return { url };
     },
     async close(drainMs) {
@@ -450,14 +442,11 @@ export async function createMediagate(config: Config, options: MediagateOptions 
  */
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
   // Webhook payloads carry output URLs as a status poll on the API would (MEDIAGATE_PUBLIC_URL).
-  const { presentTask } = await import('./http/output-urls.js');
-  const presenter = (signer: UrlSigner): ((task: Task) => object) =>
-    presentTask({ signer, publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs });
+  const publicUrl = (): string => config.publicUrl;
   const port = config.metricsPort;
   if (port === undefined) {
-    const { process: core, startWork, signer } = await createCore(config, options);
-    const present = presenter(signer);
-    return { ...core, start: () => startWork(present) };
+    const { process: core, startWork } = await createCore(config, options, publicUrl);
+    return { ...core, start: () => startWork() };
   }
   const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }, { createChannelMetrics }] = await Promise.all([
     import('./http/metrics.js'),
@@ -466,8 +455,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
   ]);
   const metrics = createTaskMetrics();
   // The channel series on the same registry: a worker process is where upstream tasks run.
-  const { process: core, startWork, signer } = await createCore(config, options, createChannelMetrics(metrics.registry));
-  const present = presenter(signer);
+  const { process: core, startWork } = await createCore(config, options, publicUrl, createChannelMetrics(metrics.registry));
   core.service.on('settled', (task) => observeSettled(metrics, task));
   let listener: MetricsListener | undefined;
   return {
@@ -480,7 +468,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
         token: config.metricsToken,
         refresh: async () => setTaskGauge(metrics, await core.store.countByStatus()),
       });
-      await startWork(present, (outcome) => metrics.webhookDeliveries.inc({ outcome }));
+      await startWork((outcome) => metrics.webhookDeliveries.inc({ outcome }));
     },
     get metricsUrl() {
       return listener?.url;

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpContext } from './context.js';
-import type { Family, UrlFor } from './envelopes.js';
+import type { Family } from '../wire/envelopes.js';
+import type { UrlFor } from '../wire/task-bodies.js';
 
 /** Methods a route may declare; HEAD is answered wherever GET is (Fastify's `exposeHeadRoutes`). */
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
