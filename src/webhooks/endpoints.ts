@@ -1,7 +1,7 @@
 import { errors, validationError } from '../errors.js';
-import type { FetchAllowList } from '../media/fetcher.js';
-import { FetchError } from '../media/fetcher.js';
-import { assertPublicUrl, type Resolve } from '../media/url-refusal.js';
+import type { FetchAllowList } from '../outbound/address-policy.js';
+import { FetchError } from '../outbound/client.js';
+import { assertPublicUrl, type Resolve } from '../outbound/url-refusal.js';
 import type { WebhookEndpointRecord, WebhookStore } from '../store/store.js';
 import { newSortableId } from '../tasks/ids.js';
 import { isWebhookEvent, WEBHOOK_EVENTS } from './events.js';
