@@ -1,6 +1,6 @@
 /**
- * The SDK's section 8 calls (cancel, list, events, waits over events, idempotent creates,
- * webhooks) against a real HTTP server that speaks section 8 (test/helpers/section8-stub.ts),
+ * The SDK's task operations (cancel, list, events, waits over events, idempotent creates,
+ * webhooks) against a real HTTP server that speaks them (test/helpers/task-operations-stub.ts),
  * with faults injected on request: 5xx and dropped connections after a create, event streams cut
  * mid-way, an events route that does not exist.
  */
@@ -21,13 +21,13 @@ import {
   type VideoTask,
 } from '../src/client/index.js';
 import { rejection } from './helpers/rejections.js';
-import { startSection8Stub, type Section8Stub } from './helpers/section8-stub.js';
+import { startTaskOperationsStub, type TaskOperationsStub } from './helpers/task-operations-stub.js';
 
-let stub: Section8Stub;
+let stub: TaskOperationsStub;
 let client: Mediagate;
 
 beforeAll(async () => {
-  stub = await startSection8Stub();
+  stub = await startTaskOperationsStub();
 });
 
 afterAll(async () => {
