@@ -27,7 +27,7 @@ import type { SchedulerTimings, UpstreamScheduler } from './tasks/upstream/sched
 import { WebhookDispatcher, type DeliveryOutcome } from './webhooks/dispatcher.js';
 import type { ConnectionOptions } from 'node:tls';
 import type { LookupFunction } from 'node:net';
-import type { Resolve } from './media/url-refusal.js';
+import type { Resolve } from './outbound/url-refusal.js';
 
 export interface MediagateOptions {
   /** Replaces the engine chosen by config (tests inject slow or failing engines). */

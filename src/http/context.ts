@@ -10,8 +10,8 @@ import type { ConnectionLimits } from './connection-limits.js';
 import type { JsonLimits } from './json-limits.js';
 import type { Metrics } from './metrics.js';
 import type { KeyLimits } from './rate-limit.js';
-import type { FetchAllowList } from '../media/address-policy.js';
-import type { Resolve } from '../media/url-refusal.js';
+import type { FetchAllowList } from '../outbound/address-policy.js';
+import type { Resolve } from '../outbound/url-refusal.js';
 
 /** What the webhook routes need beyond the store. */
 export interface WebhookRouteOptions {
