@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
+import { loadPricing, type Pricing } from './billing/index.js';
 import { createValidator } from './catalog/index.js';
 import { SANDBOX_CHANNEL, loadChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
@@ -40,6 +41,11 @@ export interface MediagateOptions {
    * in the sandbox. Tasks whose first target is another channel go upstream.
    */
   readonly channels?: ChannelsConfig;
+  /**
+   * The prices (MEDIAGATE_PRICING_FILE, checked by the entry so that a fault exits 78). Absent:
+   * read from `config.pricingFile` here (a fault throws PricingConfigError), or nothing priced.
+   */
+  readonly pricing?: Pricing;
   /** Tests shorten the upstream scheduler's intervals and leases. */
   readonly upstreamTimings?: Partial<SchedulerTimings>;
   /** Per-request timeout of upstream API calls (default 30 s). */
@@ -61,6 +67,8 @@ export interface MediagateProcess {
   readonly keys: KeyRegistry;
   readonly pool: WorkerPool | undefined;
   readonly logger: Logger;
+  /** The prices every process uses alike; undefined without a pricing file. */
+  readonly pricing: Pricing | undefined;
   /** The key created at first start when none was configured; print it once. */
   readonly generatedKey: string | undefined;
   /** The webhook dispatcher of this process (with workers); undefined in an API-only process. */
@@ -344,6 +352,7 @@ interface Core {
  */
 async function createCore(config: Config, options: MediagateOptions, channelMetrics?: ChannelMetrics): Promise<Core> {
   const channels = routingTable(config, options);
+  const pricing = options.pricing ?? loadPricing(config.pricingFile);
   const secrets = [...config.apiKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
@@ -376,6 +385,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       keys,
       pool,
       logger,
+      pricing,
       generatedKey,
       webhooks,
       async close(drainMs = 10_000) {
@@ -430,6 +440,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   const http = buildHttpServer(
     {
       models,
+      pricing: core.pricing,
       validator: createValidator(models),
       service,
       feed,
