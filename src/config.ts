@@ -94,8 +94,8 @@ export interface Config {
   /**
    * MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels (README, "Routing to
    * real providers"), as an absolute path. Default unset: every model to the sandbox. Read and
-   * validated once at start by the process's entry (src/cli/serve.ts, `readChannels`) with the
-   * environment object given here, and passed to the factory as `options.channels`.
+   * validated once at start: by the CLI (src/cli/serve.ts, `readChannels`, which reports a bad
+   * file and passes the table as `options.channels`), else by the factory itself.
    */
   readonly channelsFile: string | undefined;
   /**

@@ -30,7 +30,7 @@ export interface Route {
   /** Fastify pattern: `:name` is one path segment, a final `*` the rest of the path. */
   readonly path: string;
   readonly methods: readonly Method[];
-  /** The error envelope of the route (envelopes.ts); agrees with `familyOf(path)` (a spec checks). */
+  /** The error envelope of the route (wire/envelopes.ts); agrees with `familyOf(path)` (a spec checks). */
   readonly family: Family;
   /** The `route` label of the request metrics; default `path`. */
   readonly metricsLabel?: string;
