@@ -1,4 +1,4 @@
-import type { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/store.js';
+import type { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from '../store/records.js';
 import { seconds } from './task-bodies.js';
 
 /*
