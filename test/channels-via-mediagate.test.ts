@@ -1,4 +1,4 @@
-// The interface through a `mediagate` channel (CHANNELS.md sections 1-2): mediagate A routes
+// The interface through a `mediagate` channel (docs/guides/channels.md#configuration, #what-clients-see): mediagate A routes
 // every model to a second mediagate B, as `MEDIAGATE_TEST_TOPOLOGY=via-channel` does for the
 // whole conformance suite (docs/development.md, "Tests"). This spec proves that topology does what it says:
 // a task created at A is created at B with B's key, its output is copied into A's storage and
