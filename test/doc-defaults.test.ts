@@ -1,6 +1,7 @@
 /**
  * The defaults the docs state are the defaults the code has: every integer default in the
- * configuration reference's table (docs/operations/configuration.md) equals `loadConfig({})`, and SECURITY.md's figures match too.
+ * configuration reference (docs/operations/configuration.md) equals `loadConfig({})`, and
+ * SECURITY.md's figures match too.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
