@@ -97,6 +97,13 @@ export interface Config {
    * environment object given here, and passed to the factory as `options.channels`.
    */
   readonly channelsFile: string | undefined;
+  /**
+   * MEDIAGATE_PRICING_FILE: JSON file of model prices (docs/pricing.md), as an absolute path.
+   * Default unset: nothing is priced (usage still counts seconds and images). Read and checked
+   * once at start by the process's entry (src/cli/serve.ts, `readPricing`), or by the factory
+   * when it is not given `options.pricing`.
+   */
+  readonly pricingFile: string | undefined;
   /** MEDIAGATE_HEADERS_TIMEOUT_S: the request's header block must arrive within this. Default 10; held in ms. */
   readonly headersTimeoutMs: number;
   /** MEDIAGATE_REQUEST_TIMEOUT_S: the whole request, body included, must arrive within this. Default 120; held in ms. */
@@ -259,6 +266,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const concurrency = integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256);
   const rawChannelsFile = env['MEDIAGATE_CHANNELS_FILE']?.trim();
   const channelsFile = rawChannelsFile ? resolve(rawChannelsFile) : undefined;
+  const rawPricingFile = env['MEDIAGATE_PRICING_FILE']?.trim();
+  const pricingFile = rawPricingFile ? resolve(rawPricingFile) : undefined;
   const config: Config = {
     port,
     host,
@@ -302,6 +311,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     corsOrigins: corsOrigins(env),
     channelsFile,
+    pricingFile,
     headersTimeoutMs: seconds(env, 'MEDIAGATE_HEADERS_TIMEOUT_S', 10, 1, 3600),
     requestTimeoutMs: seconds(env, 'MEDIAGATE_REQUEST_TIMEOUT_S', 120, 1, 86_400),
     maxConnections: integer(env, 'MEDIAGATE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
+import { loadPricing, type Pricing } from './billing/index.js';
 import { createValidator } from './catalog/index.js';
 import { defaultChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
@@ -27,7 +28,7 @@ import type { SchedulerTimings, UpstreamScheduler } from './tasks/upstream/sched
 import { WebhookDispatcher, type DeliveryOutcome } from './webhooks/dispatcher.js';
 import type { ConnectionOptions } from 'node:tls';
 import type { LookupFunction } from 'node:net';
-import type { Resolve } from './media/url-refusal.js';
+import type { Resolve } from './outbound/url-refusal.js';
 
 export interface MediagateOptions {
   /** Replaces the engine chosen by config (tests inject slow or failing engines). */
@@ -38,6 +39,11 @@ export interface MediagateOptions {
    * renders in the sandbox. Tasks whose first target is another channel go upstream.
    */
   readonly channels?: ChannelsConfig;
+  /**
+   * The prices (MEDIAGATE_PRICING_FILE, checked by the entry so that a fault exits 78). Absent:
+   * read from `config.pricingFile` here (a fault throws PricingConfigError), or nothing priced.
+   */
+  readonly pricing?: Pricing;
   /** Tests shorten the upstream scheduler's intervals and leases. */
   readonly upstreamTimings?: Partial<SchedulerTimings>;
   /** Per-request timeout of upstream API calls (default 30 s). */
@@ -59,6 +65,8 @@ export interface MediagateProcess {
   readonly keys: KeyRegistry;
   readonly pool: WorkerPool | undefined;
   readonly logger: Logger;
+  /** The prices every process uses alike; undefined without a pricing file. */
+  readonly pricing: Pricing | undefined;
   /** The key created at first start when none was configured; print it once. */
   readonly generatedKey: string | undefined;
   /** The webhook dispatcher of this process (with workers); undefined in an API-only process. */
@@ -217,6 +225,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   // Loaded by the entry (cli/serve.ts readChannels): routing everything to the sandbox instead would be silent.
   if (config.channelsFile !== undefined && options.channels === undefined)
     throw new Error('MEDIAGATE_CHANNELS_FILE is set: pass loadChannelsConfig(config.channelsFile, env) as options.channels');
+  const pricing = options.pricing ?? loadPricing(config.pricingFile);
   const secrets = [...config.apiKeys, ...(options.channels?.secrets ?? []), ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   await mkdir(config.dataDir, { recursive: true });
@@ -317,6 +326,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       keys,
       pool,
       logger,
+      pricing,
       generatedKey,
       webhooks,
       async close(drainMs = 10_000) {
@@ -387,6 +397,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   const http = buildHttpServer(
     {
       models,
+      pricing: core.pricing,
       validator: createValidator(models),
       service,
       feed,

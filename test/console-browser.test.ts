@@ -1,4 +1,5 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import sharp from 'sharp';
@@ -492,5 +493,56 @@ describe.skipIf(!availability.enabled)('console history and cancel in Chromium',
 
   it('no errors or warnings in the browser console, and no refused request', () => {
     expect(problems.join('\n')).toBe('');
+  });
+});
+
+/** With a pricing file, the model picker shows each model's price beside its id, and the model's line repeats it. */
+describe.skipIf(!availability.enabled)('console model prices in Chromium', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let pricingDir: string;
+
+  beforeAll(async () => {
+    await ensureConsoleBuilt();
+    pricingDir = await mkdtemp(join(tmpdir(), 'mediagate-console-pricing-'));
+    const file = join(pricingDir, 'pricing.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        currency: 'USD',
+        models: {
+          'vendora/famw-2.7-t2v': { per_task: 0.05, per_second: { '480p': 0.04, '720p': 0.08, '1080p': 0.12 } },
+          '*': { per_image: 0.03, per_second: 0.1 },
+        },
+      }),
+    );
+    server = await startServer({ MEDIAGATE_PRICING_FILE: file });
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await rm(pricingDir, { recursive: true, force: true });
+  });
+
+  it('each option and the model line show the price; nothing overflows at 390 px', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`${server.url}/console#model=${encodeURIComponent('vendora/famw-2.7-t2v')}`);
+    await page.getByLabel('API key', { exact: true }).fill(server.keys[0]);
+    await page.getByLabel('API key', { exact: true }).press('Enter');
+    await page.waitForFunction(() => !document.querySelector('select')?.disabled);
+    const labels = await page
+      .getByLabel('Model', { exact: true })
+      .locator('option')
+      .evaluateAll((options) => Object.fromEntries(options.map((o) => [(o as HTMLOptionElement).value, o.textContent ?? ''])));
+    expect(labels['vendora/famw-2.7-t2v']).toBe('vendora/famw-2.7-t2v — USD 0.05/task + 0.04/s (480p), 0.08/s (720p), 0.12/s (1080p)');
+    expect(labels['vendora/famz-image-spicy']).toBe('vendora/famz-image-spicy — USD 0.1/s + 0.03/image');
+    expect(await page.locator('.about').first().textContent()).toContain('USD 0.05/task + 0.04/s (480p)');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
   });
 });

@@ -8,6 +8,16 @@ export interface ModelInfo {
   readonly endpoint: string;
   readonly description: string;
   readonly schema: Schema;
+  /** Present when the server has a pricing file. */
+  readonly pricing?: ModelPricing;
+}
+
+/** cost = per_task + per_second x billed seconds + per_image x images; amounts with at most 6 decimals. */
+export interface ModelPricing {
+  readonly currency: string;
+  readonly per_task?: number;
+  readonly per_second?: number | Readonly<Record<string, number>>;
+  readonly per_image?: number;
 }
 
 export interface VideoTask {

@@ -50,6 +50,16 @@ program
     process.exitCode = await channelsCheck({ probe: options.probe === true });
   });
 
+program
+  .command('pricing')
+  .description('operator tools for MEDIAGATE_PRICING_FILE (model prices)')
+  .command('check [file]')
+  .description("check the pricing file (default MEDIAGATE_PRICING_FILE) as at start; print every model's price")
+  .action(async (file: string | undefined) => {
+    const { pricingCheck } = await import('./pricing.js');
+    process.exitCode = pricingCheck(file);
+  });
+
 registerVideoCommands(program);
 registerImageCommands(program);
 registerTaskCommands(program);

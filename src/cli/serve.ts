@@ -1,4 +1,5 @@
 import { ChannelsConfigError, loadChannelsConfig, type ChannelsConfig } from '../channels/config.js';
+import { loadPricing, PricingConfigError, type Pricing } from '../billing/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMediagate } from '../service-factory.js';
 import { describeListenError, portProblem } from './port-check.js';
@@ -17,6 +18,10 @@ export function fail(error: unknown): never {
   if (error instanceof ChannelsConfigError) {
     // One line per fault, each naming the JSON path at fault (docs/guides/channels.md#configuration).
     process.stderr.write(`mediagate: configuration error: MEDIAGATE_CHANNELS_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
+    process.exit(error.exitCode);
+  }
+  if (error instanceof PricingConfigError) {
+    process.stderr.write(`mediagate: configuration error: MEDIAGATE_PRICING_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
     process.exit(error.exitCode);
   }
   throw error;
@@ -44,13 +49,23 @@ export function readChannels(config: Config): ChannelsConfig {
   }
 }
 
+/** The pricing file the config names (or `path`), read once and checked whole; a fault exits 78. */
+export function readPricing(config: Config, path: string | undefined = config.pricingFile): Pricing | undefined {
+  try {
+    return loadPricing(path);
+  } catch (error) {
+    return fail(error);
+  }
+}
+
 /** `mediagate serve`: API and workers in one process (the default), or API only. */
 export async function serve(options: ServeOptions): Promise<void> {
   const config = readConfig({ workers: options.workers });
   const channels = readChannels(config);
+  const pricing = readPricing(config);
   const problem = await portProblem(config.host, config.port);
   if (problem) exitWith(problem);
-  const app = await createMediagate(config, { channels });
+  const app = await createMediagate(config, { channels, ...(pricing === undefined ? {} : { pricing }) });
   if (app.generatedKey) {
     process.stdout.write(
       `\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n` +

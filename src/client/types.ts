@@ -91,6 +91,21 @@ export interface ModelInfo {
   readonly description: string;
   /** The JSON Schema of the model's request body, the one the server validates with. */
   readonly schema: { readonly [key: string]: unknown };
+  /** What a task of this model costs; present only when the server has a pricing file. */
+  readonly pricing?: ModelPricing;
+}
+
+/**
+ * A model's price: cost = per_task + per_second x billed seconds + per_image x images. Amounts
+ * are numbers with at most 6 decimals; a model with no price shows only `currency` (it costs 0).
+ */
+export interface ModelPricing {
+  /** Three capital letters, e.g. `USD`. */
+  readonly currency: string;
+  readonly per_task?: number;
+  /** One amount, or amounts by the task's `resolution` (`"*"`: any other value). */
+  readonly per_second?: number | { readonly [resolution: string]: number };
+  readonly per_image?: number;
 }
 
 /** Per-call options; each overrides the client's setting for this call only. */
