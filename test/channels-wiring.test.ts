@@ -1,5 +1,5 @@
 /**
- * The operator-facing wiring of channels (issue 11): MEDIAGATE_CHANNELS_FILE read once at start
+ * The operator-facing wiring of channels: MEDIAGATE_CHANNELS_FILE read once at start
  * (exit 78 with JSON paths), routed models as the only ones clients see, channel keys redacted
  * from logs, `mediagate channels check [--probe]` against real fakes, and the per-channel
  * metric series.

@@ -133,7 +133,7 @@ export interface EventsOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Query of `videos.list` (section 8.2). */
+/** Query of `videos.list` (decisions §8.2). */
 export interface VideoListParams {
   /** 1-100; default 20 (server side). */
   readonly limit?: number;
@@ -173,7 +173,7 @@ export interface ImageEnvelope<T> {
   readonly data: T;
 }
 
-/** The events a webhook endpoint can subscribe to (section 8.5). */
+/** The events a webhook endpoint can subscribe to (decisions §8.5). */
 export type WebhookEventType = 'video.completed' | 'video.failed' | 'video.cancelled' | 'image.completed' | 'image.failed' | 'image.cancelled';
 
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [

@@ -8,8 +8,8 @@
  *
  * Tasks change only when a test says so (`advance`), and faults are injected on request
  * (`faults`), so the SDK's behaviour is observable step by step. Specs receive a `TaskOperationsTarget`
- * (`url`, `apiKey`); the lead's end-to-end specs can hand them the real server instead where no
- * stub control is used.
+ * (`url`, `apiKey`); an end-to-end spec can hand them the real server instead where it uses no
+ * stub control.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
