@@ -1,5 +1,5 @@
 /**
- * Cancelling upstream (INTERFACE-DECISIONS 8.1; docs/channels.md "The lifecycle", step 7): a
+ * Cancelling upstream (decisions §8.1; docs/channels.md#the-lifecycle-srctasksupstreamschedulerts, step 7): a
  * cancelled task's upstream job is stopped where the protocol allows. Best effort: the task is
  * already final in our store, so nothing here changes it; the outcome is logged with the
  * upstream ids and counted per channel.
