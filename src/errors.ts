@@ -1,6 +1,6 @@
 /**
  * The catalogue of errors the API can return. Every error is a value with a stable `code`, an
- * HTTP status, the `param` at fault ('' when none) and a message; http/envelopes.ts is the one
+ * HTTP status, the `param` at fault ('' when none) and a message; wire/envelopes.ts is the one
  * place that turns it into the video or image family's body. Tests assert codes and params,
  * never message prose.
  */
@@ -73,7 +73,13 @@ export const errors = {
   unsupportedQueryValue: (param: string, message: string) => new ApiError(400, 'unsupported_value', param, message),
   invalidApiKey: (message: string) => new ApiError(401, 'invalid_api_key', 'Authorization', message, 'authentication_error'),
   adminKeyRequired: () =>
-    new ApiError(403, 'admin_key_required', 'Authorization', 'This operation needs an admin key (MEDIAGATE_ADMIN_KEYS or `mediagate keys create --admin`).', 'permission_error'),
+    new ApiError(
+      403,
+      'admin_key_required',
+      'Authorization',
+      'This operation needs an admin key (MEDIAGATE_ADMIN_KEYS or `mediagate keys create --admin`).',
+      'permission_error',
+    ),
   keyNotFound: (id: string) => new ApiError(404, 'key_not_found', 'id', `No API key with id '${id.slice(0, 64)}' exists.`),
   notFound: (method: string, url: string) => new ApiError(404, 'not_found', '', `No route for ${method} ${url.split('?')[0]?.slice(0, 200) ?? ''}.`),
   methodNotAllowed: (method: string, allow: readonly string[]) =>

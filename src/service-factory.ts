@@ -5,13 +5,14 @@ import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
 import { DEFAULT_CURRENCY, loadPricing, type Pricing } from './billing/index.js';
 import { createValidator } from './catalog/index.js';
-import { defaultChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
+import { SANDBOX_CHANNEL, loadChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
 import { createLogger } from './logging.js';
 import { InputStore, inputKey } from './storage/inputs.js';
+import { createOutputUrls } from './storage/output-urls.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
@@ -35,8 +36,10 @@ export interface MediagateOptions {
   readonly engine?: Engine;
   readonly logger?: Logger;
   /**
-   * The routing table (MEDIAGATE_CHANNELS_FILE, loaded by the caller). Absent: every model
-   * renders in the sandbox. Tasks whose first target is another channel go upstream.
+   * The routing table, already loaded (the CLI reports a bad file itself; specs read channel
+   * secrets from an environment of their own). Absent: the file `config.channelsFile` names
+   * (MEDIAGATE_CHANNELS_FILE) is loaded with process.env, and without one every model renders
+   * in the sandbox. Tasks whose first target is another channel go upstream.
    */
   readonly channels?: ChannelsConfig;
   /**
@@ -143,24 +146,70 @@ function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (b
 }
 
 /**
+ * The routing table of this process, from one place: the table the caller loaded (the CLI, to
+ * report a bad file its own way; specs, with the secrets of their own environment), else the
+ * file MEDIAGATE_CHANNELS_FILE names, read here with this process's environment; without one,
+ * every model renders in the sandbox.
+ */
+function routingTable(config: Config, options: MediagateOptions): ChannelsConfig {
+  return options.channels ?? loadChannelsConfig(config.channelsFile, process.env);
+}
+
+/** The channel a model's tasks go to first: `sandbox` (rendered here) or an upstream. */
+function firstChannel(channels: ChannelsConfig): (model: string) => string {
+  return (model) => channels.targetsFor(model)[0]?.channel ?? SANDBOX_CHANNEL;
+}
+
+/** Whether any route leads off the sandbox (then the upstream side of the process is built). */
+function routesUpstream(channels: ChannelsConfig): boolean {
+  return [...channels.channels.values()].some((channel) => channel.protocol !== 'sandbox');
+}
+
+/** The data directory's folders, created: scratch of attempts, outputs, stored inputs. */
+async function prepareDataDir(config: Config): Promise<{ workRoot: string; outputRoot: string; inputs: InputStore }> {
+  const workRoot = join(config.dataDir, 'work');
+  const outputRoot = join(config.dataDir, 'outputs');
+  const inputs = new InputStore(join(config.dataDir, 'inputs'));
+  for (const folder of [config.dataDir, workRoot, outputRoot, inputs.root]) await mkdir(folder, { recursive: true });
+  return { workRoot, outputRoot, inputs };
+}
+
+/** The store (migrated), the URL signer kept on its stored secrets, and the API keys. */
+async function openStore(config: Config, logger: Logger) {
+  const backend = openBackendFor(config, logger);
+  await backend.migrate();
+  const signer = new UrlSigner(await loadSigningState(backend.store));
+  // A rotation (`mediagate secrets rotate`) reaches this process at the next read, never per request.
+  const stopSigningRefresh = startSigningRefresh(signer, backend.store, config.signingRefreshMs, (error) =>
+    logger.warn({ err: error }, 'reading the URL signing secrets failed; keeping the current ones'),
+  );
+  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys, configuredAdmin: config.adminKeys });
+  const generatedKey = await keys.init();
+  return { backend, signer, stopSigningRefresh, keys, generatedKey };
+}
+
+interface UpstreamParts {
+  readonly config: Config;
+  readonly options: MediagateOptions;
+  readonly channels: ChannelsConfig;
+  readonly service: TaskService;
+  readonly storage: LocalStorage;
+  readonly inputs: InputStore;
+  readonly signer: UrlSigner;
+  readonly workRoot: string;
+  readonly logger: Logger;
+  readonly metrics: ChannelMetrics | undefined;
+}
+
+/**
  * The upstream side of a process, when some route leads off the sandbox: the cancel of a
  * cancelled task's upstream job (every process, API-only ones included: the one that wins a
  * cancel sends it), and with workers the scheduler. Loaded on demand: a deployment without
  * channels never loads the adapters.
  */
-async function createUpstream(
-  config: Config,
-  options: MediagateOptions,
-  service: TaskService,
-  storage: LocalStorage,
-  inputs: InputStore,
-  signer: UrlSigner,
-  workRoot: string,
-  logger: Logger,
-  metrics: ChannelMetrics | undefined,
-): Promise<{ scheduler: UpstreamScheduler | undefined; close(drainMs?: number): Promise<void> } | undefined> {
-  const channels = options.channels;
-  if (channels === undefined || ![...channels.channels.values()].some((channel) => channel.protocol !== 'sandbox')) return undefined;
+async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: UpstreamScheduler | undefined; close(drainMs?: number): Promise<void> } | undefined> {
+  const { config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics } = parts;
+  if (!routesUpstream(channels)) return undefined;
   const [{ UpstreamScheduler }, { UpstreamCanceller }, { createChannelContexts }, { createChannelMedia }, { ADAPTERS }] = await Promise.all([
     import('./tasks/upstream/scheduler.js'),
     import('./tasks/upstream/cancel.js'),
@@ -202,123 +251,136 @@ async function createUpstream(
   };
 }
 
+/** The render workers, with the backend's task source; none in an API-only process. */
+function createPool(
+  config: Config,
+  engine: Engine | undefined,
+  parts: { service: TaskService; storage: LocalStorage; inputs: InputStore; workRoot: string; backend: TaskBackend; log: Logger },
+): WorkerPool | undefined {
+  if (engine === undefined) return undefined;
+  const { service, storage, inputs, workRoot, backend, log } = parts;
+  return new WorkerPool({
+    service,
+    engine,
+    storage,
+    inputs,
+    concurrency: config.concurrency,
+    fetchConcurrency: config.fetchConcurrency,
+    fetchPerKey: config.fetchPerKey,
+    leaseMs: config.leaseMs,
+    maxAttempts: config.maxAttempts,
+    renderTimeoutMs: config.renderTimeoutMs,
+    workRoot,
+    source: backend.taskSource({
+      service,
+      concurrency: config.concurrency,
+      leaseMs: config.leaseMs,
+      maxAttempts: config.maxAttempts,
+      localQueueSize: config.pgLocalQueue,
+      log,
+    }),
+    log,
+  });
+}
+
+/** How the webhook dispatcher reports an attempt: known only at startWork. */
+interface WebhookHooks {
+  observe: ((outcome: DeliveryOutcome) => void) | undefined;
+}
+
+/**
+ * Where workers run, webhooks are delivered: an API-only process leaves them to the workers.
+ * Payloads carry output URLs as a status poll on the API would: signed with `signer`, on
+ * `publicUrl` (an API process's address, known at listen; else MEDIAGATE_PUBLIC_URL).
+ */
+function createWebhooks(
+  config: Config,
+  options: MediagateOptions,
+  core: { store: Store; service: TaskService; signer: UrlSigner; publicUrl: () => string; pricing: Pricing | undefined },
+  logger: Logger,
+  hooks: WebhookHooks,
+) {
+  if (!config.workers) return undefined;
+  const { store, service, signer, publicUrl, pricing } = core;
+  return new WebhookDispatcher({
+    store,
+    service,
+    urlFor: createOutputUrls({ signer, publicUrl, outputTtlMs: config.outputTtlMs }),
+    currency: pricing?.currency ?? DEFAULT_CURRENCY,
+    allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
+    timeoutMs: config.webhookTimeoutMs,
+    log: logger.child({ component: 'webhooks' }),
+    observe: (outcome) => hooks.observe?.(outcome),
+    ...(config.webhookRetryScheduleMs === undefined ? {} : { retryScheduleMs: config.webhookRetryScheduleMs }),
+    ...(options.webhookTls === undefined ? {} : { tls: options.webhookTls }),
+    ...(options.webhookLookup === undefined ? {} : { lookup: options.webhookLookup }),
+    ...(options.webhookPollIntervalMs === undefined ? {} : { pollIntervalMs: options.webhookPollIntervalMs }),
+  });
+}
+
+/** The output sweeper and the task retention sweep, both on MEDIAGATE_SWEEP_INTERVAL_S. */
+function startSweeps(config: Config, service: TaskService, storage: LocalStorage, workRoot: string, logger: Logger): Sweeper[] {
+  return [
+    startSweeper({
+      storage,
+      outputTtlMs: config.outputTtlMs,
+      workRoot,
+      // A scratch directory outlives its attempt by at most a render and a lost lease.
+      workDirMaxAgeMs: config.renderTimeoutMs + config.leaseMs * 2,
+      renderCacheRoot: join(config.dataDir, 'render-cache'),
+      intervalMs: config.sweepIntervalMs,
+      log: logger,
+    }),
+    startRetentionSweep({ service, storage, retentionMs: config.taskRetentionMs, intervalMs: config.sweepIntervalMs, log: logger }),
+  ];
+}
+
 interface Core {
   readonly process: MediagateProcess;
+  /** The routing table this process runs with (routingTable). */
+  readonly channels: ChannelsConfig;
   readonly storage: LocalStorage;
   readonly inputs: InputStore;
   /** Signs and verifies file URLs; kept on the stored secrets by a background refresh (rotation). */
   readonly signer: UrlSigner;
   /** The task feed of this backend (tasks/feed.ts); the caller closes it. */
   readonly openFeed: () => TaskFeed;
-  /**
-   * Starts the workers, if any, the sweeper and the webhook dispatcher, whose payloads are the
-   * tasks as `present` gives them (a status poll's body) and whose attempts `observe` counts.
-   */
-  readonly startWork: (present: (task: Task) => object, observe?: (outcome: DeliveryOutcome) => void) => Promise<void>;
+  /** Starts the workers, if any, the sweeper and the webhook dispatcher, whose attempts `observe` counts. */
+  readonly startWork: (observe?: (outcome: DeliveryOutcome) => void) => Promise<void>;
 }
 
 /**
  * Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet.
+ * `publicUrl`: the base of output URLs in webhook payloads (an API process learns it at listen).
  * `channelMetrics`: where the upstream lifecycle records (the process's /metrics registry).
  */
-async function createCore(config: Config, options: MediagateOptions, channelMetrics?: ChannelMetrics): Promise<Core> {
-  // Loaded by the entry (cli/serve.ts readChannels): routing everything to the sandbox instead would be silent.
-  if (config.channelsFile !== undefined && options.channels === undefined)
-    throw new Error('MEDIAGATE_CHANNELS_FILE is set: pass loadChannelsConfig(config.channelsFile, env) as options.channels');
+async function createCore(config: Config, options: MediagateOptions, publicUrl: () => string, channelMetrics?: ChannelMetrics): Promise<Core> {
+  const channels = routingTable(config, options);
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
-  const secrets = [...config.apiKeys, ...config.adminKeys, ...(options.channels?.secrets ?? []), ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const secrets = [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
-  await mkdir(config.dataDir, { recursive: true });
-  const workRoot = join(config.dataDir, 'work');
-  const outputRoot = join(config.dataDir, 'outputs');
-  const inputs = new InputStore(join(config.dataDir, 'inputs'));
-  await mkdir(workRoot, { recursive: true });
-  await mkdir(outputRoot, { recursive: true });
-  await mkdir(inputs.root, { recursive: true });
-
-  const backend = openBackendFor(config, logger);
-  await backend.migrate();
+  const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
+  const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
   const store = backend.store;
-  const signer = new UrlSigner(await loadSigningState(store));
-  // A rotation (`mediagate secrets rotate`) reaches this process at the next read, never per request.
-  const stopSigningRefresh = startSigningRefresh(signer, store, config.signingRefreshMs, (error) =>
-    logger.warn({ err: error }, 'reading the URL signing secrets failed; keeping the current ones'),
-  );
-  const keys = new KeyRegistry({ store, configured: config.apiKeys, configuredAdmin: config.adminKeys });
-  const generatedKey = await keys.init();
-  const channels = options.channels;
-  const service = new TaskService({
-    store,
-    inputs,
-    ...(pricing === undefined ? {} : { pricing }),
-    ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
-  });
+  const channelOf = firstChannel(channels);
+  const service = new TaskService({ store, inputs, channelOf, ...(pricing === undefined ? {} : { pricing }) });
   const storage = new LocalStorage(outputRoot);
-  const upstream = await createUpstream(config, options, service, storage, inputs, signer, workRoot, logger, channelMetrics);
-
+  const upstream = await createUpstream({ config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics: channelMetrics });
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
   const workerLog = logger.child({ component: 'worker' });
-  const pool = engine
-    ? new WorkerPool({
-        service,
-        engine,
-        storage,
-        inputs,
-        concurrency: config.concurrency,
-        fetchConcurrency: config.fetchConcurrency,
-        fetchPerKey: config.fetchPerKey,
-        leaseMs: config.leaseMs,
-        maxAttempts: config.maxAttempts,
-        renderTimeoutMs: config.renderTimeoutMs,
-        workRoot,
-        source: backend.taskSource({
-          service,
-          concurrency: config.concurrency,
-          leaseMs: config.leaseMs,
-          maxAttempts: config.maxAttempts,
-          localQueueSize: config.pgLocalQueue,
-          log: workerLog,
-        }),
-        log: workerLog,
-      })
-    : undefined;
+  const pool = createPool(config, engine, { service, storage, inputs, workRoot, backend, log: workerLog });
+  const scheduler = upstream?.scheduler;
   // Each wakes for its own tasks only: a render claim woken by every upstream task created would
   // read past all the queued upstream tasks to find none (measured: the upstream bench phase).
-  const rendered = (task: Task): boolean => channels === undefined || (channels.targetsFor(task.model)[0]?.channel ?? 'sandbox') === 'sandbox';
-  const scheduler = upstream?.scheduler;
-  service.on('created', (task: Task) => {
-    if (rendered(task)) pool?.notify();
-    else scheduler?.notify();
-  });
+  service.on('created', (task: Task) => (channelOf(task.model) === SANDBOX_CHANNEL ? pool?.notify() : scheduler?.notify()));
 
   // One feed per process: the API's event streams and the workers' remote cancels share it.
   let feed: TaskFeed | undefined;
   const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
-  let sweeper: Sweeper | undefined;
-  let retention: Sweeper | undefined;
-  // Where workers run, webhooks are delivered: an API-only process leaves them to the workers.
-  // Built now, started by startWork, which brings how tasks are presented (an API process's URLs).
-  let present: ((task: Task) => object) | undefined;
-  let observe: ((outcome: DeliveryOutcome) => void) | undefined;
-  const webhooks = config.workers
-    ? new WebhookDispatcher({
-        store,
-        service,
-        present: (task) => {
-          if (present === undefined) throw new Error('webhook dispatcher started before startWork');
-          return present(task);
-        },
-        allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
-        timeoutMs: config.webhookTimeoutMs,
-        log: logger.child({ component: 'webhooks' }),
-        observe: (outcome) => observe?.(outcome),
-        ...(config.webhookRetryScheduleMs === undefined ? {} : { retryScheduleMs: config.webhookRetryScheduleMs }),
-        ...(options.webhookTls === undefined ? {} : { tls: options.webhookTls }),
-        ...(options.webhookLookup === undefined ? {} : { lookup: options.webhookLookup }),
-        ...(options.webhookPollIntervalMs === undefined ? {} : { pollIntervalMs: options.webhookPollIntervalMs }),
-      })
-    : undefined;
+  const hooks: WebhookHooks = { observe: undefined };
+  const webhooks = createWebhooks(config, options, { store, service, signer, publicUrl, pricing }, logger, hooks);
+  let sweeps: Sweeper[] = [];
   return {
     process: {
       config,
@@ -331,8 +393,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       generatedKey,
       webhooks,
       async close(drainMs = 10_000) {
-        sweeper?.stop();
-        retention?.stop();
+        for (const sweep of sweeps) sweep.stop();
         await Promise.all([pool?.close(drainMs), upstream?.close(drainMs), webhooks?.close()]);
         await feed?.close();
         await engine?.close();
@@ -340,35 +401,19 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
         await backend.close();
       },
     },
+    channels,
     storage,
     inputs,
     signer,
     openFeed,
-    async startWork(presentTask, observeOutcome) {
+    async startWork(observeOutcome) {
       await pool?.start();
       // SQLite has one process: its cancels reach the pool through the service's own event.
       if (pool && backend.kind === 'postgres') stopRemoteCancels(openFeed(), pool, service, workerLog);
       scheduler?.start();
-      present = presentTask;
-      observe = observeOutcome;
+      hooks.observe = observeOutcome;
       webhooks?.start();
-      sweeper = startSweeper({
-        storage,
-        outputTtlMs: config.outputTtlMs,
-        workRoot,
-        // A scratch directory outlives its attempt by at most a render and a lost lease.
-        workDirMaxAgeMs: config.renderTimeoutMs + config.leaseMs * 2,
-        renderCacheRoot: join(config.dataDir, 'render-cache'),
-        intervalMs: config.sweepIntervalMs,
-        log: logger,
-      });
-      retention = startRetentionSweep({
-        service,
-        storage,
-        retentionMs: config.taskRetentionMs,
-        intervalMs: config.sweepIntervalMs,
-        log: logger,
-      });
+      sweeps = startSweeps(config, service, storage, workRoot, logger);
     },
   };
 }
@@ -379,22 +424,20 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
  */
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
   // Loaded here: a worker-only process never loads the HTTP stack.
-  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }, { presentTask }] = await Promise.all([
+  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
     import('./http/metrics.js'),
     import('./http/rate-limit.js'),
     import('./http/server.js'),
-    import('./http/output-urls.js'),
   ]);
   const metrics = createMetrics();
-  const { process: core, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, metrics.channels);
+  // With PORT=0 the address is known only after listen; output URLs follow it.
+  let publicUrl = config.publicUrl;
+  const { process: core, channels, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, () => publicUrl, metrics.channels);
   const { store, keys, service } = core;
   const feed = openFeed();
   service.on('settled', (task) => observeSettled(metrics, task));
 
-  // With PORT=0 the address is known only after listen; output URLs follow it.
-  let publicUrl = config.publicUrl;
-  const models = routedModels(options.channels ?? defaultChannelsConfig());
-  const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs }, core.pricing?.currency ?? DEFAULT_CURRENCY);
+  const models = routedModels(channels);
   const http = buildHttpServer(
     {
       models,
@@ -445,7 +488,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     async start() {
       const url = await http.listen({ port: config.port, host: config.host });
       if (config.port === 0 && !config.publicUrlExplicit) publicUrl = url;
-      await startWork(present, (outcome) => metrics.webhookDeliveries.inc({ outcome }));
+      await startWork((outcome) => metrics.webhookDeliveries.inc({ outcome }));
       return { url };
     },
     async close(drainMs) {
@@ -462,14 +505,11 @@ export async function createMediagate(config: Config, options: MediagateOptions 
  */
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
   // Webhook payloads carry output URLs as a status poll on the API would (MEDIAGATE_PUBLIC_URL).
-  const { presentTask } = await import('./http/output-urls.js');
-  const presenter = (signer: UrlSigner, pricing: Pricing | undefined): ((task: Task) => object) =>
-    presentTask({ signer, publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs }, pricing?.currency ?? DEFAULT_CURRENCY);
+  const publicUrl = (): string => config.publicUrl;
   const port = config.metricsPort;
   if (port === undefined) {
-    const { process: core, startWork, signer } = await createCore(config, options);
-    const present = presenter(signer, core.pricing);
-    return { ...core, start: () => startWork(present) };
+    const { process: core, startWork } = await createCore(config, options, publicUrl);
+    return { ...core, start: () => startWork() };
   }
   const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }, { createChannelMetrics }] = await Promise.all([
     import('./http/metrics.js'),
@@ -478,8 +518,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
   ]);
   const metrics = createTaskMetrics();
   // The channel series on the same registry: a worker process is where upstream tasks run.
-  const { process: core, startWork, signer } = await createCore(config, options, createChannelMetrics(metrics.registry));
-  const present = presenter(signer, core.pricing);
+  const { process: core, startWork } = await createCore(config, options, publicUrl, createChannelMetrics(metrics.registry));
   core.service.on('settled', (task) => observeSettled(metrics, task));
   let listener: MetricsListener | undefined;
   return {
@@ -492,7 +531,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
         token: config.metricsToken,
         refresh: async () => setTaskGauge(metrics, await core.store.countByStatus()),
       });
-      await startWork(present, (outcome) => metrics.webhookDeliveries.inc({ outcome }));
+      await startWork((outcome) => metrics.webhookDeliveries.inc({ outcome }));
     },
     get metricsUrl() {
       return listener?.url;

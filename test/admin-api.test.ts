@@ -24,7 +24,10 @@ const IMAGE = 'vendora/famz-image-spicy';
 const PRICING = { currency: 'USD', models: { [T2V]: { per_task: 0.4 }, '*': { per_image: 0.02 } } };
 const [CLIENT, OTHER_CLIENT] = TEST_KEYS;
 
-const backends = [...(selectedBackends().includes('sqlite') ? ['sqlite' as const] : []), ...((await postgresAvailability()).enabled ? ['postgres' as const] : [])];
+const backends = [
+  ...(selectedBackends().includes('sqlite') ? ['sqlite' as const] : []),
+  ...((await postgresAvailability()).enabled ? ['postgres' as const] : []),
+];
 
 interface Answer {
   status: number;
@@ -267,7 +270,17 @@ for (const backend of backends) {
           { numRuns: 60 },
         );
         // The fuzz may have disabled or limited the shared key: put it back.
-        expect((await admin('PATCH', `/v1/admin/keys/${envKeyId(OTHER_CLIENT)}`, { disabled: false, models: null, rate_limit_per_min: null, max_tasks_in_flight: null, budget: null })).status).toBe(200);
+        expect(
+          (
+            await admin('PATCH', `/v1/admin/keys/${envKeyId(OTHER_CLIENT)}`, {
+              disabled: false,
+              models: null,
+              rate_limit_per_min: null,
+              max_tasks_in_flight: null,
+              budget: null,
+            })
+          ).status,
+        ).toBe(200);
       }, 60_000);
     });
 
@@ -324,7 +337,15 @@ for (const backend of backends) {
         const { id } = await create({ name: 'before', budget: 5, budget_period: 'day', models: [T2V] });
         const patched = await admin('PATCH', `/v1/admin/keys/${id}`, { name: 'after', rate_limit_per_min: 100 });
         expect(patched.status).toBe(200);
-        expect(patched.body).toMatchObject({ id, name: 'after', budget: 5, budget_period: 'day', models: [T2V], rate_limit_per_min: 100, max_tasks_in_flight: null });
+        expect(patched.body).toMatchObject({
+          id,
+          name: 'after',
+          budget: 5,
+          budget_period: 'day',
+          models: [T2V],
+          rate_limit_per_min: 100,
+          max_tasks_in_flight: null,
+        });
         expect((await admin('GET', `/v1/admin/keys/${id}`)).body).toEqual(patched.body);
         const cleared = await admin('PATCH', `/v1/admin/keys/${id}`, { budget: null, models: null, rate_limit_per_min: null });
         expect(cleared.body).toMatchObject({ name: 'after', budget: null, models: null, rate_limit_per_min: null });
@@ -409,6 +430,16 @@ for (const backend of backends) {
         expect((await video(key)).status).toBe(200);
         expect((await admin('GET', `/v1/admin/keys/${id}`)).body).toMatchObject({ reserved: 1.2 });
         expect((await video(key)).status).toBe(402);
+      });
+
+      it('a budget given to a key that had none applies to its creates within 5 s', async () => {
+        const { id, key } = await create({ name: 'budget later' });
+        // Its creates so far reserve nothing: the key had no budget (cached for up to 5 s).
+        expect((await video(key)).status).toBe(200);
+        expect((await admin('PATCH', `/v1/admin/keys/${id}`, { budget: 0.4 })).body).toMatchObject({ budget: 0.4, reserved: 0 });
+        // Once the process sees the budget, one create of 0.4 fits and the next does not.
+        await eventually(async () => (await video(key)).status === 402, { deadline: 6_000, what: 'the new budget to refuse a create' });
+        expect((await admin('GET', `/v1/admin/keys/${id}`)).body).toMatchObject({ reserved: 0.4 });
       });
 
       it('a changed budget_period recomputes spent for the new period', async () => {

@@ -14,7 +14,10 @@ import { startServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
-const backends = [...(selectedBackends().includes('sqlite') ? ['sqlite' as const] : []), ...((await postgresAvailability()).enabled ? ['postgres' as const] : [])];
+const backends = [
+  ...(selectedBackends().includes('sqlite') ? ['sqlite' as const] : []),
+  ...((await postgresAvailability()).enabled ? ['postgres' as const] : []),
+];
 
 interface Ran {
   stdout: string;
@@ -55,7 +58,22 @@ for (const backend of backends) {
       const adminKey = JSON.parse(adminRun.stdout) as { id: string; key: string; role: string };
       expect(adminKey.role).toBe('admin');
 
-      const made = await cli(['create', '--name', 'team', '--budget', '50', '--period', 'month', '--models', 'vendora/*, vendorb/*', '--rate-limit', '100', '--max-in-flight', '5', '--json']);
+      const made = await cli([
+        'create',
+        '--name',
+        'team',
+        '--budget',
+        '50',
+        '--period',
+        'month',
+        '--models',
+        'vendora/*, vendorb/*',
+        '--rate-limit',
+        '100',
+        '--max-in-flight',
+        '5',
+        '--json',
+      ]);
       expect(made.code, made.stderr).toBe(0);
       const client = JSON.parse(made.stdout) as { id: string; key: string; role: string };
       expect(client.role).toBe('client');
@@ -104,6 +122,7 @@ for (const backend of backends) {
 
     it('refuses bad settings with the flag at fault, and an unknown id', async () => {
       const cases: [readonly string[], RegExp][] = [
+        [['create', '--name', 'n'.repeat(201)], /--name: .*at most 200/],
         [['create', '--budget', '-1'], /--budget: /],
         [['create', '--budget', 'lots'], /--budget must be a number/],
         [['create', '--period', 'week'], /--period: /],

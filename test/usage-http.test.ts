@@ -69,6 +69,9 @@ describe.skipIf(process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres')('usage and
       expect(done['status']).toBe('completed');
       // 0.1 a task + 4 s x 0.04 at 480p.
       expect(done['usage']).toEqual({ seconds: 4, images: 0, cost: 0.26, currency: 'EUR' });
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      expect(metrics).toContain(`mediagate_task_cost_micro_total{model="${T2V}"} 260000`);
+      expect(metrics).toContain(`mediagate_task_billed_seconds_total{model="${T2V}"} 4`);
     }, 90_000);
 
     it('counts images in the image envelope, and a cancelled task costs 0', async () => {

@@ -152,6 +152,19 @@ describe.each(STORE_BACKENDS)('usage and budgets on $name', (backend) => {
       await expect(create(KEY)).rejects.toBeInstanceOf(BudgetExceeded);
     });
 
+    it('books an upstream completion at the usage measured from its copies, keeping what the upstream reported for the operator', async () => {
+      const upstream = new TaskService({ store, now: () => clock, pricing: PRICING, channelOf: () => 'wan' });
+      await setBudget(raw, KEY, 2 * MAX_5S, null);
+      const task = await upstream.create(KEY, video, { prompt: 'x', duration: 5 });
+      const [claimed] = await upstream.claimUpstream(60_000, 10);
+      if (!claimed) throw new Error('not claimed');
+      expect(await upstream.completeUpstream(claimed, [], { seconds: 6, images: 0 }, { output_video_duration: 6 })).toBe(true);
+      expect((await upstream.get(KEY, task.id))?.usage).toEqual({ seconds: 6, images: 0, cost: 100_000 + 6 * 80_000 });
+      const [row] = await raw.query<{ upstream_usage: string }>('SELECT upstream_usage FROM tasks WHERE id = $1', [task.id]);
+      expect(JSON.parse(row?.upstream_usage ?? 'null')).toEqual({ output_video_duration: 6 });
+      expect(await key(KEY)).toMatchObject({ spent: 580_000, reserved: 0, rollupMismatches: [] });
+    });
+
     it('counts usage for keys without a budget too, and images per image', async () => {
       const task = await service.create(OTHER, image, { prompt: 'x' });
       await service.complete(await claim(task.id), [], { seconds: 0, images: 1 });

@@ -3,10 +3,10 @@ import { amount } from './chart.js';
 import { h, replace, uid } from './dom.js';
 
 /**
- * The tasks of this key: the list operation of INTERFACE-DECISIONS §8.2 (both families, paged,
+ * The tasks of this key: the list operation of decisions §8.2 (both families, paged,
  * filtered by status and model) when the server answers it, else the tasks made in this tab
  * (kept in sessionStorage, like the key). Running tasks get a Cancel button when the server has
- * the cancel operation (§8.1); final ones show what they cost.
+ * the cancel operation (decisions §8.1); final ones show what they cost.
  */
 
 const TAB_STORAGE = 'mediagate.tasks';

@@ -75,15 +75,21 @@ function period(value: unknown): 'day' | 'month' | null | ApiError {
     return validationError('invalid_parameter', 'budget_period', `'budget_period' must be "day", "month" or null; got ${describe(value)}.`);
   }
   if (value !== 'day' && value !== 'month') {
-    return validationError('unsupported_value', 'budget_period', `'budget_period' must be "day", "month" or null (a lifetime budget); got '${value.slice(0, 50)}'.`);
+    return validationError(
+      'unsupported_value',
+      'budget_period',
+      `'budget_period' must be "day", "month" or null (a lifetime budget); got '${value.slice(0, 50)}'.`,
+    );
   }
   return value;
 }
 
 function models(value: unknown): readonly string[] | null | ApiError {
   if (value === null) return null;
-  if (!Array.isArray(value)) return validationError('invalid_parameter', 'models', `'models' must be an array of model ids or prefixes, or null; got ${describe(value)}.`);
-  if (value.length > MAX_MODEL_PATTERNS) return validationError('unsupported_value', 'models', `'models' has ${value.length} items; at most ${MAX_MODEL_PATTERNS} are allowed.`);
+  if (!Array.isArray(value))
+    return validationError('invalid_parameter', 'models', `'models' must be an array of model ids or prefixes, or null; got ${describe(value)}.`);
+  if (value.length > MAX_MODEL_PATTERNS)
+    return validationError('unsupported_value', 'models', `'models' has ${value.length} items; at most ${MAX_MODEL_PATTERNS} are allowed.`);
   const list: string[] = [];
   for (const [index, item] of value.entries()) {
     if (typeof item !== 'string' || item === '') {
@@ -104,7 +110,11 @@ function models(value: unknown): readonly string[] | null | ApiError {
 function limit(field: 'rate_limit_per_min' | 'max_tasks_in_flight', value: unknown): number | null | ApiError {
   if (value === null) return null;
   if (typeof value !== 'number' || !Number.isInteger(value)) {
-    return validationError('invalid_parameter', field, `'${field}' must be an integer or null (the server's default); got ${typeof value === 'number' ? value : describe(value)}.`);
+    return validationError(
+      'invalid_parameter',
+      field,
+      `'${field}' must be an integer or null (the server's default); got ${typeof value === 'number' ? value : describe(value)}.`,
+    );
   }
   if (value < 1 || value > MAX_LIMIT) return validationError('unsupported_value', field, `'${field}' must be from 1 to ${MAX_LIMIT}; got ${value}.`);
   return value;
@@ -135,11 +145,20 @@ export function parseKeyBody(body: unknown, mode: 'create' | 'patch'): KeyPatch 
     take('budget', budget, (value) => (patch.budget = value)) ??
     take('budget_period', period, (value) => (patch.budgetPeriod = value)) ??
     take('models', models, (value) => (patch.models = value)) ??
-    take('rate_limit_per_min', (value) => limit('rate_limit_per_min', value), (value) => (patch.rateLimitPerMin = value)) ??
-    take('max_tasks_in_flight', (value) => limit('max_tasks_in_flight', value), (value) => (patch.maxTasksInFlight = value)) ??
+    take(
+      'rate_limit_per_min',
+      (value) => limit('rate_limit_per_min', value),
+      (value) => (patch.rateLimitPerMin = value),
+    ) ??
+    take(
+      'max_tasks_in_flight',
+      (value) => limit('max_tasks_in_flight', value),
+      (value) => (patch.maxTasksInFlight = value),
+    ) ??
     take(
       'disabled',
-      (value) => (typeof value === 'boolean' ? value : validationError('invalid_parameter', 'disabled', `'disabled' must be true or false; got ${describe(value)}.`)),
+      (value) =>
+        typeof value === 'boolean' ? value : validationError('invalid_parameter', 'disabled', `'disabled' must be true or false; got ${describe(value)}.`),
       (value) => (patch.disabled = value),
     );
   return fault ?? patch;

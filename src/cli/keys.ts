@@ -166,8 +166,6 @@ function describeKey(key: ApiKeyRecord): string {
   return formatTable(rows);
 }
 
-const NAME = /^[\x20-\x7e]{1,100}$/;
-
 export function registerKeyCommands(program: Command): void {
   const keys = program.command('keys').description('manage API keys (stored as hashes; a key is shown only when created)');
 
@@ -180,7 +178,6 @@ export function registerKeyCommands(program: Command): void {
   )
     .option('--json', 'print {id, name, key, role} as JSON')
     .action(async (options: SettingsFlags & { name: string; admin?: boolean; json?: boolean }) => {
-      if (!NAME.test(options.name)) throw new CliError('--name must be 1-100 printable ASCII characters');
       const settings = settingsOf(options, 'create');
       const role: KeyRole = options.admin ? 'admin' : 'client';
       if (role === 'admin' && Object.keys(settings).some((field) => field !== 'name')) {

@@ -25,10 +25,13 @@ program
   .command('serve', { isDefault: true })
   .description('run the HTTP API and, unless --no-workers, the workers that render tasks')
   .option('--no-workers', 'API only: leave rendering to `mediagate worker` processes')
-  .action(async (options: { workers: boolean }) => {
+  .action(async (options: { workers: boolean }, command: Command) => {
     // Server code loads only for server commands: client commands start in a fraction of the time.
     const { serve } = await import('./serve.js');
-    await serve({ workers: options.workers, http: true });
+    // The flag wins when given; otherwise MEDIAGATE_WORKERS decides (commander's default of
+    // `workers: true` for a `--no-` option would silently override MEDIAGATE_WORKERS=false).
+    const given = command.getOptionValueSource('workers') === 'cli';
+    await serve(given ? { workers: options.workers } : {});
   });
 
 program

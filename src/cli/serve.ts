@@ -6,8 +6,8 @@ import { describeListenError, portProblem } from './port-check.js';
 import { closeOnSignals } from './signals.js';
 
 export interface ServeOptions {
-  readonly workers: boolean;
-  readonly http: boolean;
+  /** `--no-workers` given: false. Absent: MEDIAGATE_WORKERS decides (default true). */
+  readonly workers?: boolean;
 }
 
 export function fail(error: unknown): never {
@@ -16,7 +16,7 @@ export function fail(error: unknown): never {
     process.exit(78); // EX_CONFIG
   }
   if (error instanceof ChannelsConfigError) {
-    // One line per fault, each naming the JSON path at fault (CHANNELS.md section 1).
+    // One line per fault, each naming the JSON path at fault (docs/guides/channels.md#configuration).
     process.stderr.write(`mediagate: configuration error: MEDIAGATE_CHANNELS_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
     process.exit(error.exitCode);
   }
@@ -60,7 +60,7 @@ export function readPricing(config: Config, path: string | undefined = config.pr
 
 /** `mediagate serve`: API and workers in one process (the default), or API only. */
 export async function serve(options: ServeOptions): Promise<void> {
-  const config = readConfig({ workers: options.workers });
+  const config = readConfig(options.workers === undefined ? {} : { workers: options.workers });
   const channels = readChannels(config);
   const pricing = readPricing(config);
   const problem = await portProblem(config.host, config.port);

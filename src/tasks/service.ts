@@ -44,6 +44,13 @@ export class BudgetExceeded extends Error {
   }
 }
 
+/** Whether a key has a budget, as last read: `has` once the read answered. */
+interface BudgetPresence {
+  readonly until: number;
+  readonly asked: Promise<boolean>;
+  has: boolean | undefined;
+}
+
 /** How long a key's budget presence is trusted (as long as the key cache trusts a key: a PATCH reaches every process within it). */
 const BUDGET_CACHE_MS = 5000;
 
@@ -114,7 +121,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   private readonly inputs: InputStore | undefined;
   private readonly pricing: Pricing | undefined;
   /** Whether a key has a budget, per key id, until a time: creates of keys without one reserve nothing and read nothing more. */
-  private readonly budgeted = new Map<string, { has: boolean; until: number }>();
+  private readonly budgeted = new Map<string, BudgetPresence>();
 
   constructor(options: TaskServiceOptions) {
     super();
@@ -135,7 +142,8 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    * the insert does not happen (false or a throw).
    */
   private async insertWithInputs(task: Task, row: ModelRow, params: ResolvedParams, idempotency?: NewTask['idempotency']): Promise<InsertOutcome> {
-    const reserve = await this.reservationFor(task.owner, row, params);
+    const reserving = this.reservationFor(task.owner, row, params);
+    const reserve = reserving instanceof Promise ? await reserving : reserving;
     const stored = this.inputs ? (await this.inputs.store(task.id, params)).params : params;
     let outcome: InsertOutcome | undefined;
     try {
@@ -162,15 +170,26 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    * undefined (no reservation, no extra statement) when it has none. Whether it has one is
    * cached for a few seconds, like the key itself.
    */
-  private async reservationFor(owner: string, row: ModelRow, params: ResolvedParams): Promise<number | undefined> {
+  private reservationFor(owner: string, row: ModelRow, params: ResolvedParams): number | undefined | Promise<number | undefined> {
+    // Without prices nothing costs anything: no budget can be reached, nothing to reserve or read.
+    if (this.pricing === undefined) return undefined;
     const now = this.now();
     let cached = this.budgeted.get(owner);
     if (cached === undefined || cached.until <= now) {
-      cached = { has: await this.store.keyHasBudget(owner), until: now + BUDGET_CACHE_MS };
+      // The promise is cached: a burst of creates of one key asks the store once.
+      const entry: BudgetPresence = { until: now + BUDGET_CACHE_MS, has: undefined, asked: this.store.keyHasBudget(owner) };
+      entry.asked.then(
+        (has) => (entry.has = has),
+        () => this.budgeted.delete(owner),
+      );
       if (this.budgeted.size > 10_000) this.budgeted.clear();
-      this.budgeted.set(owner, cached);
+      this.budgeted.set(owner, entry);
+      cached = entry;
     }
-    return cached.has ? maxTaskCost(this.pricing, row, params) : undefined;
+    // Once known, answered without a promise turn (the create path of a key without a budget).
+    const pricing = this.pricing;
+    if (cached.has !== undefined) return cached.has ? maxTaskCost(pricing, row, params) : undefined;
+    return cached.asked.then((has) => (has ? maxTaskCost(pricing, row, params) : undefined));
   }
 
   /** (none) -> queued. The task is durable when this resolves. Throws BudgetExceeded when its maximum cost does not fit the key's budget. */

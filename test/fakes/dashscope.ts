@@ -14,7 +14,7 @@ import {
 } from './upstream-kit.js';
 
 /**
- * A fake DashScope (PROVIDER-PROTOCOLS.md section A, checklist A.12):
+ * A fake DashScope (docs/channels.md#protocol-dashscope):
  * - `POST /api/v1/services/aigc/video-generation/video-synthesis` and
  *   `POST /api/v1/services/aigc/image-generation/generation`: require `X-DashScope-Async: enable`
  *   (403 AccessDenied without), answer `{output:{task_status:"PENDING",task_id},request_id}`;

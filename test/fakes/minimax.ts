@@ -13,7 +13,7 @@ import {
 } from './upstream-kit.js';
 
 /**
- * A fake MiniMax video API (PROVIDER-PROTOCOLS.md section C), both shapes:
+ * A fake MiniMax video API (docs/channels.md#protocol-minimax), both shapes:
  * - v2 (H3): `POST /v2/video_generation` -> `{task_id}`; `GET /v2/query/video_generation/{id}`
  *   -> `{task:{status: queued|running|succeeded|failed|cancelled, content.url, error}}`;
  *   `DELETE /v2/video_generation/{id}`; list `GET /v2/query/video_generation?filter.task_ids=`.

@@ -1,5 +1,5 @@
 /**
- * `ark`: BytePlus ModelArk / Volcengine Ark content generation tasks, Seedance (section B).
+ * `ark`: BytePlus ModelArk / Volcengine Ark content generation tasks, Seedance (docs/channels.md#protocol-ark).
  * Statuses queued, running, succeeded, failed, cancelled, expired (plus pending/processing from
  * some gateways). Errors are `{error:{code,message,param,type}}`; output moderation fails the
  * task late, as `failed` with a Sensitive/Risk code. No idempotency and no client reference: a

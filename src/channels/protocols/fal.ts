@@ -1,5 +1,5 @@
 /**
- * fal queue (PROVIDER-PROTOCOLS.md section E1). Generic: the route's `upstream_model` is the
+ * fal queue (docs/channels.md#protocol-fal). Generic: the route's `upstream_model` is the
  * model path (`fal-ai/kling-video/v2.1/pro/image-to-video`, optionally `?param=field` renames,
  * see generic-input.ts) and the body is the model's input. Status and result live under the
  * owner/app only, never the subpath, so the upstream id is `owner/app|request_id|kind`; the

@@ -1,6 +1,6 @@
 /**
- * MiniMax video generation (PROVIDER-PROTOCOLS.md section C). Two APIs with nothing in common
- * but the host and the bearer key, chosen by the upstream model name (section C.3, pain point 1):
+ * MiniMax video generation (docs/channels.md#protocol-minimax). Two APIs with nothing in common
+ * but the host and the bearer key, chosen by the upstream model name:
  * - v2 (`MiniMax-H3`, `MiniMax-H3-Max` and any other name): `content[]` with roles, the task id
  *   in the query path, `task.content.url`; errors as `{error}` (any HTTP status) or HTTP 200
  *   `{type:"error"}`. Cancel is `DELETE /v2/video_generation/{id}`.

@@ -1,5 +1,5 @@
 /**
- * PixVerse Platform API (PROVIDER-PROTOCOLS.md section D). Images never travel inline: each is
+ * PixVerse Platform API (docs/channels.md#protocol-pixverse). Images never travel inline: each is
  * uploaded first (`/openapi/v2/image/upload`, the bytes as multipart `image`, or an https URL as
  * `image_url`) and the generation names the returned `img_id`. The endpoint follows the inputs:
  * `images` -> fusion (reference-to-video), `image` + `end_image` -> transition, `image` -> img,
@@ -81,7 +81,7 @@ export const pixverseParamMapping: readonly ParamMapping[] = [
   { param: 'audio', upstream: '', handling: 'refused', note: 'No input audio upstream.' },
 ];
 
-/** Classification of a non-zero ErrCode; the code table was never published, so messages count too (section D.5). */
+/** Classification of a non-zero ErrCode; the code table was never published, so messages count too. */
 function classify(code: number, message: string): 'channel' | 'busy' | 'policy' | 'not_found' | 'other' {
   if (/api[-_ ]?key|unauthori[sz]ed|authenticat|balance|credit|insufficient/i.test(message) || code === 10005 || code === 500090) return 'channel';
   if (/concurrent|limit|too many|frequen/i.test(message) || code === 500044) return 'busy';

@@ -55,7 +55,7 @@ export function listAdminKeys(deps: RouteDeps): Handler {
     if (afterId !== undefined) {
       // A key revoked since the previous page still marks where the next one starts.
       after = KEY_ID.test(afterId) ? await deps.ctx.store.getKey(afterId, now) : undefined;
-      if (after === undefined || after.role !== 'client') throw errors.invalidQuery('after', 'after must be the id of a key (the previous page\'s last_id).');
+      if (after === undefined || after.role !== 'client') throw errors.invalidQuery('after', "after must be the id of a key (the previous page's last_id).");
     }
     const rows = await deps.ctx.store.listKeyPage('client', after, limit + 1, now);
     const page = rows.slice(0, limit);

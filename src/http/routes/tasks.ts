@@ -5,7 +5,8 @@ import { dataUrlInputBytes } from '../../storage/inputs.js';
 import { BudgetExceeded, type TaskService } from '../../tasks/service.js';
 import { amountText } from '../../billing/index.js';
 import type { Task } from '../../store/records.js';
-import { imageCreated, imageTask, videoTask, type Family } from '../envelopes.js';
+import type { Family } from '../../wire/envelopes.js';
+import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
 import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
 import { pathParam, type FastAnswer, type Handler, type RouteDeps } from '../route.js';
 
