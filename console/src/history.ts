@@ -25,6 +25,8 @@ export class History {
   private readonly tab: TaskView[];
   private listed: TaskView[] = [];
   private listAvailable = false;
+  /** Bumped by each reload: a page still arriving for an earlier filter is dropped, not mixed in. */
+  private generation = 0;
   private kindOf = new Map<string, 'video' | 'image'>();
   private cursors: { video: string | null | undefined; image: string | null | undefined } = { video: undefined, image: undefined };
   private readonly list = h('ul', { class: 'history' });
@@ -110,12 +112,14 @@ export class History {
   }
 
   private async reload(): Promise<void> {
+    this.generation += 1;
     this.listed = [];
     this.cursors = { video: undefined, image: undefined };
     await this.page();
   }
 
   private async page(): Promise<void> {
+    const generation = this.generation;
     const status = this.statusFilter.value;
     const model = this.modelFilter.value;
     const families: ('video' | 'image')[] = ['video', 'image'];
@@ -136,9 +140,11 @@ export class History {
           ...(status ? { status: kind === 'image' ? (IMAGE_WORDS[status] ?? status) : status } : {}),
           ...(model ? { model } : {}),
         });
+        if (generation !== this.generation) return;
         this.listed.push(...page.items);
         this.cursors[kind] = page.hasMore ? page.lastId : null;
       } catch (error) {
+        if (generation !== this.generation) return;
         // A model filter of the other family is refused by that family's list: it has none of them.
         if (!(error instanceof ApiRefusal) || error.status !== 400) throw error;
         this.cursors[kind] = null;
