@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Mediagate, type AdminKey, type UsageReport } from '../src/client/index.js';
+import { Mediagate, MediagateAdmin, type AdminKey, type UsageReport } from '../src/client/index.js';
 import { createInstantEngine } from '../src/engines/instant.js';
 import { eventually } from './helpers/eventually.js';
-import { envKeyId, setBudget, sqliteDatabase, type RawDatabase } from './helpers/ledger.js';
+import { envKeyId } from './helpers/ledger.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -29,9 +29,8 @@ interface Run {
   readonly stderr: string;
 }
 
-describe.skipIf(process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres')('usage and admin commands', () => {
+describe('usage and admin commands', () => {
   let server: TestServer;
-  let raw: RawDatabase;
   let pricingDir = '';
   const today = new Date().toISOString().slice(0, 10);
 
@@ -62,9 +61,8 @@ describe.skipIf(process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres')('usage and
       { MEDIAGATE_PRICING_FILE: join(pricingDir, 'pricing.json'), MEDIAGATE_RATE_LIMIT_PER_MIN: '0', MEDIAGATE_ADMIN_KEYS: ADMIN_KEY },
       { engine: createInstantEngine() },
     );
-    raw = sqliteDatabase(join(server.dataDir, 'mediagate.db'));
     // The second key: a budget of 1 a month, set before its first request (budgets are cached a few seconds).
-    await setBudget(raw, envKeyId(server.keys[1]), 1_000_000, 'month');
+    await new MediagateAdmin({ baseURL: server.url, apiKey: ADMIN_KEY }).keys.update(envKeyId(server.keys[1]), { budget: 1, budget_period: 'month' });
     const client = new Mediagate({ baseURL: server.url, apiKey: server.keys[0] });
     const fast = { pollInterval: 50, maxPollInterval: 200 };
     await client.videos.createAndWait({ model: T2V, prompt: 'usage', duration: 4 }, fast);
@@ -75,7 +73,6 @@ describe.skipIf(process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres')('usage and
   }, 60_000);
 
   afterAll(async () => {
-    await raw?.close();
     await server?.close();
     await rm(pricingDir, { recursive: true, force: true });
   });

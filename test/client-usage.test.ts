@@ -34,7 +34,7 @@ import {
 } from '../src/client/index.js';
 import { createInstantEngine } from '../src/engines/instant.js';
 import { eventually } from './helpers/eventually.js';
-import { envKeyId, setBudget, sqliteDatabase, type RawDatabase } from './helpers/ledger.js';
+import { envKeyId } from './helpers/ledger.js';
 import { rejectsWith } from './helpers/rejections.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -47,9 +47,8 @@ const PRICING = {
 const FAST = { pollInterval: 50, maxPollInterval: 200 } as const;
 const ADMIN_KEY = 'mg_test_admin_key_0123456789';
 
-describe.skipIf(process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres')('the SDKâ€™s usage calls', () => {
+describe('the SDKâ€™s usage calls', () => {
   let server: TestServer;
-  let raw: RawDatabase;
   let pricingDir = '';
   let client: Mediagate;
   let budgeted: Mediagate;
@@ -63,10 +62,9 @@ describe.skipIf(process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres')('the SDKâ€
       { MEDIAGATE_PRICING_FILE: join(pricingDir, 'pricing.json'), MEDIAGATE_RATE_LIMIT_PER_MIN: '0', MEDIAGATE_ADMIN_KEYS: ADMIN_KEY },
       { engine: createInstantEngine() },
     );
-    raw = sqliteDatabase(join(server.dataDir, 'mediagate.db'));
     // A budget of 1: two 4 s videos at 720p (0.5 each at most) fit exactly, a third does not.
     // Set before the key's first request: whether a key has a budget is cached for a few seconds.
-    await setBudget(raw, envKeyId(server.keys[1]), 1_000_000, 'day');
+    await new MediagateAdmin({ baseURL: server.url, apiKey: ADMIN_KEY }).keys.update(envKeyId(server.keys[1]), { budget: 1, budget_period: 'day' });
     client = new Mediagate({ baseURL: server.url, apiKey: server.keys[0] });
     const counting: Fetch = (url, init) => {
       budgetedRequests.push(`${init.method ?? 'GET'} ${new URL(url).pathname}`);
@@ -77,7 +75,6 @@ describe.skipIf(process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres')('the SDKâ€
   }, 60_000);
 
   afterAll(async () => {
-    await raw?.close();
     await server?.close();
     await rm(pricingDir, { recursive: true, force: true });
   });

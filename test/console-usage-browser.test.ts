@@ -8,7 +8,7 @@ import { createInstantEngine } from '../src/engines/instant.js';
 import { chromiumAvailability, launchChromium } from './helpers/chromium.js';
 import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { eventually } from './helpers/eventually.js';
-import { envKeyId, setBudget, sqliteDatabase, type RawDatabase } from './helpers/ledger.js';
+import { envKeyId } from './helpers/ledger.js';
 import { rejectsWith } from './helpers/rejections.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -38,10 +38,9 @@ interface Opened {
   readonly problems: (expected?: readonly RegExp[]) => string[];
 }
 
-describe.skipIf(!availability.enabled || process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres')('console usage and keys in Chromium', () => {
+describe.skipIf(!availability.enabled)('console usage and keys in Chromium', () => {
   let server: TestServer;
   let browser: Browser;
-  let raw: RawDatabase;
   let pricingDir = '';
   let admin: MediagateAdmin;
   const today = new Date().toISOString().slice(0, 10);
@@ -86,9 +85,8 @@ describe.skipIf(!availability.enabled || process.env['MEDIAGATE_TEST_BACKEND'] =
       { MEDIAGATE_PRICING_FILE: join(pricingDir, 'pricing.json'), MEDIAGATE_RATE_LIMIT_PER_MIN: '0', MEDIAGATE_ADMIN_KEYS: ADMIN_KEY },
       { engine: createInstantEngine() },
     );
-    raw = sqliteDatabase(join(server.dataDir, 'mediagate.db'));
     // The second key has a budget of 1 a month, set before its first request (budgets are cached a few seconds).
-    await setBudget(raw, envKeyId(server.keys[1]), 1_000_000, 'month');
+    await new MediagateAdmin({ baseURL: server.url, apiKey: ADMIN_KEY }).keys.update(envKeyId(server.keys[1]), { budget: 1, budget_period: 'month' });
     const first = new Mediagate({ baseURL: server.url, apiKey: server.keys[0] });
     await first.videos.createAndWait({ model: T2V, prompt: 'usage one', duration: 4 }, FAST);
     await first.videos.createAndWait({ model: T2V, prompt: 'usage two', duration: 2 }, FAST);
@@ -101,7 +99,6 @@ describe.skipIf(!availability.enabled || process.env['MEDIAGATE_TEST_BACKEND'] =
 
   afterAll(async () => {
     await browser?.close();
-    await raw?.close();
     await server?.close();
     await rm(pricingDir, { recursive: true, force: true });
   });
