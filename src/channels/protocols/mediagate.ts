@@ -235,6 +235,8 @@ export const mediagateAdapter: ProtocolAdapter = {
     { param: 'width, height, size', upstream: 'size, or width and height', handling: 'mapped', note: 'size when the client gave it, else width and height.' },
     { param: 'output_format, n', upstream: '', handling: 'ignored', note: 'Derived by the catalog (png, 1); not request fields of the interface.' },
   ] satisfies readonly ParamMapping[],
+  // The upstream validates the same catalog and answers its own 400s.
+  check: () => undefined,
   submit,
   poll,
   cancel,
