@@ -264,6 +264,9 @@ async function pollV2(ctx: ChannelContext, id: string): Promise<PollOutcome> {
     path: `/v2/query/video_generation/${encodeURIComponent(id)}`,
     headers: { authorization: `Bearer ${ctx.apiKey}` },
   });
+  // The query keeps 7 days of tasks; an id outside that (or never known) is answered "invalid task_id".
+  const unknownId = answer.kind === 'response' ? businessError(answer.json) : undefined;
+  if (unknownId && /invalid task_?id/i.test(unknownId.message)) return { state: 'not_found', upstreamWord: clip(unknownId.message, 64) };
   const byClass = pollByHttpClass(answer);
   if (byClass) return byClass;
   if (answer.kind !== 'response') return { state: 'transient', reason: 'no answer' };
