@@ -77,6 +77,11 @@ export interface ImageStatusBody {
     start_time: number;
     finish_time: number;
     fail_reason: string;
+    /**
+     * Only on FAILURE: the same `{type, code, message, param}` a failed video task carries, so a
+     * client (a `mediagate` channel among them) keeps the code and the parameter, not just the text.
+     */
+    error?: { type: string; code: string; message: string; param: string };
   };
 }
 
@@ -93,6 +98,7 @@ export function imageTask(task: Task, urlFor: UrlFor): ImageStatusBody {
       start_time: task.startedAt === null ? 0 : seconds(task.startedAt),
       finish_time: task.completedAt === null ? 0 : seconds(task.completedAt),
       fail_reason: task.error ? task.error.message : '',
+      ...(task.status === 'failed' && task.error ? { error: { ...task.error } } : {}),
     },
   };
 }

@@ -135,6 +135,12 @@ const imageStatus = (status: readonly string[]) => ({
         start_time: { type: 'integer', description: '0 until started.' },
         finish_time: { type: 'integer', description: '0 until finished.' },
         fail_reason: { type: 'string', description: 'Empty unless the task failed.' },
+        error: {
+          type: 'object',
+          description: 'Only when the task failed: the same error object a failed video task carries.',
+          required: ['type', 'code', 'message', 'param'],
+          properties: { type: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string' } },
+        },
       },
     },
   },

@@ -39,6 +39,10 @@ export const IMAGE_STATUS_RESPONSE = {
         start_time: { type: 'integer' },
         finish_time: { type: 'integer' },
         fail_reason: { type: 'string' },
+        error: {
+          type: 'object',
+          properties: { type: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string' } },
+        },
       },
     },
   },
