@@ -8,6 +8,7 @@ import type {
   TaskListQuery,
   TaskOutput,
   UpstreamCancelRef,
+  PendingUpstreamCancel,
   UpstreamStep,
   UpstreamTask,
 } from './records.js';
@@ -24,6 +25,7 @@ import {
   toIdempotencyRecord,
   toTask,
   toUpstreamCancelRef,
+  toPendingCancel,
   toUpstreamTask,
   upstreamSaveParams,
 } from './rows.js';
@@ -49,6 +51,9 @@ import {
   reserveChannelSlot,
   saveUpstream,
   takeUpstreamCancel,
+  claimUpstreamCancels,
+  deferUpstreamCancel,
+  finishUpstreamCancel,
   saveUpstreamWithJob,
   type UpstreamSaveParams,
 } from './sql/upstream.js';
@@ -375,6 +380,19 @@ export class PostgresStore implements Store {
   async takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined> {
     const [row] = await this.db.all(takeUpstreamCancel, { id });
     return row && toUpstreamCancelRef(row);
+  }
+
+  async claimUpstreamCancels(now: number, leaseUntil: number, limit: number): Promise<PendingUpstreamCancel[]> {
+    return (await this.db.all(claimUpstreamCancels, { now, leaseUntil, limit })).map(toPendingCancel);
+  }
+
+  async deferUpstreamCancel(ref: UpstreamCancelRef & { readonly upstreamId: string }, at: number, intervalMs: number): Promise<boolean> {
+    const params = { id: ref.id, channel: ref.channel, target: ref.target, upstreamId: ref.upstreamId, requestId: ref.requestId, at, intervalMs };
+    return (await this.db.run(deferUpstreamCancel, params)) === 1;
+  }
+
+  async finishUpstreamCancel(id: string): Promise<boolean> {
+    return (await this.db.run(finishUpstreamCancel, { id })) === 1;
   }
 
   async countUpstreamInFlight(channel: string): Promise<number> {

@@ -145,3 +145,9 @@ export interface UpstreamCancelRef {
   readonly upstreamId: string | null;
   readonly requestId: string | null;
 }
+
+/** A cancel still owed to the upstream (claimed for a retry), with when the task ended and the last retry interval. */
+export interface PendingUpstreamCancel extends UpstreamCancelRef {
+  readonly completedAt: number | null;
+  readonly intervalMs: number | null;
+}

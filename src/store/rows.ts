@@ -8,13 +8,14 @@ import type {
   TaskOutput,
   TaskStatus,
   UpstreamCancelRef,
+  PendingUpstreamCancel,
   UpstreamState,
   UpstreamStep,
   UpstreamTask,
 } from './records.js';
 import type { IdempotencyKeyRow } from './sql/idempotency.js';
 import type { ListTasksParams } from './sql/tasks-list.js';
-import type { UpstreamCancelRow, UpstreamRow, UpstreamSaveParams } from './sql/upstream.js';
+import type { PendingCancelRow, UpstreamCancelRow, UpstreamRow, UpstreamSaveParams } from './sql/upstream.js';
 
 /** Columns a status read needs: everything but `params`, which may be megabytes of media. */
 export const TASK_COLUMNS = [
@@ -145,6 +146,10 @@ export function toUpstreamTask(row: UpstreamRow): UpstreamTask {
     since: numOrNull(row.upstream_since),
     intervalMs: numOrNull(row.check_interval_ms),
   };
+}
+
+export function toPendingCancel(row: PendingCancelRow): PendingUpstreamCancel {
+  return { ...toUpstreamCancelRef(row), completedAt: numOrNull(row.completed_at), intervalMs: numOrNull(row.check_interval_ms) };
 }
 
 export function toUpstreamCancelRef(row: UpstreamCancelRow): UpstreamCancelRef {

@@ -7,6 +7,7 @@ import type {
   TaskListQuery,
   TaskOutput,
   UpstreamCancelRef,
+  PendingUpstreamCancel,
   UpstreamStep,
   UpstreamTask,
 } from './records.js';
@@ -23,6 +24,7 @@ import {
   toIdempotencyRecord,
   toTask,
   toUpstreamCancelRef,
+  toPendingCancel,
   toUpstreamTask,
   upstreamSaveParams,
 } from './rows.js';
@@ -47,6 +49,9 @@ import {
   reserveChannelSlot,
   saveUpstream,
   takeUpstreamCancel,
+  claimUpstreamCancels,
+  deferUpstreamCancel,
+  finishUpstreamCancel,
 } from './sql/upstream.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
@@ -308,6 +313,28 @@ export class SqliteStore implements Store {
   async takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined> {
     const row = this.get(takeUpstreamCancel, { id });
     return row && toUpstreamCancelRef(row);
+  }
+
+  async claimUpstreamCancels(now: number, leaseUntil: number, limit: number): Promise<PendingUpstreamCancel[]> {
+    return this.all(claimUpstreamCancels, { now, leaseUntil, limit }).map(toPendingCancel);
+  }
+
+  async deferUpstreamCancel(ref: UpstreamCancelRef & { readonly upstreamId: string }, at: number, intervalMs: number): Promise<boolean> {
+    return (
+      this.run(deferUpstreamCancel, {
+        id: ref.id,
+        channel: ref.channel,
+        target: ref.target,
+        upstreamId: ref.upstreamId,
+        requestId: ref.requestId,
+        at,
+        intervalMs,
+      }) === 1
+    );
+  }
+
+  async finishUpstreamCancel(id: string): Promise<boolean> {
+    return this.run(finishUpstreamCancel, { id }) === 1;
   }
 
   async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {

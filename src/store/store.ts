@@ -7,6 +7,7 @@ import type {
   TaskListQuery,
   TaskOutput,
   UpstreamCancelRef,
+  PendingUpstreamCancel,
   UpstreamStep,
   UpstreamTask,
 } from './records.js';
@@ -101,6 +102,12 @@ export interface TaskStore {
   failUpstream(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
   /** A cancelled task's upstream job, taken once (sql/upstream.ts takeUpstreamCancel); undefined when already taken or never submitted. */
   takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined>;
+  /** Final tasks whose upstream cancel is still owed and due (sql/upstream.ts claimUpstreamCancels), leased until `leaseUntil`. */
+  claimUpstreamCancels(now: number, leaseUntil: number, limit: number): Promise<PendingUpstreamCancel[]>;
+  /** A cancel the upstream did not answer: kept, to be tried again at `at`. */
+  deferUpstreamCancel(ref: UpstreamCancelRef & { readonly upstreamId: string }, at: number, intervalMs: number): Promise<boolean>;
+  /** The owed cancel is done (answered, or given up). */
+  finishUpstreamCancel(id: string): Promise<boolean>;
   /**
    * The step's `submitting` write, only while the channel holds fewer than `maxInFlight` tasks
    * upstream; counted and written under the channel's `submit` row lock (PostgreSQL), so

@@ -47,6 +47,9 @@ import {
   saveUpstream,
   saveUpstreamWithJob,
   takeUpstreamCancel,
+  claimUpstreamCancels,
+  deferUpstreamCancel,
+  finishUpstreamCancel,
 } from './upstream.js';
 
 /**
@@ -97,6 +100,9 @@ export function allOperations(jobs: JobQueueSql): readonly OperationText[] {
     completeUpstream,
     failUpstream,
     takeUpstreamCancel,
+    claimUpstreamCancels,
+    deferUpstreamCancel,
+    finishUpstreamCancel,
     ensureChannelLimit,
     reserveChannelSlot,
     lockChannelSubmit,
