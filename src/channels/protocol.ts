@@ -26,6 +26,7 @@ import type { FormData } from 'undici';
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type { UpstreamFailure } from './failure.js';
 import type { ParamProblem, TargetProfile } from './profiles.js';
+import type { SchemaOutcome } from './schema-probe.js';
 
 export type ProtocolName = 'sandbox' | 'mediagate' | 'dashscope' | 'ark' | 'minimax' | 'pixverse' | 'fal' | 'replicate';
 
@@ -258,4 +259,6 @@ export interface ProtocolAdapter {
   reconcile?(ctx: ChannelContext, job: ChannelJob): Promise<ReconcileOutcome>;
   /** One cheap authenticated call (`mediagate channels check --probe`). */
   probe(ctx: ChannelContext): Promise<ProbeOutcome>;
+  /** The target model's published input schema, where the provider publishes one (`--probe` compares the mapping with it). */
+  inputSchema?(ctx: ChannelContext): Promise<SchemaOutcome>;
 }

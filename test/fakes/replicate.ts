@@ -207,7 +207,7 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     const id = one?.[1];
     if (id !== undefined && req.method === 'GET' && one?.[2] === undefined) return { role: 'poll', answer: () => get(req, id) };
     if (id !== undefined && req.method === 'POST' && one?.[2] === '/cancel') return { role: 'cancel', answer: () => cancel(req, id) };
-    const modelInfo = /^\/v1\/models\/([^/]+\/[^/]+)$/.exec(path);
+    const modelInfo = /^\/v1\/models\/([^/]+\/[^/]+)(?:\/versions\/[^/]+)?$/.exec(path);
     if (req.method === 'GET' && modelInfo?.[1] !== undefined) {
       const name = modelInfo[1];
       return {
@@ -217,14 +217,10 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
           const schema = MODEL_SCHEMAS[name];
           if (!schema) return { status: 404, json: { detail: 'Not found.' } };
           const input = { type: 'object', title: 'Input', required: schema.required, properties: schema.properties };
-          return {
-            status: 200,
-            json: {
-              owner: name.split('/')[0],
-              name: name.split('/')[1],
-              latest_version: { id: 'v1', openapi_schema: { components: { schemas: { Input: input } } } },
-            },
-          };
+          const openapi = { components: { schemas: { Input: input } } };
+          // A version answers its own schema; the model answers its latest version's.
+          if (path.includes('/versions/')) return { status: 200, json: { id: path.split('/').pop(), openapi_schema: openapi } };
+          return { status: 200, json: { owner: name.split('/')[0], name: name.split('/')[1], latest_version: { id: 'v1', openapi_schema: openapi } } };
         },
       };
     }

@@ -32,6 +32,7 @@ import {
 } from '../adapter-kit.js';
 import { failure, type UpstreamFailure } from '../failure.js';
 import type { ChannelContext, HttpOutcome, PollOutcome, ProtocolAdapter, ReportedUsage, SubmitOutcome, TargetSpec, UpstreamOutput } from '../protocol.js';
+import { inputOf } from '../schema-probe.js';
 import { genericCheck, genericInput, genericParamMapping, parseGenericModel } from './generic-input.js';
 
 const auth = (ctx: ChannelContext): Record<string, string> => ({ authorization: `Key ${ctx.apiKey}` });
@@ -59,6 +60,9 @@ function failureFrom(answer: HttpOutcome & { kind: 'response' }, requestId?: str
   const message = `fal ${answer.status}${type ? ` ${type}` : ''}: ${text}`;
   return policy ? policyViolation(message, requestId) : upstreamError(message, requestId);
 }
+
+/** Where fal publishes an endpoint's OpenAPI document (`?endpoint_id=`): its public site, not the queue. */
+export const FAL_OPENAPI = 'https://fal.ai/api/openapi/queue/openapi.json';
 
 /** fal's namespaces whose endpoint ids have three leading segments (fal-js `parseEndpointId`). */
 const NAMESPACES = new Set(['workflows', 'comfy']);
@@ -195,6 +199,22 @@ export const falAdapter: ProtocolAdapter = {
     if (answer.status === 400 || answer.status === 404)
       return { outcome: 'not_cancellable', reason: asString(pick(answer.json, 'status')) ?? `HTTP ${answer.status}` };
     return { outcome: 'transient', reason: `HTTP ${answer.status}` };
+  },
+  async inputSchema(ctx) {
+    // fal publishes each endpoint's OpenAPI document on its public site (no key: nothing secret leaves the channel).
+    const endpoint = parseGenericModel(ctx.upstreamModel).path;
+    let json: unknown;
+    try {
+      const answer = await fetch(`${FAL_OPENAPI}?endpoint_id=${encodeURIComponent(endpoint)}`, { signal: AbortSignal.timeout(10_000) });
+      if (answer.status !== 200) return { ok: false, reason: `HTTP ${answer.status} from ${new URL(FAL_OPENAPI).host}` };
+      json = await answer.json();
+    } catch (err) {
+      return { ok: false, reason: err instanceof Error ? err.message : 'no answer' };
+    }
+    const body = pick(asRecord(pick(json, 'paths'))?.[`/${endpoint}`], 'post.requestBody.content');
+    const schemaRef = asString(pick(asRecord(body)?.['application/json'], 'schema.$ref'));
+    const schema = inputOf(json, schemaRef?.split('/').pop());
+    return schema ? { ok: true, schema } : { ok: false, reason: 'the endpoint publishes no input schema' };
   },
   async probe(ctx) {
     // The queue has no account endpoint: ask for a request that cannot exist; 404 proves the key.

@@ -53,6 +53,11 @@ const REFUSED: Readonly<Record<string, string>> = {
   extra: 'image_options are PixVerse reference tags; no generic field carries them',
 };
 
+/** Our parameter -> the host's field, without a profile (for the schema probe). */
+export function genericFields(host: GenericHost): Record<string, string> {
+  return Object.fromEntries(Object.entries(FIELDS).map(([param, fields]) => [param, fields[host]]));
+}
+
 export function genericParamMapping(host: GenericHost): readonly ParamMapping[] {
   const rows: ParamMapping[] = Object.entries(FIELDS).map(([param, fields]) => ({
     param,

@@ -29,6 +29,7 @@ import {
 } from '../adapter-kit.js';
 import { failure } from '../failure.js';
 import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, SubmitOutcome, TargetSpec, UpstreamOutput } from '../protocol.js';
+import { inputOf } from '../schema-probe.js';
 import { genericCheck, genericInput, genericParamMapping, parseGenericModel } from './generic-input.js';
 
 const auth = (ctx: ChannelContext): Record<string, string> => ({ authorization: `Bearer ${ctx.apiKey}` });
@@ -156,6 +157,20 @@ export const replicateAdapter: ProtocolAdapter = {
     const word = asString(pick(answer.json, 'status'));
     if (answer.status >= 200 && answer.status <= 299 && (word === 'canceled' || word === 'starting' || word === 'processing')) return { outcome: 'cancelled' };
     return { outcome: 'not_cancellable', reason: word ?? `HTTP ${answer.status}` };
+  },
+  async inputSchema(ctx) {
+    // The model's latest version (or the one named) publishes its OpenAPI schema; `Input` is what predictions take.
+    const path = parseGenericModel(ctx.upstreamModel).path;
+    const [model = '', version] = path.split(':', 2);
+    const segments = model.split('/').filter(Boolean);
+    if (segments.length !== 2) return { ok: false, reason: 'a bare version id names no model whose schema can be read' };
+    const base = `/v1/models/${segments.map(encodeURIComponent).join('/')}`;
+    const answer = await ctx.http.request({ method: 'GET', path: version ? `${base}/versions/${encodeURIComponent(version)}` : base, headers: auth(ctx) });
+    if (answer.kind !== 'response') return { ok: false, reason: `${answer.kind}: ${answer.reason}` };
+    if (answer.status !== 200) return { ok: false, reason: `HTTP ${answer.status}` };
+    const openapi = version ? pick(answer.json, 'openapi_schema') : pick(answer.json, 'latest_version.openapi_schema');
+    const schema = inputOf(openapi);
+    return schema ? { ok: true, schema } : { ok: false, reason: 'the model publishes no input schema' };
   },
   async probe(ctx) {
     const answer = await ctx.http.request({ method: 'GET', path: '/v1/account', headers: auth(ctx) });
