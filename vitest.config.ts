@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig, type TestProjectInlineConfiguration, type ViteUserConfig } from 'vitest/config';
 import { postgresAvailability, selectedBackends } from './test/helpers/postgres.js';
 
@@ -22,6 +23,10 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       testTimeout: 60_000,
       hookTimeout: 60_000,
       pool: 'forks',
+      // Files run in parallel, at least two at a time. Vitest's default is one fewer than the
+      // cores, which is one file at a time on a 2-core machine, though most spec files spend
+      // their time waiting on servers, child processes and Chromium rather than on a core.
+      maxWorkers: Math.max(2, availableParallelism()),
       projects,
     },
   };

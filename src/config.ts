@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 
 /**
  * The one place that reads the environment. Every option is documented here (default, unit,
- * variable) and in the README; the result is a frozen object passed down explicitly. Nothing
+ * variable) and in docs/operations/configuration.md; the result is a frozen object passed down explicitly. Nothing
  * below this file reads `process.env`. Durations are set in seconds and held in milliseconds
  * (`...Ms`): converted here, once.
  */
@@ -92,12 +92,19 @@ export interface Config {
   /** MEDIAGATE_CORS_ORIGINS: origins (scheme://host[:port]) or `*` allowed to call the API from a browser. Default none (CORS off). */
   readonly corsOrigins: readonly string[] | '*';
   /**
-   * MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels (README, "Routing to
-   * real providers"), as an absolute path. Default unset: every model to the sandbox. Read and
-   * validated once at start by the process's entry (src/cli/serve.ts, `readChannels`) with the
-   * environment object given here, and passed to the factory as `options.channels`.
+   * MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels
+   * (docs/guides/channels.md), as an absolute path. Default unset: every model to the sandbox. Read
+   * and validated once at start: by the CLI (src/cli/serve.ts, `readChannels`, which reports a bad
+   * file and passes the table as `options.channels`), else by the factory itself.
    */
   readonly channelsFile: string | undefined;
+  /**
+   * MEDIAGATE_PRICING_FILE: JSON file of model prices (docs/pricing.md), as an absolute path.
+   * Default unset: nothing is priced (usage still counts seconds and images). Read and checked
+   * once at start by the process's entry (src/cli/serve.ts, `readPricing`), or by the factory
+   * when it is not given `options.pricing`.
+   */
+  readonly pricingFile: string | undefined;
   /** MEDIAGATE_HEADERS_TIMEOUT_S: the request's header block must arrive within this. Default 10; held in ms. */
   readonly headersTimeoutMs: number;
   /** MEDIAGATE_REQUEST_TIMEOUT_S: the whole request, body included, must arrive within this. Default 120; held in ms. */
@@ -260,6 +267,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const concurrency = integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256);
   const rawChannelsFile = env['MEDIAGATE_CHANNELS_FILE']?.trim();
   const channelsFile = rawChannelsFile ? resolve(rawChannelsFile) : undefined;
+  const rawPricingFile = env['MEDIAGATE_PRICING_FILE']?.trim();
+  const pricingFile = rawPricingFile ? resolve(rawPricingFile) : undefined;
   const config: Config = {
     port,
     host,
@@ -303,6 +312,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     corsOrigins: corsOrigins(env),
     channelsFile,
+    pricingFile,
     headersTimeoutMs: seconds(env, 'MEDIAGATE_HEADERS_TIMEOUT_S', 10, 1, 3600),
     requestTimeoutMs: seconds(env, 'MEDIAGATE_REQUEST_TIMEOUT_S', 120, 1, 86_400),
     maxConnections: integer(env, 'MEDIAGATE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),

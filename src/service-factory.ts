@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
+import { loadPricing, type Pricing } from './billing/index.js';
 import { createValidator, type ModelRow, type Validator } from './catalog/index.js';
 import { validationError } from './errors.js';
-import { defaultChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
+import { SANDBOX_CHANNEL, loadChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
@@ -28,17 +29,24 @@ import type { SchedulerTimings, UpstreamScheduler } from './tasks/upstream/sched
 import { WebhookDispatcher, type DeliveryOutcome } from './webhooks/dispatcher.js';
 import type { ConnectionOptions } from 'node:tls';
 import type { LookupFunction } from 'node:net';
-import type { Resolve } from './media/url-refusal.js';
+import type { Resolve } from './outbound/url-refusal.js';
 
 export interface MediagateOptions {
   /** Replaces the engine chosen by config (tests inject slow or failing engines). */
   readonly engine?: Engine;
   readonly logger?: Logger;
   /**
-   * The routing table (MEDIAGATE_CHANNELS_FILE, loaded by the caller). Absent: every model
-   * renders in the sandbox. Tasks whose first target is another channel go upstream.
+   * The routing table, already loaded (the CLI reports a bad file itself; specs read channel
+   * secrets from an environment of their own). Absent: the file `config.channelsFile` names
+   * (MEDIAGATE_CHANNELS_FILE) is loaded with process.env, and without one every model renders
+   * in the sandbox. Tasks whose first target is another channel go upstream.
    */
   readonly channels?: ChannelsConfig;
+  /**
+   * The prices (MEDIAGATE_PRICING_FILE, checked by the entry so that a fault exits 78). Absent:
+   * read from `config.pricingFile` here (a fault throws PricingConfigError), or nothing priced.
+   */
+  readonly pricing?: Pricing;
   /** Tests shorten the upstream scheduler's intervals and leases. */
   readonly upstreamTimings?: Partial<SchedulerTimings>;
   /** Per-request timeout of upstream API calls (default 30 s). */
@@ -60,6 +68,8 @@ export interface MediagateProcess {
   readonly keys: KeyRegistry;
   readonly pool: WorkerPool | undefined;
   readonly logger: Logger;
+  /** The prices every process uses alike; undefined without a pricing file. */
+  readonly pricing: Pricing | undefined;
   /** The key created at first start when none was configured; print it once. */
   readonly generatedKey: string | undefined;
   /** The webhook dispatcher of this process (with workers); undefined in an API-only process. */
@@ -140,9 +150,9 @@ function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (b
  * first target after it (docs/channels.md "Target profiles"): a parameter that target cannot
  * express is the same 400 `unsupported_value` as the catalog's own, before the task exists.
  */
-async function routeValidator(models: readonly ModelRow[], channels: ChannelsConfig | undefined): Promise<Validator> {
+async function routeValidator(models: readonly ModelRow[], channels: ChannelsConfig): Promise<Validator> {
   const validator = createValidator(models);
-  if (channels === undefined || ![...channels.channels.values()].some((channel) => channel.protocol !== 'sandbox')) return validator;
+  if (!routesUpstream(channels)) return validator;
   const [{ createTargetCheck }, { ADAPTERS }] = await Promise.all([import('./channels/targets.js'), import('./channels/protocols/index.js')]);
   const check = createTargetCheck(channels, ADAPTERS);
   return {
@@ -156,24 +166,70 @@ async function routeValidator(models: readonly ModelRow[], channels: ChannelsCon
 }
 
 /**
+ * The routing table of this process, from one place: the table the caller loaded (the CLI, to
+ * report a bad file its own way; specs, with the secrets of their own environment), else the
+ * file MEDIAGATE_CHANNELS_FILE names, read here with this process's environment; without one,
+ * every model renders in the sandbox.
+ */
+function routingTable(config: Config, options: MediagateOptions): ChannelsConfig {
+  return options.channels ?? loadChannelsConfig(config.channelsFile, process.env);
+}
+
+/** The channel a model's tasks go to first: `sandbox` (rendered here) or an upstream. */
+function firstChannel(channels: ChannelsConfig): (model: string) => string {
+  return (model) => channels.targetsFor(model)[0]?.channel ?? SANDBOX_CHANNEL;
+}
+
+/** Whether any route leads off the sandbox (then the upstream side of the process is built). */
+function routesUpstream(channels: ChannelsConfig): boolean {
+  return [...channels.channels.values()].some((channel) => channel.protocol !== 'sandbox');
+}
+
+/** The data directory's folders, created: scratch of attempts, outputs, stored inputs. */
+async function prepareDataDir(config: Config): Promise<{ workRoot: string; outputRoot: string; inputs: InputStore }> {
+  const workRoot = join(config.dataDir, 'work');
+  const outputRoot = join(config.dataDir, 'outputs');
+  const inputs = new InputStore(join(config.dataDir, 'inputs'));
+  for (const folder of [config.dataDir, workRoot, outputRoot, inputs.root]) await mkdir(folder, { recursive: true });
+  return { workRoot, outputRoot, inputs };
+}
+
+/** The store (migrated), the URL signer kept on its stored secrets, and the API keys. */
+async function openStore(config: Config, logger: Logger) {
+  const backend = openBackendFor(config, logger);
+  await backend.migrate();
+  const signer = new UrlSigner(await loadSigningState(backend.store));
+  // A rotation (`mediagate secrets rotate`) reaches this process at the next read, never per request.
+  const stopSigningRefresh = startSigningRefresh(signer, backend.store, config.signingRefreshMs, (error) =>
+    logger.warn({ err: error }, 'reading the URL signing secrets failed; keeping the current ones'),
+  );
+  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys });
+  const generatedKey = await keys.init();
+  return { backend, signer, stopSigningRefresh, keys, generatedKey };
+}
+
+interface UpstreamParts {
+  readonly config: Config;
+  readonly options: MediagateOptions;
+  readonly channels: ChannelsConfig;
+  readonly service: TaskService;
+  readonly storage: LocalStorage;
+  readonly inputs: InputStore;
+  readonly signer: UrlSigner;
+  readonly workRoot: string;
+  readonly logger: Logger;
+  readonly metrics: ChannelMetrics | undefined;
+}
+
+/**
  * The upstream side of a process, when some route leads off the sandbox: the cancel of a
  * cancelled task's upstream job (every process, API-only ones included: the one that wins a
  * cancel sends it), and with workers the scheduler. Loaded on demand: a deployment without
  * channels never loads the adapters.
  */
-async function createUpstream(
-  config: Config,
-  options: MediagateOptions,
-  service: TaskService,
-  storage: LocalStorage,
-  inputs: InputStore,
-  signer: UrlSigner,
-  workRoot: string,
-  logger: Logger,
-  metrics: ChannelMetrics | undefined,
-): Promise<{ scheduler: UpstreamScheduler | undefined; close(drainMs?: number): Promise<void> } | undefined> {
-  const channels = options.channels;
-  if (channels === undefined || ![...channels.channels.values()].some((channel) => channel.protocol !== 'sandbox')) return undefined;
+async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: UpstreamScheduler | undefined; close(drainMs?: number): Promise<void> } | undefined> {
+  const { config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics } = parts;
+  if (!routesUpstream(channels)) return undefined;
   const [{ UpstreamScheduler }, { UpstreamCanceller }, { createChannelContexts }, { createChannelMedia }, { ADAPTERS }] = await Promise.all([
     import('./tasks/upstream/scheduler.js'),
     import('./tasks/upstream/cancel.js'),
@@ -215,8 +271,89 @@ async function createUpstream(
   };
 }
 
+/** The render workers, with the backend's task source; none in an API-only process. */
+function createPool(
+  config: Config,
+  engine: Engine | undefined,
+  parts: { service: TaskService; storage: LocalStorage; inputs: InputStore; workRoot: string; backend: TaskBackend; log: Logger },
+): WorkerPool | undefined {
+  if (engine === undefined) return undefined;
+  const { service, storage, inputs, workRoot, backend, log } = parts;
+  return new WorkerPool({
+    service,
+    engine,
+    storage,
+    inputs,
+    concurrency: config.concurrency,
+    fetchConcurrency: config.fetchConcurrency,
+    fetchPerKey: config.fetchPerKey,
+    leaseMs: config.leaseMs,
+    maxAttempts: config.maxAttempts,
+    renderTimeoutMs: config.renderTimeoutMs,
+    workRoot,
+    source: backend.taskSource({
+      service,
+      concurrency: config.concurrency,
+      leaseMs: config.leaseMs,
+      maxAttempts: config.maxAttempts,
+      localQueueSize: config.pgLocalQueue,
+      log,
+    }),
+    log,
+  });
+}
+
+/** How the webhook dispatcher presents a task and reports an attempt: known only at startWork. */
+interface WebhookHooks {
+  present: ((task: Task) => object) | undefined;
+  observe: ((outcome: DeliveryOutcome) => void) | undefined;
+}
+
+/**
+ * Where workers run, webhooks are delivered: an API-only process leaves them to the workers.
+ * Built now, started by startWork, which brings how tasks are presented (an API process's URLs).
+ */
+function createWebhooks(config: Config, options: MediagateOptions, store: Store, service: TaskService, logger: Logger, hooks: WebhookHooks) {
+  if (!config.workers) return undefined;
+  return new WebhookDispatcher({
+    store,
+    service,
+    present: (task) => {
+      if (hooks.present === undefined) throw new Error('webhook dispatcher started before startWork');
+      return hooks.present(task);
+    },
+    allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
+    timeoutMs: config.webhookTimeoutMs,
+    log: logger.child({ component: 'webhooks' }),
+    observe: (outcome) => hooks.observe?.(outcome),
+    ...(config.webhookRetryScheduleMs === undefined ? {} : { retryScheduleMs: config.webhookRetryScheduleMs }),
+    ...(options.webhookTls === undefined ? {} : { tls: options.webhookTls }),
+    ...(options.webhookLookup === undefined ? {} : { lookup: options.webhookLookup }),
+    ...(options.webhookPollIntervalMs === undefined ? {} : { pollIntervalMs: options.webhookPollIntervalMs }),
+  });
+}
+
+/** The output sweeper and the task retention sweep, both on MEDIAGATE_SWEEP_INTERVAL_S. */
+function startSweeps(config: Config, service: TaskService, storage: LocalStorage, workRoot: string, logger: Logger): Sweeper[] {
+  return [
+    startSweeper({
+      storage,
+      outputTtlMs: config.outputTtlMs,
+      workRoot,
+      // A scratch directory outlives its attempt by at most a render and a lost lease.
+      workDirMaxAgeMs: config.renderTimeoutMs + config.leaseMs * 2,
+      renderCacheRoot: join(config.dataDir, 'render-cache'),
+      intervalMs: config.sweepIntervalMs,
+      log: logger,
+    }),
+    startRetentionSweep({ service, storage, retentionMs: config.taskRetentionMs, intervalMs: config.sweepIntervalMs, log: logger }),
+  ];
+}
+
 interface Core {
   readonly process: MediagateProcess;
+  /** The routing table this process runs with (routingTable). */
+  readonly channels: ChannelsConfig;
   readonly storage: LocalStorage;
   readonly inputs: InputStore;
   /** Signs and verifies file URLs; kept on the stored secrets by a background refresh (rotation). */
@@ -235,101 +372,32 @@ interface Core {
  * `channelMetrics`: where the upstream lifecycle records (the process's /metrics registry).
  */
 async function createCore(config: Config, options: MediagateOptions, channelMetrics?: ChannelMetrics): Promise<Core> {
-  // Loaded by the entry (cli/serve.ts readChannels): routing everything to the sandbox instead would be silent.
-  if (config.channelsFile !== undefined && options.channels === undefined)
-    throw new Error('MEDIAGATE_CHANNELS_FILE is set: pass loadChannelsConfig(config.channelsFile, env) as options.channels');
-  const secrets = [...config.apiKeys, ...(options.channels?.secrets ?? []), ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const channels = routingTable(config, options);
+  const pricing = options.pricing ?? loadPricing(config.pricingFile);
+  const secrets = [...config.apiKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
-  await mkdir(config.dataDir, { recursive: true });
-  const workRoot = join(config.dataDir, 'work');
-  const outputRoot = join(config.dataDir, 'outputs');
-  const inputs = new InputStore(join(config.dataDir, 'inputs'));
-  await mkdir(workRoot, { recursive: true });
-  await mkdir(outputRoot, { recursive: true });
-  await mkdir(inputs.root, { recursive: true });
-
-  const backend = openBackendFor(config, logger);
-  await backend.migrate();
+  const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
+  const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
   const store = backend.store;
-  const signer = new UrlSigner(await loadSigningState(store));
-  // A rotation (`mediagate secrets rotate`) reaches this process at the next read, never per request.
-  const stopSigningRefresh = startSigningRefresh(signer, store, config.signingRefreshMs, (error) =>
-    logger.warn({ err: error }, 'reading the URL signing secrets failed; keeping the current ones'),
-  );
-  const keys = new KeyRegistry({ store, configured: config.apiKeys });
-  const generatedKey = await keys.init();
-  const channels = options.channels;
-  const service = new TaskService({
-    store,
-    inputs,
-    ...(channels === undefined ? {} : { channelOf: (model: string) => channels.targetsFor(model)[0]?.channel ?? 'sandbox' }),
-  });
+  const channelOf = firstChannel(channels);
+  const service = new TaskService({ store, inputs, channelOf });
   const storage = new LocalStorage(outputRoot);
-  const upstream = await createUpstream(config, options, service, storage, inputs, signer, workRoot, logger, channelMetrics);
-
+  const upstream = await createUpstream({ config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics: channelMetrics });
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
   const workerLog = logger.child({ component: 'worker' });
-  const pool = engine
-    ? new WorkerPool({
-        service,
-        engine,
-        storage,
-        inputs,
-        concurrency: config.concurrency,
-        fetchConcurrency: config.fetchConcurrency,
-        fetchPerKey: config.fetchPerKey,
-        leaseMs: config.leaseMs,
-        maxAttempts: config.maxAttempts,
-        renderTimeoutMs: config.renderTimeoutMs,
-        workRoot,
-        source: backend.taskSource({
-          service,
-          concurrency: config.concurrency,
-          leaseMs: config.leaseMs,
-          maxAttempts: config.maxAttempts,
-          localQueueSize: config.pgLocalQueue,
-          log: workerLog,
-        }),
-        log: workerLog,
-      })
-    : undefined;
+  const pool = createPool(config, engine, { service, storage, inputs, workRoot, backend, log: workerLog });
+  const scheduler = upstream?.scheduler;
   // Each wakes for its own tasks only: a render claim woken by every upstream task created would
   // read past all the queued upstream tasks to find none (measured: the upstream bench phase).
-  const rendered = (task: Task): boolean => channels === undefined || (channels.targetsFor(task.model)[0]?.channel ?? 'sandbox') === 'sandbox';
-  const scheduler = upstream?.scheduler;
-  service.on('created', (task: Task) => {
-    if (rendered(task)) pool?.notify();
-    else scheduler?.notify();
-  });
+  service.on('created', (task: Task) => (channelOf(task.model) === SANDBOX_CHANNEL ? pool?.notify() : scheduler?.notify()));
 
   // One feed per process: the API's event streams and the workers' remote cancels share it.
   let feed: TaskFeed | undefined;
   const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
-  let sweeper: Sweeper | undefined;
-  let retention: Sweeper | undefined;
-  // Where workers run, webhooks are delivered: an API-only process leaves them to the workers.
-  // Built now, started by startWork, which brings how tasks are presented (an API process's URLs).
-  let present: ((task: Task) => object) | undefined;
-  let observe: ((outcome: DeliveryOutcome) => void) | undefined;
-  const webhooks = config.workers
-    ? new WebhookDispatcher({
-        store,
-        service,
-        present: (task) => {
-          if (present === undefined) throw new Error('webhook dispatcher started before startWork');
-          return present(task);
-        },
-        allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
-        timeoutMs: config.webhookTimeoutMs,
-        log: logger.child({ component: 'webhooks' }),
-        observe: (outcome) => observe?.(outcome),
-        ...(config.webhookRetryScheduleMs === undefined ? {} : { retryScheduleMs: config.webhookRetryScheduleMs }),
-        ...(options.webhookTls === undefined ? {} : { tls: options.webhookTls }),
-        ...(options.webhookLookup === undefined ? {} : { lookup: options.webhookLookup }),
-        ...(options.webhookPollIntervalMs === undefined ? {} : { pollIntervalMs: options.webhookPollIntervalMs }),
-      })
-    : undefined;
+  const hooks: WebhookHooks = { present: undefined, observe: undefined };
+  const webhooks = createWebhooks(config, options, store, service, logger, hooks);
+  let sweeps: Sweeper[] = [];
   return {
     process: {
       config,
@@ -338,11 +406,11 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       keys,
       pool,
       logger,
+      pricing,
       generatedKey,
       webhooks,
       async close(drainMs = 10_000) {
-        sweeper?.stop();
-        retention?.stop();
+        for (const sweep of sweeps) sweep.stop();
         await Promise.all([pool?.close(drainMs), upstream?.close(drainMs), webhooks?.close()]);
         await feed?.close();
         await engine?.close();
@@ -350,6 +418,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
         await backend.close();
       },
     },
+    channels,
     storage,
     inputs,
     signer,
@@ -359,26 +428,10 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
       // SQLite has one process: its cancels reach the pool through the service's own event.
       if (pool && backend.kind === 'postgres') stopRemoteCancels(openFeed(), pool, service, workerLog);
       scheduler?.start();
-      present = presentTask;
-      observe = observeOutcome;
+      hooks.present = presentTask;
+      hooks.observe = observeOutcome;
       webhooks?.start();
-      sweeper = startSweeper({
-        storage,
-        outputTtlMs: config.outputTtlMs,
-        workRoot,
-        // A scratch directory outlives its attempt by at most a render and a lost lease.
-        workDirMaxAgeMs: config.renderTimeoutMs + config.leaseMs * 2,
-        renderCacheRoot: join(config.dataDir, 'render-cache'),
-        intervalMs: config.sweepIntervalMs,
-        log: logger,
-      });
-      retention = startRetentionSweep({
-        service,
-        storage,
-        retentionMs: config.taskRetentionMs,
-        intervalMs: config.sweepIntervalMs,
-        log: logger,
-      });
+      sweeps = startSweeps(config, service, storage, workRoot, logger);
     },
   };
 }
@@ -396,19 +449,20 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     import('./http/output-urls.js'),
   ]);
   const metrics = createMetrics();
-  const { process: core, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, metrics.channels);
+  const { process: core, channels, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, metrics.channels);
   const { store, keys, service } = core;
   const feed = openFeed();
   service.on('settled', (task) => observeSettled(metrics, task));
 
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
-  const models = routedModels(options.channels ?? defaultChannelsConfig());
+  const models = routedModels(channels);
   const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs });
   const http = buildHttpServer(
     {
       models,
-      validator: await routeValidator(models, options.channels),
+      pricing: core.pricing,
+      validator: await routeValidator(models, channels),
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,

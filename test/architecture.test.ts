@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { importCycles } from './helpers/import-cycles.js';
 import { forbidden, parseRoomsTable, readImports, roomOf, type RoomRule } from './helpers/rooms.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,6 +42,21 @@ function violations(rules: RoomRule[], files: Map<string, string>): string[] {
   return found;
 }
 
+/**
+ * The static imports between files of src/ (type-only ones too: a type import still ties the two
+ * files' designs together); dynamic `import()` expressions load on demand and are left out.
+ */
+function staticImports(files: Map<string, string>): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const [from, text] of files) {
+    const targets = readImports(from, text)
+      .filter((imported) => !imported.dynamic)
+      .flatMap((imported) => resolveOurs(from, imported.specifier) ?? []);
+    graph.set(from, [...new Set(targets)]);
+  }
+  return graph;
+}
+
 const rules = parseRoomsTable(readFileSync(join(root, 'docs/architecture.md'), 'utf8'));
 
 describe('architecture: the rooms table of docs/architecture.md', () => {
@@ -53,6 +69,11 @@ describe('architecture: the rooms table of docs/architecture.md', () => {
     const files = new Map(sourceFiles(src).map((file) => [file, readFileSync(join(src, file), 'utf8')]));
     expect(files.size).toBeGreaterThan(50);
     expect(violations(rules, files)).toEqual([]);
+  });
+
+  it('has no import cycle between files', () => {
+    const files = new Map(sourceFiles(src).map((file) => [file, readFileSync(join(src, file), 'utf8')]));
+    expect(importCycles(staticImports(files)).map((cycle) => cycle.join(' -> '))).toEqual([]);
   });
 
   it('names only rooms and paths that exist', () => {
@@ -121,6 +142,22 @@ describe('architecture: the checker itself', () => {
       './g.js:false',
       './h.js:false',
       './i.js:true',
+    ]);
+  });
+
+  it('finds each import cycle once, type-only imports included, dynamic imports left out', () => {
+    const files = new Map([
+      ['a.ts', "import { b } from './b.js';\n"],
+      ['b.ts', "import type { C } from './c.js';\n"],
+      ['c.ts', "import { a } from './a.js';\nimport { d } from './d.js';\n"],
+      ['d.ts', 'export const d = 1;\n'],
+      ['e.ts', "const f = await import('./f.js');\n"],
+      ['f.ts', "import { e } from './e.js';\n"],
+      ['g.ts', "export { g } from './g.js';\n"],
+    ]);
+    expect(importCycles(staticImports(files))).toEqual([
+      ['a.ts', 'b.ts', 'c.ts', 'a.ts'],
+      ['g.ts', 'g.ts'],
     ]);
   });
 

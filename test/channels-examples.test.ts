@@ -1,4 +1,4 @@
-// Every route example of README.md and docs/channels.md, run against the strict fake of its
+// Every route example of docs/guides/channels.md and docs/channels.md, run against the strict fake of its
 // protocol: the request a client would send is validated by the catalog, checked against the
 // route's target as at create (profiles, the adapter's own rules), submitted by the adapter to
 // the fake (which refuses what the provider refuses), and polled to a finished output. The
@@ -54,7 +54,7 @@ function examplesOf(file: string): Example[] {
   return out;
 }
 
-const EXAMPLES = [...examplesOf('README.md'), ...examplesOf('docs/channels.md')];
+const EXAMPLES = [...examplesOf('docs/guides/channels.md'), ...examplesOf('docs/channels.md')];
 
 /**
  * What a client sends for the example (beyond model and prompt): the model's required inputs,

@@ -1,5 +1,5 @@
 /**
- * The operator-facing wiring of channels (issue 11): MEDIAGATE_CHANNELS_FILE read once at start
+ * The operator-facing wiring of channels: MEDIAGATE_CHANNELS_FILE read once at start
  * (exit 78 with JSON paths), routed models as the only ones clients see, channel keys redacted
  * from logs, `mediagate channels check [--probe]` against real fakes, and the per-channel
  * metric series.
@@ -95,14 +95,21 @@ describe('MEDIAGATE_CHANNELS_FILE in config', () => {
     for (const at of BAD_FAULTS) expect(faults.some((line) => line.startsWith(`${at}:`))).toBe(true);
   });
 
-  it('the factory refuses a config naming a file whose channels were not passed (never a silent sandbox)', async () => {
-    const path = await channelsFile('unpassed.json', { routes: [{ model: '*', to: [{ channel: 'sandbox' }] }] });
+  it('the factory loads the file the config names when no routing table is passed (never a silent sandbox)', async () => {
+    const path = await channelsFile('unpassed.json', { routes: [{ model: 'vendora/famw-2.7-t2v', to: [{ channel: 'sandbox' }] }] });
     const config = loadConfig({
       MEDIAGATE_CHANNELS_FILE: path,
       MEDIAGATE_DATA_DIR: join(dir, 'data-unpassed'),
       MEDIAGATE_API_KEYS: 'mg_wiring_key_0123456789',
+      MEDIAGATE_WORKERS: 'false',
     });
-    await expect(createMediagate(config, { logger: pino({ level: 'silent' }) })).rejects.toThrow(/options\.channels/);
+    const app = await createMediagate(config, { logger: pino({ level: 'silent' }) });
+    try {
+      const models = await app.http.inject({ method: 'GET', url: '/v1/models', headers: { authorization: 'Bearer mg_wiring_key_0123456789' } });
+      expect(models.json<{ data: { id: string }[] }>().data.map((model) => model.id)).toEqual(['vendora/famw-2.7-t2v']);
+    } finally {
+      await app.close(0);
+    }
   });
 });
 

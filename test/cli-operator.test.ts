@@ -1,5 +1,5 @@
 /**
- * The operator's first-run edges (issue 14): `--version`, a taken port, `keys list` without a
+ * The operator's first-run edges: `--version`, a taken port, `keys list` without a
  * store, the keys table, the 0.0.0.0 warning, and `npm start` (the README's command) stopping
  * cleanly on SIGTERM sent to the very process it started.
  */
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTable } from '../src/cli/keys.js';
+import { eventually } from './helpers/eventually.js';
 import { freePort, startProcess } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -127,8 +128,7 @@ describe('HOST=0.0.0.0', () => {
       };
       if (publicUrl) env['MEDIAGATE_PUBLIC_URL'] = publicUrl;
       const service = await startProcess(['serve'], env);
-      const deadline = Date.now() + 10_000;
-      while (!service.output().includes('"mediagate listening"') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      await eventually(() => service.output().includes('"mediagate listening"'), { deadline: 10_000, what: 'the "mediagate listening" line' });
       service.child.kill('SIGTERM');
       expect(await service.exited).toBe(0);
       const warned = service.output().includes('set MEDIAGATE_PUBLIC_URL');
@@ -171,11 +171,11 @@ describe('npm start (the README command) under a process manager', () => {
     npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | string>((resolve) => npm.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-    const deadline = Date.now() + 30_000;
-    while (!output.includes('"mediagate listening"')) {
-      if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`npm start did not start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const started = await eventually(() => (npm.exitCode !== null ? 'exited' : output.includes('"mediagate listening"') && 'listening'), {
+      deadline: 30_000,
+      what: 'npm start to listen',
+    }).catch(() => 'timed out');
+    if (started !== 'listening') throw new Error(`npm start did not start (${started}):\n${output}`);
     const logLines = (): Record<string, unknown>[] =>
       output
         .split('\n')

@@ -1,9 +1,9 @@
 /**
- * The light client package (packages/client, `@mediagate/client`, issue #14 item 2): built from the
+ * The light client package (packages/client, `@mediagate/client`): built from the
  * client's one source, packed with `npm pack`, installed from the tarball into an empty directory
  * with the network off. It must declare no dependency, install as exactly one package, and work
  * there in plain Node.js: the SDK imported by its package name, and the `mediagate-client` bin
- * talking to a section 8 server.
+ * talking to a server with the task operations.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -12,14 +12,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSection8Stub, type Section8Stub } from './helpers/section8-stub.js';
+import { startTaskOperationsStub, type TaskOperationsStub } from './helpers/task-operations-stub.js';
 
 const run = promisify(execFile);
 const PACKAGE = fileURLToPath(new URL('../packages/client', import.meta.url));
 
 let work: string;
 let app: string;
-let stub: Section8Stub;
+let stub: TaskOperationsStub;
 
 async function sizeOf(path: string): Promise<number> {
   const info = await stat(path);
@@ -34,7 +34,7 @@ beforeAll(async () => {
   app = join(work, 'app');
   await mkdir(app);
   await writeFile(join(app, 'package.json'), '{"name":"app","private":true,"type":"module"}\n');
-  stub = await startSection8Stub();
+  stub = await startTaskOperationsStub();
   await run(process.execPath, [join(PACKAGE, 'build.mjs')], { cwd: PACKAGE });
 });
 

@@ -246,7 +246,7 @@ describe('errors by status and family envelope', () => {
   });
 });
 
-describe('wait (polling: events: false; waits over events are in client-section8.test.ts)', () => {
+describe('wait (polling: events: false; waits over events are in client-task-operations.test.ts)', () => {
   it('backs off while nothing changes, and resets when progress moves', async () => {
     const states = [
       videoTask({ status: 'processing', progress: 10 }),

@@ -1,8 +1,10 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, ConsoleMessage, Page } from 'playwright-core';
+import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { generateKey } from '../src/auth/api-keys.js';
 import { chromiumAvailability, launchChromium } from './helpers/chromium.js';
 import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { eventually } from './helpers/eventually.js';
@@ -12,8 +14,9 @@ import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 
 /**
  * The console in real Chromium, as a person uses it: paste the key, pick a model, fill the
- * generated form, press Generate, watch the progress, see the result play. One page goes
- * through the models in turn (its history then lists every task); screenshots of each step go
+ * generated form, press Generate, watch the progress, see the result play. Each test has a page
+ * of its own (a fresh browser context: its own sessionStorage), so none depends on another's
+ * order; each ends with no error or warning in its browser console. Screenshots of each step go
  * to test-artifacts/console/.
  */
 
@@ -32,9 +35,10 @@ interface VideoState {
 describe.skipIf(!availability.enabled)('console in Chromium', () => {
   let server: TestServer;
   let browser: Browser;
+  let context: BrowserContext;
   let page: Page;
-  const problems: string[] = [];
-  const created: string[] = [];
+  let problems: string[] = [];
+  let created: string[] = [];
   let step = 0;
 
   const watchErrors = (target: Page): void => {
@@ -124,14 +128,6 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     await ensureConsoleBuilt();
     server = await startServer({ MEDIAGATE_SANDBOX_FPS: '6' });
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    watchErrors(page);
-    await page.goto(`${server.url}/`);
-    expect(new URL(page.url()).pathname).toBe('/console');
-    await field('API key').fill(server.keys[0]);
-    await field('API key').press('Enter');
-    await page.waitForFunction(() => !document.querySelector('select')?.disabled);
-    await shot('key-entered');
   });
 
   afterAll(async () => {
@@ -139,7 +135,27 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     await server?.close();
   });
 
+  // A page of its own per test, the key entered.
+  beforeEach(async () => {
+    problems = [];
+    created = [];
+    context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    page = await context.newPage();
+    watchErrors(page);
+    await page.goto(`${server.url}/`);
+    expect(new URL(page.url()).pathname).toBe('/console');
+    await field('API key').fill(server.keys[0]);
+    await field('API key').press('Enter');
+    await page.waitForFunction(() => !document.querySelector('select')?.disabled);
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    expect(problems.join('\n'), 'errors or warnings in the browser console').toBe('');
+  });
+
   it('keeps the key in sessionStorage only, and labels every control', async () => {
+    await shot('key-entered');
     expect(await page.evaluate(() => sessionStorage.getItem('mediagate.apiKey'))).toBe(server.keys[0]);
     expect(await page.evaluate(() => document.cookie)).toBe('');
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
@@ -180,7 +196,7 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
 
     // The output URL opened on its own plays: the files route's CSP lets the media document load it.
     const url = (await page.locator('video').getAttribute('src')) ?? '';
-    const direct = await browser.newPage();
+    const direct = await context.newPage();
     watchErrors(direct);
     await direct.goto(url);
     expect((await videoState(direct)).width).toBe(480);
@@ -212,7 +228,7 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     await shot('image-result');
 
     const url = (await page.locator('.media-result img').getAttribute('src')) ?? '';
-    const direct = await browser.newPage();
+    const direct = await context.newPage();
     watchErrors(direct);
     await direct.goto(url);
     await direct.waitForFunction(() => (document.querySelector('img')?.naturalWidth ?? 0) > 0);
@@ -288,7 +304,9 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     expect(await error.isVisible()).toBe(true);
     await shot('refused-in-browser');
 
-    await page.getByLabel('Check in the browser first', { exact: true }).uncheck();
+    // From the keyboard, as Generate is pressed: a click right after a full-page screenshot can land mid-layout.
+    await page.getByLabel('Check in the browser first', { exact: true }).press('Space');
+    expect(await page.getByLabel('Check in the browser first', { exact: true }).isChecked()).toBe(false);
     const before = problems.length;
     await page.getByRole('button', { name: 'Generate', exact: true }).press('Enter');
     await expect.poll(() => page.locator('.refusal').isVisible()).toBe(true);
@@ -306,18 +324,24 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     expect(created.length).toBe(tasksBefore);
   });
 
-  it('the history lists the tasks of this tab', async () => {
-    const listed = await page.locator('.history li[data-task]').evaluateAll((items) => items.map((li) => li.getAttribute('data-task')));
-    expect(listed.sort()).toEqual([...created].sort());
+  it('the history lists a task made on the page first', async () => {
+    await pickModel('vendora/famz-image-spicy-pro');
+    await field('prompt').fill('a small boat');
+    await page.getByLabel('size (WIDTHxHEIGHT)', { exact: true }).check();
+    await field('size').fill('384x256');
+    const { id, status } = await generate();
+    expect(status).toBe('completed');
+    await expect.poll(() => page.locator('.history li[data-task]').first().getAttribute('data-task')).toBe(id);
     await page.locator('.history button.link').first().focus();
     await shot('history');
   });
 
   it('at 390 px wide: no horizontal scrolling, on every model', async () => {
-    const narrow = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const narrow = await context.newPage();
+    await narrow.setViewportSize({ width: 390, height: 844 });
     watchErrors(narrow);
     await narrow.goto(`${server.url}/console#model=${encodeURIComponent('vendord/v6/reference-to-video')}`);
-    // Same tab storage is per page here: the key is entered again.
+    // Session storage is per page: the key is entered again.
     await narrow.getByLabel('API key', { exact: true }).fill(server.keys[0]);
     await narrow.getByLabel('API key', { exact: true }).press('Enter');
     await narrow.waitForFunction(() => location.hash.includes('reference-to-video') && document.querySelector('[data-param=extra]') !== null);
@@ -332,27 +356,25 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
       expect(overflow, model).toBe(0);
     }
     await shot('narrow-390', narrow);
-    await narrow.close();
-  });
-
-  it('no errors or warnings in the browser console', () => {
-    expect(problems.join('\n')).toBe('');
   });
 });
 
 /**
- * The history as the list operation gives it (decisions §8.2) and Cancel (§8.1), in Chromium:
+ * The history as the list operation gives it (decisions §8.2) and Cancel (decisions §8.1), in Chromium:
  * 25 tasks of two models made through the API, one of them held running. The page lists them
  * newest first, pages with Load more without duplicates, filters by status and by model, and
- * its Cancel button cancels the running task. Screenshots: test-artifacts/console/history-*.
+ * its Cancel button cancels a running task (one of a key of its own, so that the 25 stay as they
+ * are whatever order the tests run in). Each test has its own page. Screenshots:
+ * test-artifacts/console/history-*.
  */
 describe.skipIf(!availability.enabled)('console history and cancel in Chromium', () => {
   const KEY = TEST_KEYS[1];
   const MODELS = ['vendora/famw-2.7-t2v', 'vendora/famw-3.0-ref2v-spicy'] as const;
   let server: TestServer;
   let browser: Browser;
+  let context: BrowserContext;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
   const ids: string[] = [];
   const modelOf = new Map<string, string>();
   let held = '';
@@ -369,8 +391,26 @@ describe.skipIf(!availability.enabled)('console history and cancel in Chromium',
     },
     close: () => inner.close(),
   });
-  const api = (path: string, init: RequestInit = {}) =>
-    fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } });
+  const api = (path: string, init: RequestInit = {}, key: string = KEY) =>
+    fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+  const statusOf = async (id: string, key: string = KEY) => ((await (await api(`/v1/video/generations/${id}`, {}, key)).json()) as { status: string }).status;
+  /** A page of the console in this test's context, the key entered, once its history has rows. */
+  const openConsole = async (key: string, viewport = { width: 1440, height: 1000 }): Promise<Page> => {
+    const opened = await context.newPage();
+    await opened.setViewportSize(viewport);
+    opened.on('console', (message: ConsoleMessage) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${message.text()} (${message.location().url})`);
+    });
+    opened.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    opened.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`HTTP ${response.status()} ${response.url()}`);
+    });
+    await opened.goto(`${server.url}/console`);
+    await opened.getByLabel('API key', { exact: true }).fill(key);
+    await opened.getByLabel('API key', { exact: true }).press('Enter');
+    await opened.waitForFunction(() => document.querySelectorAll('.history li[data-task]').length > 0);
+    return opened;
+  };
   const shot = async (name: string, target: Page = page): Promise<void> => {
     step += 1;
     await target.screenshot({ path: join(ARTIFACTS, `history-${String(step).padStart(2, '0')}-${name}.png`), fullPage: true });
@@ -394,31 +434,31 @@ describe.skipIf(!availability.enabled)('console history and cancel in Chromium',
       modelOf.set(id, model);
       if (n === 24) held = id;
     }
-    const statusOf = async (id: string) => ((await (await api(`/v1/video/generations/${id}`)).json()) as { status: string }).status;
-    await eventually(async () => (await Promise.all(ids.map(statusOf))).filter((s) => s === 'completed').length === 24, {
+    await eventually(async () => (await Promise.all(ids.map((id) => statusOf(id)))).filter((s) => s === 'completed').length === 24, {
       deadline: 30_000,
       what: '24 tasks to complete',
     });
     await eventually(async () => (await statusOf(held)) === 'processing', { deadline: 10_000, what: 'the held task to run' });
 
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    page.on('console', (message: ConsoleMessage) => {
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${message.text()} (${message.location().url})`);
-    });
-    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    page.on('response', (response) => {
-      if (response.status() >= 400) problems.push(`HTTP ${response.status()} ${response.url()}`);
-    });
-    await page.goto(`${server.url}/console`);
-    await page.getByLabel('API key', { exact: true }).fill(KEY);
-    await page.getByLabel('API key', { exact: true }).press('Enter');
-    await page.waitForFunction(() => document.querySelectorAll('.history li[data-task]').length > 0);
   });
 
   afterAll(async () => {
     await browser?.close();
+    // The held task would otherwise hold the close for its drain.
+    if (held) await api(`/v1/video/generations/${held}/cancel`, { method: 'POST' }).catch(() => undefined);
     await server?.close();
+  });
+
+  beforeEach(async () => {
+    problems = [];
+    context = await browser.newContext();
+    page = await openConsole(KEY);
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    expect(problems.join('\n'), 'errors, warnings or refused requests in the browser').toBe('');
   });
 
   it('lists the tasks of the key newest first, and Load more shows the rest without duplicates', async () => {
@@ -460,25 +500,27 @@ describe.skipIf(!availability.enabled)('console history and cancel in Chromium',
     await expect.poll(async () => (await listedIds()).length).toBe(20);
   });
 
-  it('Cancel on the running task shows it cancelled, and the API agrees', async () => {
-    const row = page.locator(`.history li[data-task="${held}"]`);
+  it('Cancel on a running task shows it cancelled, and the API agrees', async () => {
+    // A key of its own: its one task, held running, is this test's to cancel.
+    const key = generateKey();
+    await server.app.keys.create(key, 'cancel in the console');
+    const res = await api('/v1/video/generations', { method: 'POST', body: JSON.stringify({ model: MODELS[0], prompt: 'cancel me [hold]' }) }, key);
+    expect(res.status).toBe(200);
+    const id = ((await res.json()) as { id: string }).id;
+    await eventually(async () => (await statusOf(id, key)) === 'processing', { deadline: 10_000, what: 'the held task to run' });
+    const own = await openConsole(key);
+    const row = own.locator(`.history li[data-task="${id}"]`);
+    await expect.poll(() => row.getAttribute('data-status')).toBe('processing');
     await row.getByRole('button', { name: 'Cancel', exact: true }).click();
     await expect.poll(() => row.getAttribute('data-status')).toBe('cancelled');
     expect(await row.locator('.badge').textContent()).toMatch(/^cancelled/);
     expect(await row.getByRole('button', { name: 'Cancel', exact: true }).count()).toBe(0);
-    const task = (await (await api(`/v1/video/generations/${held}`)).json()) as { status: string };
-    expect(task.status).toBe('cancelled');
-    // No other row offers Cancel: the others are all completed.
-    expect(await page.locator('.history li[data-task] button', { hasText: 'Cancel' }).count()).toBe(0);
-    await shot('cancelled');
+    expect(await statusOf(id, key)).toBe('cancelled');
+    await shot('cancelled', own);
   });
 
   it('at 390 px wide, the history has no horizontal scrolling', async () => {
-    const narrow = await browser.newPage({ viewport: { width: 390, height: 844 } });
-    narrow.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    await narrow.goto(`${server.url}/console`);
-    await narrow.getByLabel('API key', { exact: true }).fill(KEY);
-    await narrow.getByLabel('API key', { exact: true }).press('Enter');
+    const narrow = await openConsole(KEY, { width: 390, height: 844 });
     await narrow.waitForFunction(() => document.querySelectorAll('.history li[data-task]').length === 20);
     await narrow.getByRole('button', { name: 'Load more', exact: true }).click();
     await expect.poll(async () => (await listedIds(narrow)).length).toBe(25);
@@ -487,10 +529,56 @@ describe.skipIf(!availability.enabled)('console history and cancel in Chromium',
     expect(await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
     await narrow.locator('.history-panel').scrollIntoViewIfNeeded();
     await shot('narrow-390', narrow);
-    await narrow.close();
+  });
+});
+
+/** With a pricing file, the model picker shows each model's price beside its id, and the model's line repeats it. */
+describe.skipIf(!availability.enabled)('console model prices in Chromium', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let pricingDir: string;
+
+  beforeAll(async () => {
+    await ensureConsoleBuilt();
+    pricingDir = await mkdtemp(join(tmpdir(), 'mediagate-console-pricing-'));
+    const file = join(pricingDir, 'pricing.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        currency: 'USD',
+        models: {
+          'vendora/famw-2.7-t2v': { per_task: 0.05, per_second: { '480p': 0.04, '720p': 0.08, '1080p': 0.12 } },
+          '*': { per_image: 0.03, per_second: 0.1 },
+        },
+      }),
+    );
+    server = await startServer({ MEDIAGATE_PRICING_FILE: file });
+    browser = await launchChromium();
   });
 
-  it('no errors or warnings in the browser console, and no refused request', () => {
-    expect(problems.join('\n')).toBe('');
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await rm(pricingDir, { recursive: true, force: true });
+  });
+
+  it('each option and the model line show the price; nothing overflows at 390 px', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`${server.url}/console#model=${encodeURIComponent('vendora/famw-2.7-t2v')}`);
+    await page.getByLabel('API key', { exact: true }).fill(server.keys[0]);
+    await page.getByLabel('API key', { exact: true }).press('Enter');
+    await page.waitForFunction(() => !document.querySelector('select')?.disabled);
+    const labels = await page
+      .getByLabel('Model', { exact: true })
+      .locator('option')
+      .evaluateAll((options) => Object.fromEntries(options.map((o) => [(o as HTMLOptionElement).value, o.textContent ?? ''])));
+    expect(labels['vendora/famw-2.7-t2v']).toBe('vendora/famw-2.7-t2v — USD 0.05/task + 0.04/s (480p), 0.08/s (720p), 0.12/s (1080p)');
+    expect(labels['vendora/famz-image-spicy']).toBe('vendora/famz-image-spicy — USD 0.1/s + 0.03/image');
+    expect(await page.locator('.about').first().textContent()).toContain('USD 0.05/task + 0.04/s (480p)');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
   });
 });

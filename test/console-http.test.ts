@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { FILE_CSP } from '../src/http/routes/files.js';
 import { ensureConsoleBuilt } from './helpers/console-build.js';
+import { eventually } from './helpers/eventually.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /** The console's page and assets as HTTP (caching, CSP), the docs' links into it, and CORS on and off. */
@@ -31,18 +32,18 @@ async function completedVideo(server: TestServer, origin?: string): Promise<{ id
     body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox', duration: 2, resolution: '480p' }),
   });
   const { id } = (await created.json()) as { id: string };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const task = (await (
-      await read(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${server.keys[0]}`, ...(origin ? { origin } : {}) } })
-    ).json()) as {
-      status: string;
-      outputs: { url: string }[];
-    };
-    if (task.status === 'completed') return { id, url: task.outputs[0]?.url ?? '' };
-    if (Date.now() > deadline || task.status === 'failed') throw new Error(`task ${id} ${task.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const task = await eventually(
+    async () => {
+      const response = await read(`${server.url}/v1/video/generations/${id}`, {
+        headers: { authorization: `Bearer ${server.keys[0]}`, ...(origin ? { origin } : {}) },
+      });
+      const current = (await response.json()) as { status: string; outputs: { url: string }[] };
+      return (current.status === 'completed' || current.status === 'failed') && current;
+    },
+    { deadline: 60_000, interval: 100, what: `task ${id} to end` },
+  );
+  if (task.status !== 'completed') throw new Error(`task ${id} ${task.status}`);
+  return { id, url: task.outputs[0]?.url ?? '' };
 }
 
 describe('console over HTTP, CORS off (the default)', () => {

@@ -7,8 +7,10 @@
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyAddress, createAddressPolicy, parseAddress } from '../src/media/address-policy.js';
-import { createFetchDispatcher, FetchError, fetchHttps, type FetchDispatcherOptions } from '../src/media/fetcher.js';
+import { classifyAddress, createAddressPolicy, parseAddress } from '../src/outbound/address-policy.js';
+import { fetchHttps } from '../src/media/fetcher.js';
+import { FetchError } from '../src/outbound/client.js';
+import { createFetchDispatcher, type FetchDispatcherOptions } from '../src/outbound/connection.js';
 import { loadConfig, ConfigError } from '../src/config.js';
 import { TEST_CA, startHttpsServer, type TestHttpsServer } from './helpers/https-server.js';
 

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FetchError, fetchHttps, loadMediaInput, type FetchOptions } from '../src/media/fetcher.js';
+import { fetchHttps, loadMediaInput, type FetchOptions } from '../src/media/fetcher.js';
+import { FetchError } from '../src/outbound/client.js';
 import { startHttpsServer, type TestHttpsServer } from './helpers/https-server.js';
 
 const PAYLOAD = Buffer.from('just some bytes');

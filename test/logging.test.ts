@@ -164,7 +164,7 @@ describe('createScrubber', () => {
   });
 });
 
-describe('task lines (issue 14)', () => {
+describe('task lines', () => {
   it('say what happened to each task, with its model, duration and failure code', async () => {
     lines = [];
     const done = await post('/v1/video/generations', { model: 'vendora/famw-2.7-t2v', prompt: 'a calm sea', duration: 2 });
@@ -173,11 +173,11 @@ describe('task lines (issue 14)', () => {
     const failing = await post('/v1/video/generations', { model: 'vendora/famw-2.7-t2v', prompt: 'fail loudly', duration: 2 });
     const failedId = ((await failing.json()) as { id: string }).id;
     await settle(failedId);
-    const deadline = Date.now() + 5000;
     const parsed = (): Record<string, unknown>[] => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    while (!parsed().some((line) => line['task'] === failedId && line['msg'] === 'task failed') && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // The line is written after the settle the poll saw.
+    await eventually(() => parsed().some((line) => line['task'] === failedId && line['msg'] === 'task failed'), {
+      what: `the "task failed" line of ${failedId}`,
+    });
     const all = parsed();
     expect(
       all.some((line) => line['msg'] === 'task rendered'),

@@ -4,8 +4,8 @@
  * operator's allow-list and public addresses pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FetchError } from '../src/media/fetcher.js';
-import { assertPublicUrl } from '../src/media/url-refusal.js';
+import { FetchError } from '../src/outbound/client.js';
+import { assertPublicUrl } from '../src/outbound/url-refusal.js';
 import { eventually } from './helpers/eventually.js';
 import { startServer, type TestServer } from './helpers/server.js';
 

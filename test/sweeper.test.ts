@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalStorage } from '../src/storage/local.js';
 import { startSweeper, type Sweeper } from '../src/storage/sweeper.js';
+import { eventually } from './helpers/eventually.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -57,13 +58,14 @@ describe('the sweeper', () => {
     await logged;
     expect(removed).toEqual([1]);
     // The log line comes after the outputs; the other two folders follow it: wait for them.
-    const deadline = Date.now() + 5000;
     const listing = async (): Promise<string[][]> => Promise.all([outputs, work, cache].map(async (dir) => (await readdir(dir)).sort()));
-    let seen = await listing();
-    while (seen.flat().length > 3 && Date.now() < deadline) {
-      await new Promise((resolve) => setImmediate(resolve));
-      seen = await listing();
-    }
+    const seen = await eventually(
+      async () => {
+        const now = await listing();
+        return now.flat().length <= 3 && now;
+      },
+      { interval: 5, what: 'the expired scratch and render-cache entries to go' },
+    );
     expect(seen).toEqual([['new_task'], ['running_attempt'], ['new_render']]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The SDK's `client.webhooks` and the CLI's `webhooks add|list|remove` against the real server
- * (not the section 8 stub): the shapes the server answers are the shapes the client reads, and the
+ * (not the task operations stub): the shapes the server answers are the shapes the client reads, and the
  * server's signer is the Standard Webhooks scheme the SDK verifies (the reference vector too).
  */
 import { spawn } from 'node:child_process';

@@ -8,6 +8,16 @@ export interface ModelInfo {
   readonly endpoint: string;
   readonly description: string;
   readonly schema: Schema;
+  /** Present when the server has a pricing file. */
+  readonly pricing?: ModelPricing;
+}
+
+/** cost = per_task + per_second x billed seconds + per_image x images; amounts with at most 6 decimals. */
+export interface ModelPricing {
+  readonly currency: string;
+  readonly per_task?: number;
+  readonly per_second?: number | Readonly<Record<string, number>>;
+  readonly per_image?: number;
 }
 
 export interface VideoTask {
@@ -164,7 +174,7 @@ export class Api {
     return viewOfImage(envelope.data, task.model, envelope);
   }
 
-  /** INTERFACE-DECISIONS §8.2, both families. */
+  /** The list operation (decisions §8.2), both families. */
   async list(
     kind: 'video' | 'image',
     query: { limit: number; after?: string; status?: string; model?: string },

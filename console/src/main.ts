@@ -2,6 +2,7 @@ import { Api, ApiRefusal, isFinal, type ModelInfo, type TaskView } from './api.j
 import { readCapabilities } from './capabilities.js';
 import { formatBytes, h, replace, uid } from './dom.js';
 import { buildForm, type ModelForm } from './form.js';
+import { priceLabel } from './pricing.js';
 import { History } from './history.js';
 import { curlSnippet, sdkSnippet, shortenDataUrls } from './snippets.js';
 import { validateRequest, type ConsoleHints } from './validate.js';
@@ -217,7 +218,12 @@ function main(): void {
     current = { model, form: built };
     built.onChange(updateBodySize);
     replace(fieldsSlot, built.element);
-    replace(modelAbout, `${model.kind} · ${model.description} `, h('a', { href: `/docs#${encodeURIComponent(model.id)}` }, 'reference'));
+    const price = priceLabel(model.pricing);
+    replace(
+      modelAbout,
+      `${model.kind} · ${model.description} ${price === '' ? '' : `· ${price} `}`,
+      h('a', { href: `/docs#${encodeURIComponent(model.id)}` }, 'reference'),
+    );
     refusal.hidden = true;
     generate.disabled = false;
     updateBodySize();
@@ -237,10 +243,12 @@ function main(): void {
       );
       return;
     }
+    // The price beside the id when the server has a pricing file.
+    const option = (m: ModelInfo): HTMLElement => h('option', { value: m.id }, m.pricing === undefined ? m.id : `${m.id} — ${priceLabel(m.pricing)}`);
     replace(
       modelSelect,
-      h('optgroup', { label: 'video' }, ...models.filter((m) => m.kind === 'video').map((m) => h('option', { value: m.id }, m.id))),
-      h('optgroup', { label: 'image' }, ...models.filter((m) => m.kind === 'image').map((m) => h('option', { value: m.id }, m.id))),
+      h('optgroup', { label: 'video' }, ...models.filter((m) => m.kind === 'video').map(option)),
+      h('optgroup', { label: 'image' }, ...models.filter((m) => m.kind === 'image').map(option)),
     );
     modelSelect.disabled = false;
     selectModel(hashModel() ?? models[0]?.id ?? '');

@@ -100,7 +100,7 @@ export function pollByHttpClass(answer: HttpOutcome): PollOutcome | undefined {
   return { state: 'transient', reason: `HTTP ${status}` };
 }
 
-/** An upstream status word we do not know: logged, treated as still running (CHANNELS.md section 3). */
+/** An upstream status word we do not know: logged, treated as still running (docs/guides/channels.md#what-an-operator-can-rely-on). */
 export function unknownWord(ctx: ChannelContext, word: string, progress?: number): PollOutcome {
   ctx.log.warn({ channel: ctx.channel, upstreamWord: clip(word, 64) }, 'unknown upstream status word; treated as running');
   return progress === undefined ? { state: 'running', upstreamWord: word } : { state: 'running', progress, upstreamWord: word };

@@ -1,5 +1,5 @@
 /**
- * MEDIAGATE_CHANNELS_FILE (CHANNELS.md section 1): read once at start, validated whole, every
+ * MEDIAGATE_CHANNELS_FILE (docs/guides/channels.md#configuration): read once at start, validated whole, every
  * fault reported with the JSON path at fault. The caller prints `faults` and exits 78
  * (EX_CONFIG). The result is the routing table: model -> ordered targets.
  *

@@ -4,7 +4,9 @@
  * the upstream (resolution, connect, TLS handshake), `lost` for everything after that. It refuses
  * any URL off the channel's origin, so a key set in a header cannot travel anywhere else.
  */
-import { Agent, request, type Dispatcher, type FormData } from 'undici';
+import type { Dispatcher, FormData } from 'undici';
+import { explainFailure, readCapped, send } from '../outbound/client.js';
+import { createTrustedDispatcher } from '../outbound/connection.js';
 import type { ChannelHttp, HttpCall, HttpOutcome } from './protocol.js';
 
 const MAX_TEXT = 1024 * 1024;
@@ -12,34 +14,10 @@ const MAX_TEXT = 1024 * 1024;
 const MAX_BODY = 8 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-/** Error codes raised before a single byte of the request went out. */
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'CERT_HAS_EXPIRED',
-]);
-
 export interface ChannelHttpOptions {
   readonly baseUrl: string;
   readonly dispatcher?: Dispatcher;
   readonly timeoutMs?: number;
-}
-
-function errorCode(err: unknown): string {
-  for (let at: unknown = err, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth += 1) {
-    const code = (at as { code?: unknown }).code;
-    if (typeof code === 'string' && NOT_SENT_CODES.has(code)) return code;
-  }
-  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' ? code : err instanceof Error ? err.name : 'error';
 }
 
 /** Parses Retry-After (delta seconds or HTTP date) into ms; undefined when absent or absurd (> 1 h). */
@@ -66,8 +44,10 @@ const CLOSE_GRACE_MS = 1000;
 export function createChannelHttp(options: ChannelHttpOptions): ChannelHttp & { close(): Promise<void> } {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
-  const ownDispatcher = options.dispatcher === undefined ? new Agent({ connect: { timeout: 10_000 }, keepAliveTimeout: 10_000 }) : undefined;
-  const dispatcher = options.dispatcher ?? ownDispatcher;
+  const dispatcher = options.dispatcher ?? createTrustedDispatcher({ keepAliveTimeoutMs: 10_000 });
+  const ownDispatcher = options.dispatcher === undefined ? dispatcher : undefined;
+  // Only the channel's origin is reached (no policed pool): a key set in a header stays there.
+  const trusted = { origin: base.origin, dispatcher };
 
   async function call(spec: HttpCall): Promise<HttpOutcome> {
     let url: URL;
@@ -90,28 +70,17 @@ export function createChannelHttp(options: ChannelHttpOptions): ChannelHttp & { 
     const signal = AbortSignal.timeout(timeoutMs);
     let sent = false;
     try {
-      const response = await request(url, {
+      const response = await send(url, {
         method: spec.method,
         headers,
-        body,
         signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        ...(dispatcher === undefined ? {} : { dispatcher }),
+        timeoutMs,
+        trusted,
+        ...(body === undefined ? {} : { body }),
       });
       sent = true;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_BODY) {
-          response.body.once('error', () => {});
-          response.body.destroy();
-          return { kind: 'lost', reason: `answer larger than ${MAX_BODY} bytes` };
-        }
-        chunks.push(chunk);
-      }
-      const raw = Buffer.concat(chunks, size);
+      const raw = await readCapped(response.body, MAX_BODY);
+      if (raw === undefined) return { kind: 'lost', reason: `answer larger than ${MAX_BODY} bytes` };
       const text = raw.subarray(0, MAX_TEXT).toString('utf8');
       let json: unknown;
       try {
@@ -123,15 +92,16 @@ export function createChannelHttp(options: ChannelHttpOptions): ChannelHttp & { 
       const retryAfterMs = parseRetryAfter(flat['retry-after']);
       return {
         kind: 'response',
-        status: response.statusCode,
+        status: response.status,
         headers: flat,
         json,
         text,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       };
     } catch (err) {
-      const code = errorCode(err);
-      if (!sent && NOT_SENT_CODES.has(code)) return { kind: 'not_sent', reason: code };
+      const why = explainFailure(err);
+      if (!sent && why.notSentCode !== undefined) return { kind: 'not_sent', reason: why.notSentCode };
+      const code = why.notSentCode ?? why.code ?? (err instanceof Error ? err.name : 'error');
       return { kind: 'lost', reason: signal.aborted ? `no answer within ${timeoutMs} ms` : code };
     }
   }

@@ -4,7 +4,8 @@
  * the media fetch policy only when an upstream needs bytes; otherwise the upstream fetches them.
  */
 import { checkMediaString } from '../media/data-url.js';
-import { FetchError, loadMediaInput, type FetchOptions } from '../media/fetcher.js';
+import { loadMediaInput, type FetchOptions } from '../media/fetcher.js';
+import { FetchError } from '../outbound/client.js';
 import { MediaInputError, type ChannelMedia } from './protocol.js';
 
 export interface ChannelMediaOptions {

@@ -1,8 +1,9 @@
 /**
- * Copies one upstream output into a file of ours, checking it on the way (CHANNELS.md sections 2
- * and 3): a URL on the channel's own origin (scheme, host, port of base_url) is trusted as the
- * operator configured it; any other host, first URL or redirect hop, goes through the media
- * fetcher's URL and address policy. Bytes and time are capped; the file must be the promised
+ * Copies one upstream output into a file of ours, checking it on the way
+ * (docs/guides/channels.md#what-clients-see and #what-an-operator-can-rely-on): a URL on the
+ * channel's own origin (scheme, host, port of base_url) is trusted as the operator configured it;
+ * any other host, first URL or redirect hop, goes through the outbound client's URL and address
+ * policy (outbound/). Bytes and time are capped; the file must be the promised
  * media by its bytes (MP4: an `ftyp` box first; PNG: its signature). Failures are values with
  * code `output_invalid`; `transient` says whether trying again later may help (network, 5xx).
  *
@@ -12,8 +13,10 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type TransformCallback } from 'node:stream';
-import { Agent, request, type Dispatcher } from 'undici';
-import { assertFetchableUrl, createFetchDispatcher, FetchError, type FetchAllowList } from '../media/fetcher.js';
+import type { Dispatcher } from 'undici';
+import type { FetchAllowList } from '../outbound/address-policy.js';
+import { discard, explainFailure, FetchError, send } from '../outbound/client.js';
+import { createFetchDispatcher, createTrustedDispatcher } from '../outbound/connection.js';
 import { failure, type UpstreamFailure } from './failure.js';
 
 export const OUTPUT_COPY_DEFAULTS = {
@@ -44,7 +47,6 @@ export type OutputCopyOutcome =
   | { readonly ok: true; readonly bytes: number; readonly contentType: 'video/mp4' | 'image/png' }
   | { readonly ok: false; readonly error: UpstreamFailure; readonly transient: boolean };
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** True when the first bytes are the promised media: an ISO BMFF `ftyp` box, or the PNG signature. */
@@ -99,12 +101,6 @@ class Checker extends Transform {
   }
 }
 
-function discard(body: Dispatcher.ResponseData['body']): void {
-  // Destroying reports an error on the stream that nobody else listens for.
-  body.once('error', () => {});
-  body.destroy();
-}
-
 let sharedTrusted: Dispatcher | undefined;
 const policedByAllow = new WeakMap<object, Dispatcher>();
 let sharedPoliced: Dispatcher | undefined;
@@ -135,48 +131,29 @@ export async function copyOutput(rawUrl: string, options: OutputCopyOptions): Pr
     return fail('its URL is not valid', false);
   }
   try {
-    for (let hop = 0; ; hop += 1) {
-      const trusted = url.origin === origin;
-      if (!trusted) url = assertFetchableUrl(url);
-      const response = await request(url, {
-        method: 'GET',
-        signal,
-        dispatcher: trusted ? (options.trustedDispatcher ?? (sharedTrusted ??= new Agent({ keepAliveTimeout: 5_000 }))) : policed(options),
-        headers: { 'user-agent': 'mediagate', accept: options.expect === 'video' ? 'video/mp4,*/*;q=0.5' : 'image/png,*/*;q=0.5' },
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      if (REDIRECTS.has(response.statusCode)) {
-        discard(response.body);
-        const location = response.headers.location;
-        const next = Array.isArray(location) ? location[0] : location;
-        if (next === undefined) return fail(`HTTP ${response.statusCode} without a Location`, false);
-        if (hop >= OUTPUT_COPY_DEFAULTS.maxRedirects) return fail('too many redirects', false);
-        url = new URL(next, url);
-        continue;
-      }
-      if (response.statusCode !== 200) {
-        discard(response.body);
-        // 403/404/410: expired or missing for good; 429/5xx may pass.
-        const transient = response.statusCode === 429 || response.statusCode >= 500;
-        return fail(`HTTP ${response.statusCode}${response.statusCode === 403 ? ' (expired or refused)' : ''}`, transient);
-      }
-      const declared = Number(response.headers['content-length']);
-      if (Number.isFinite(declared) && declared > maxBytes) {
-        discard(response.body);
-        return fail(`it declares ${declared} bytes; at most ${maxBytes} are kept`, false);
-      }
-      const checker = new Checker(options.expect, maxBytes);
-      await pipeline(response.body, checker, createWriteStream(options.destination));
-      return { ok: true, bytes: checker.total, contentType: options.expect === 'video' ? 'video/mp4' : 'image/png' };
+    const response = await send(url, {
+      trusted: { origin, dispatcher: options.trustedDispatcher ?? (sharedTrusted ??= createTrustedDispatcher({ keepAliveTimeoutMs: 5_000 })) },
+      policed: policed(options),
+      followRedirects: OUTPUT_COPY_DEFAULTS.maxRedirects,
+      maxBytes,
+      signal,
+      timeoutMs,
+      headers: { 'user-agent': 'mediagate', accept: options.expect === 'video' ? 'video/mp4,*/*;q=0.5' : 'image/png,*/*;q=0.5' },
+    });
+    if (response.status !== 200) {
+      discard(response.body);
+      // 403/404/410: expired or missing for good; 429/5xx may pass.
+      const transient = response.status === 429 || response.status >= 500;
+      return fail(`HTTP ${response.status}${response.status === 403 ? ' (expired or refused)' : ''}`, transient);
     }
+    const checker = new Checker(options.expect, maxBytes);
+    await pipeline(response.body, checker, createWriteStream(options.destination));
+    return { ok: true, bytes: checker.total, contentType: options.expect === 'video' ? 'video/mp4' : 'image/png' };
   } catch (err) {
     await rm(options.destination, { force: true });
     if (err instanceof Invalid) return fail(err.message, err.transient);
     if (err instanceof FetchError) return fail(err.message, false);
-    for (let at: unknown = err, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth += 1) {
-      if (at.name === 'AddressRefusedError') return fail('its host is not a public address', false);
-    }
+    if (explainFailure(err).refused) return fail('its host is not a public address', false);
     if (signal.aborted) return fail(`the transfer took longer than ${timeoutMs} ms`, true);
     return fail('the transfer failed', true);
   }

@@ -2,14 +2,14 @@
  * The contract between the upstream lifecycle (scheduler, task store) and one protocol adapter.
  *
  * Glossary
- * - channel: one configured upstream (CHANNELS.md section 1), reached through a protocol.
+ * - channel: one configured upstream (docs/guides/channels.md#configuration), reached through a protocol.
  * - adapter: the module for one protocol; pure mapping of our parameters, statuses and errors to
  *   and from the upstream's, plus the HTTP calls. It holds no state between calls: everything it
  *   needs comes in the context, the job or the upstream id, so any process can poll any task.
  * - upstream id: the opaque string an adapter returns on acceptance and receives back for poll,
  *   cancel. An adapter may compose it (e.g. fal: `app-path|request-id`); at most 512 characters.
  * - accepted: the upstream created a (paid) job. From then on the task never goes to another
- *   target and is never submitted again (CHANNELS.md section 3).
+ *   target and is never submitted again (docs/guides/channels.md#what-an-operator-can-rely-on).
  *
  * Rules every adapter keeps (the lifecycle relies on them):
  * - Adapters never throw for anything the upstream or the network does: every answer is one of

@@ -17,10 +17,13 @@ program
   .command('serve', { isDefault: true })
   .description('run the HTTP API and, unless --no-workers, the workers that render tasks')
   .option('--no-workers', 'API only: leave rendering to `mediagate worker` processes')
-  .action(async (options: { workers: boolean }) => {
+  .action(async (options: { workers: boolean }, command: Command) => {
     // Server code loads only for server commands: client commands start in a fraction of the time.
     const { serve } = await import('./serve.js');
-    await serve({ workers: options.workers, http: true });
+    // The flag wins when given; otherwise MEDIAGATE_WORKERS decides (commander's default of
+    // `workers: true` for a `--no-` option would silently override MEDIAGATE_WORKERS=false).
+    const given = command.getOptionValueSource('workers') === 'cli';
+    await serve(given ? { workers: options.workers } : {});
   });
 
 program
@@ -48,6 +51,16 @@ program
   .action(async (options: { probe?: boolean }) => {
     const { channelsCheck } = await import('./channels.js');
     process.exitCode = await channelsCheck({ probe: options.probe === true });
+  });
+
+program
+  .command('pricing')
+  .description('operator tools for MEDIAGATE_PRICING_FILE (model prices)')
+  .command('check [file]')
+  .description("check the pricing file (default MEDIAGATE_PRICING_FILE) as at start; print every model's price")
+  .action(async (file: string | undefined) => {
+    const { pricingCheck } = await import('./pricing.js');
+    process.exitCode = pricingCheck(file);
   });
 
 registerVideoCommands(program);

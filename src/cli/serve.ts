@@ -1,12 +1,13 @@
 import { ChannelsConfigError, loadChannelsConfig, type ChannelsConfig } from '../channels/config.js';
+import { loadPricing, PricingConfigError, type Pricing } from '../billing/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMediagate } from '../service-factory.js';
 import { describeListenError, portProblem } from './port-check.js';
 import { closeOnSignals } from './signals.js';
 
 export interface ServeOptions {
-  readonly workers: boolean;
-  readonly http: boolean;
+  /** `--no-workers` given: false. Absent: MEDIAGATE_WORKERS decides (default true). */
+  readonly workers?: boolean;
 }
 
 export function fail(error: unknown): never {
@@ -15,8 +16,12 @@ export function fail(error: unknown): never {
     process.exit(78); // EX_CONFIG
   }
   if (error instanceof ChannelsConfigError) {
-    // One line per fault, each naming the JSON path at fault (CHANNELS.md section 1).
+    // One line per fault, each naming the JSON path at fault (docs/guides/channels.md#configuration).
     process.stderr.write(`mediagate: configuration error: MEDIAGATE_CHANNELS_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
+    process.exit(error.exitCode);
+  }
+  if (error instanceof PricingConfigError) {
+    process.stderr.write(`mediagate: configuration error: MEDIAGATE_PRICING_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
     process.exit(error.exitCode);
   }
   throw error;
@@ -44,13 +49,23 @@ export function readChannels(config: Config): ChannelsConfig {
   }
 }
 
+/** The pricing file the config names (or `path`), read once and checked whole; a fault exits 78. */
+export function readPricing(config: Config, path: string | undefined = config.pricingFile): Pricing | undefined {
+  try {
+    return loadPricing(path);
+  } catch (error) {
+    return fail(error);
+  }
+}
+
 /** `mediagate serve`: API and workers in one process (the default), or API only. */
 export async function serve(options: ServeOptions): Promise<void> {
-  const config = readConfig({ workers: options.workers });
+  const config = readConfig(options.workers === undefined ? {} : { workers: options.workers });
   const channels = readChannels(config);
+  const pricing = readPricing(config);
   const problem = await portProblem(config.host, config.port);
   if (problem) exitWith(problem);
-  const app = await createMediagate(config, { channels });
+  const app = await createMediagate(config, { channels, ...(pricing === undefined ? {} : { pricing }) });
   if (app.generatedKey) {
     process.stdout.write(
       `\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n` +

@@ -1,5 +1,5 @@
 import { createMediagateWorker } from '../service-factory.js';
-import { readChannels, readConfig } from './serve.js';
+import { readChannels, readConfig, readPricing } from './serve.js';
 import { closeOnSignals } from './signals.js';
 
 /**
@@ -11,13 +11,14 @@ import { closeOnSignals } from './signals.js';
 export async function worker(): Promise<void> {
   const config = readConfig({ workers: true });
   const channels = readChannels(config);
+  const pricing = readPricing(config);
   if (!config.databaseUrl) {
     process.stderr.write(
       'mediagate: warning: `mediagate worker` without DATABASE_URL shares the SQLite file in MEDIAGATE_DATA_DIR; ' +
-        'separate worker processes are meant for PostgreSQL (see README, "Scaling out on PostgreSQL").\n',
+        'separate worker processes are meant for PostgreSQL (see docs/operations/scaling-out.md).\n',
     );
   }
-  const app = await createMediagateWorker(config, { channels });
+  const app = await createMediagateWorker(config, { channels, ...(pricing === undefined ? {} : { pricing }) });
   if (app.generatedKey) {
     // Only when no key was configured and the database has none: the first process creates one.
     process.stdout.write(`\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n`);

@@ -50,6 +50,7 @@ export type {
   TaskSnapshot,
   ProgressEvent,
   ModelInfo,
+  ModelPricing,
   RequestOptions,
   WaitOptions,
   UncheckedParams,

@@ -91,6 +91,21 @@ export interface ModelInfo {
   readonly description: string;
   /** The JSON Schema of the model's request body, the one the server validates with. */
   readonly schema: { readonly [key: string]: unknown };
+  /** What a task of this model costs; present only when the server has a pricing file. */
+  readonly pricing?: ModelPricing;
+}
+
+/**
+ * A model's price: cost = per_task + per_second x billed seconds + per_image x images. Amounts
+ * are numbers with at most 6 decimals; a model with no price shows only `currency` (it costs 0).
+ */
+export interface ModelPricing {
+  /** Three capital letters, e.g. `USD`. */
+  readonly currency: string;
+  readonly per_task?: number;
+  /** One amount, or amounts by the task's `resolution` (`"*"`: any other value). */
+  readonly per_second?: number | { readonly [resolution: string]: number };
+  readonly per_image?: number;
 }
 
 /** Per-call options; each overrides the client's setting for this call only. */
@@ -163,7 +178,7 @@ export interface EventsOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Query of `videos.list` (section 8.2). */
+/** Query of `videos.list` (decisions §8.2). */
 export interface VideoListParams {
   /** 1-100; default 20 (server side). */
   readonly limit?: number;
@@ -203,7 +218,7 @@ export interface ImageEnvelope<T> {
   readonly data: T;
 }
 
-/** The events a webhook endpoint can subscribe to (section 8.5). */
+/** The events a webhook endpoint can subscribe to (decisions §8.5). */
 export type WebhookEventType = 'video.completed' | 'video.failed' | 'video.cancelled' | 'image.completed' | 'image.failed' | 'image.cancelled';
 
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [

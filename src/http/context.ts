@@ -1,3 +1,4 @@
+import type { Pricing } from '../billing/index.js';
 import type { ModelRow, Validator } from '../catalog/index.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
 import type { InputStore } from '../storage/inputs.js';
@@ -10,8 +11,8 @@ import type { ConnectionLimits } from './connection-limits.js';
 import type { JsonLimits } from './json-limits.js';
 import type { Metrics } from './metrics.js';
 import type { KeyLimits } from './rate-limit.js';
-import type { FetchAllowList } from '../media/address-policy.js';
-import type { Resolve } from '../media/url-refusal.js';
+import type { FetchAllowList } from '../outbound/address-policy.js';
+import type { Resolve } from '../outbound/url-refusal.js';
 
 /** What the webhook routes need beyond the store. */
 export interface WebhookRouteOptions {
@@ -29,6 +30,8 @@ export interface WebhookRouteOptions {
 export interface HttpContext {
   /** The models this deployment offers (the routed catalog rows); the validator knows only these. */
   readonly models: readonly ModelRow[];
+  /** The prices (MEDIAGATE_PRICING_FILE); undefined: models are listed without `pricing`. */
+  readonly pricing?: Pricing | undefined;
   readonly validator: Validator;
   readonly service: TaskService;
   /** Changes of tasks made by any process: the event streams follow it. */

@@ -1,3 +1,4 @@
+import { describePrice, pricingView, type Pricing } from '../billing/index.js';
 import type { ModelRow } from '../catalog/index.js';
 import { requestSchema } from './openapi.js';
 
@@ -57,7 +58,8 @@ function example(row: ModelRow): string {
   return `curl -s "$MEDIAGATE_BASE_URL${path}" \\\n  -H "Authorization: Bearer $MEDIAGATE_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '${JSON.stringify(body)}'`;
 }
 
-function modelSection(row: ModelRow): string {
+function modelSection(row: ModelRow, pricing: Pricing | undefined): string {
+  const price = pricingView(pricing, row.id);
   const schema = requestSchema(row);
   const required = new Set(schema['required'] as string[]);
   const properties = schema['properties'] as Record<string, Schema>;
@@ -67,12 +69,12 @@ function modelSection(row: ModelRow): string {
         `<tr><td><code>${escape(name)}</code>${required.has(name) ? ' <b>required</b>' : ''}</td><td>${escape(typeOf(p))}</td><td>${constraint(p)}</td><td>${escape(typeof p['description'] === 'string' ? p['description'] : '')}</td></tr>`,
     )
     .join('\n');
-  return `<section id="${escape(row.id)}"><h3><code>${escape(row.id)}</code> <small>${row.kind}</small></h3><p>${escape(row.summary)} <a href="/console#model=${escape(encodeURIComponent(row.id))}">Try it in the console</a></p>
+  return `<section id="${escape(row.id)}"><h3><code>${escape(row.id)}</code> <small>${row.kind}</small></h3><p>${escape(row.summary)} <a href="/console#model=${escape(encodeURIComponent(row.id))}">Try it in the console</a></p>${price === undefined ? '' : `\n<p class="price">Price: ${escape(describePrice(price))}</p>`}
 <table><thead><tr><th>parameter</th><th>type</th><th>allowed</th><th>meaning</th></tr></thead><tbody>${rows}</tbody></table>
 <pre>${escape(example(row))}</pre></section>`;
 }
 
-export function renderDocsPage(models: readonly ModelRow[]): string {
+export function renderDocsPage(models: readonly ModelRow[], pricing?: Pricing): string {
   const toc = models.map((row) => `<li><a href="#${escape(row.id)}">${escape(row.id)}</a></li>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mediagate API</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -94,6 +96,6 @@ th{background:#fafafa}small{color:#777;font-weight:normal}section{margin:2rem 0}
 <h2>Errors</h2>
 <p>Video endpoints: <code>{"error":{"type","code","message","param"}}</code>; image endpoints: <code>{"code","message","data":null}</code>. Validation codes: <code>missing_parameter</code>, <code>invalid_parameter</code>, <code>unsupported_parameter</code>, <code>unsupported_value</code>; <code>param</code> names the top-level field at fault.</p>
 <h2>Models</h2><ul>${toc}</ul>
-${models.map(modelSection).join('\n')}
+${models.map((row) => modelSection(row, pricing)).join('\n')}
 </body></html>`;
 }

@@ -156,6 +156,29 @@ const MODEL = {
     endpoint: { type: 'string', description: 'The create operation that takes this model.' },
     description: { type: 'string' },
     schema: { type: 'object', description: 'The JSON Schema the request body of this model is validated with.' },
+    pricing: ref('ModelPricing'),
+  },
+};
+
+/** A model's price (present only when the deployment has a pricing file). Amounts have at most 6 decimals. */
+const MODEL_PRICING = {
+  type: 'object',
+  description:
+    'What a task of this model costs, present when the deployment has a pricing file: per_task + per_second x billed seconds + per_image x images. ' +
+    'A model with no price shows only `currency` (it costs 0).',
+  required: ['currency'],
+  additionalProperties: false,
+  properties: {
+    currency: { type: 'string', pattern: '^[A-Z]{3}$', examples: ['USD'] },
+    per_task: { type: 'number', minimum: 0 },
+    per_second: {
+      description: 'One amount, or amounts by the task\'s `resolution` (`"*"`: any other value).',
+      oneOf: [
+        { type: 'number', minimum: 0 },
+        { type: 'object', additionalProperties: { type: 'number', minimum: 0 } },
+      ],
+    },
+    per_image: { type: 'number', minimum: 0 },
   },
 };
 
@@ -256,6 +279,7 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     ImageStatus: imageStatus(status.image),
     ImageError: IMAGE_ERROR,
     Model: MODEL,
+    ModelPricing: MODEL_PRICING,
     ModelList: MODEL_LIST,
     ...TASK_OPS_SCHEMAS,
   };

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
@@ -73,14 +73,11 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * request listener that answers status polls before routing (dispatch.ts).
  */
 export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readonly Route[] = ROUTES): FastifyInstance {
-  const log = logger as FastifyBaseLogger;
-  const debugEnabled = logger.isLevelEnabled('debug');
+  const limits = ctx.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
   const closingStreams = new AbortController();
   const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), closing: closingStreams.signal, routes };
-  const allowedMethods = allowedMethodsFor(routes);
-  const limits = ctx.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
   let closing = false;
   const dispatch = createDispatch({
     routes,
@@ -93,19 +90,49 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     logger,
     open: () => !closing,
   });
-  const app = Fastify({
+  // The listener reads `cors`, made from the app just below, only when requests arrive.
+  const app = createApp(ctx, logger, limits, requestId, (req, res, router) => {
+    // A cross-origin request takes the router, whose CORS hook sets its headers.
+    if (cors.needsRouter(req)) router();
+    else dispatch(req, res, router);
+  });
+  const cors = registerCors(app, ctx.corsOrigins);
+  registerJsonParser(app, ctx);
+  registerHooks(app, logger, record);
+  registerErrorAnswers(app, ctx, allowedMethodsFor(routes));
+  app.addHook('preClose', (done) => {
+    closing = true;
+    // Event streams never end by themselves; a close waits for open connections.
+    closingStreams.abort();
+    done();
+  });
+  registerRoutes(app, ctx, routes, deps);
+  return app;
+}
+
+/**
+ * The Fastify instance on a node:http server of ours (so that `listener` sees each request
+ * before the router: `router()` hands it on), with our logger, request ids and answers to
+ * bytes that never reach a route.
+ */
+function createApp(
+  ctx: HttpContext,
+  logger: FastifyBaseLogger,
+  limits: ConnectionLimits,
+  requestId: (req: IncomingMessage) => string,
+  listener: (req: IncomingMessage, res: ServerResponse, router: () => void) => void,
+): FastifyInstance {
+  return Fastify({
     // Our server, so that a status poll can be answered before routing (dispatch.ts).
     serverFactory: (handler) => {
-      const server = createServer({ maxHeaderSize: limits.maxHeaderBytes, connectionsCheckingInterval: checkIntervalMs(limits) }, (req, res) => {
-        // A cross-origin request takes the router, whose CORS hook sets its headers.
-        if (cors.needsRouter(req)) handler(req, res);
-        else dispatch(req, res, () => handler(req, res));
-      });
+      const server = createServer({ maxHeaderSize: limits.maxHeaderBytes, connectionsCheckingInterval: checkIntervalMs(limits) }, (req, res) =>
+        listener(req, res, () => handler(req, res)),
+      );
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       applyConnectionLimits(server, limits);
       return server;
     },
-    loggerInstance: log,
+    loggerInstance: logger,
     bodyLimit: ctx.bodyLimitBytes,
     // The client's own x-request-id is echoed only when it is a short, plain token: it goes
     // into every log line of the request, so nothing else from a client is trusted there.
@@ -119,34 +146,40 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
       const apiError = error.code === 'FST_ERR_BAD_URL' ? errors.notFound(request.method, request.url) : errors.malformedJson(error.message);
       void (reply as FastifyReply).code(apiError.status).send(errorBody(familyOf(request.url), apiError));
     },
-    // Bytes that are not HTTP, or that arrive too slowly or too many, never reach a route;
-    // answer in the video envelope, then hang up.
-    clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => {
-      if (!socket.writable || error.code === 'ECONNRESET') {
-        socket.destroy();
-        return;
-      }
-      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-        // Past its timeout, a request that already got an answer (a 401 before its body) is
-        // cut without another; one that got nothing is told why.
-        if (socket.bytesWritten > 0) socket.destroy();
-        else rawAnswer(socket, '408 Request Timeout', JSON.stringify(errorBody('video', errors.requestTimeout())));
-        return;
-      }
-      if (error.code === 'HPE_HEADER_OVERFLOW') {
-        rawAnswer(socket, '431 Request Header Fields Too Large', JSON.stringify(errorBody('video', errors.headersTooLarge(limits.maxHeaderBytes))));
-        return;
-      }
-      rawAnswer(socket, '400 Bad Request', JSON.stringify(errorBody('video', errors.malformedJson('the request is not valid HTTP.'))));
-    },
+    clientErrorHandler: answerClientError(limits),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 256 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
+}
 
-  const cors = registerCors(app, ctx.corsOrigins);
+/**
+ * Bytes that are not HTTP, or that arrive too slowly or too many, never reach a route: answer
+ * in the video envelope, then hang up.
+ */
+function answerClientError(limits: ConnectionLimits): (error: Error & { code?: string }, socket: Socket) => void {
+  return (error, socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      // Past its timeout, a request that already got an answer (a 401 before its body) is
+      // cut without another; one that got nothing is told why.
+      if (socket.bytesWritten > 0) socket.destroy();
+      else rawAnswer(socket, '408 Request Timeout', JSON.stringify(errorBody('video', errors.requestTimeout())));
+      return;
+    }
+    if (error.code === 'HPE_HEADER_OVERFLOW') {
+      rawAnswer(socket, '431 Request Header Fields Too Large', JSON.stringify(errorBody('video', errors.headersTooLarge(limits.maxHeaderBytes))));
+      return;
+    }
+    rawAnswer(socket, '400 Bad Request', JSON.stringify(errorBody('video', errors.malformedJson('the request is not valid HTTP.'))));
+  };
+}
 
-  // One JSON parser that also records the raw size (seed rule 2 limits one model's body).
+/** One JSON parser that also records the raw size (seed rule 2 limits one model's body). */
+function registerJsonParser(app: FastifyInstance, ctx: HttpContext): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const buffer = body as Buffer;
@@ -176,7 +209,11 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
       done(errors.malformedJson(error instanceof Error ? error.message : 'parse error'), undefined);
     }
   });
+}
 
+/** Default headers on every answer; one metric and one log line per request. */
+function registerHooks(app: FastifyInstance, logger: Logger, record: ReturnType<typeof createRequestRecorder>): void {
+  const debugEnabled = logger.isLevelEnabled('debug');
   // Callback-style hooks: on every request, an async hook would cost a promise and a tick.
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(defaultHeaders(request.id));
@@ -188,7 +225,10 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     logResponse(request.log, debugEnabled, request.method, request.url, reply.statusCode, reply.elapsedTime);
     done();
   });
+}
 
+/** Errors in the route's family envelope; a path no row has is a 405 (with Allow) or a 404. */
+function registerErrorAnswers(app: FastifyInstance, ctx: HttpContext, allowedMethods: ReturnType<typeof allowedMethodsFor>): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const family = request.routeOptions.config.route?.family ?? familyOf(request.url);
     const apiError =
@@ -205,15 +245,10 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
     return reply.code(error.status).send(errorBody(familyOf(request.url), error));
   });
+}
 
-  app.addHook('preClose', (done) => {
-    closing = true;
-    // Event streams never end by themselves; a close waits for open connections.
-    closingStreams.abort();
-    done();
-  });
-
-  // Every route comes from the table; one registered any other way is a mistake caught here.
+/** Each row of the route table as one route; one registered any other way is refused. */
+function registerRoutes(app: FastifyInstance, ctx: HttpContext, routes: readonly Route[], deps: RouteDeps): void {
   const declared = new Set(
     routes.flatMap((route) => route.methods.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).map((method) => `${method} ${route.path}`)),
   );
@@ -244,5 +279,4 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
       });
     }
   }
-  return app;
 }

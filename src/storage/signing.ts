@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { MetaStore } from '../store/store.js';
 
 /** The signing secrets a process holds: new URLs use `current`; `previous` verifies until `untilMs`. */
 export interface SigningSecrets {
@@ -66,17 +67,8 @@ function hmac(secret: Buffer, key: string, exp: number): string {
   return createHmac('sha256', secret).update(`${key}\n${exp}`).digest('base64url');
 }
 
-/**
- * Where the secrets live: the store's meta table (MetaStore), read and written through this
- * shape so that storage/ imports nothing of ours.
- */
-export interface SigningMeta {
-  /** Meta rows whose key matches a LIKE pattern, read in one statement (one snapshot). */
-  listMeta(pattern: string): Promise<ReadonlyArray<{ key: string; value: string }>>;
-  initMeta(key: string, value: string): Promise<string>;
-  /** Compare-and-set of `key`, plus `also` upserted in the same transaction when it succeeds. */
-  swapMeta(key: string, expected: string, value: string, also: ReadonlyArray<{ key: string; value: string }>): Promise<boolean>;
-}
+/** Where the secrets live: the store's meta table, of which signing reads and writes these. */
+export type SigningMeta = Pick<MetaStore, 'listMeta' | 'initMeta' | 'swapMeta'>;
 
 /** The key the secret has had since the first release (kept: existing deployments hold it there). */
 export const SECRET_KEY = 'url_signing_secret';

@@ -29,6 +29,27 @@
  */
 export type Dialect = 'sqlite' | 'postgres';
 
+/**
+ * A job queue that shares the store's PostgreSQL database, as the store's SQL sees it: SQL text
+ * fragments that the store's statements embed, so that a job is added in the same statement as
+ * the task change it announces. Jobs only carry task ids; task state stays in `tasks`.
+ */
+export interface JobQueueSql {
+  /**
+   * A set-returning SQL expression that adds one job per row of `relation` (the name of a CTE
+   * with `id`, `created_at`, `owner`, `priority` and `fetches_inputs`, such as the tasks an INSERT
+   * returned): `priority` orders jobs before their creation time (lower first: fair order
+   * between keys), `owner` lets a worker process skip the jobs of a key it holds enough of, and
+   * `fetches_inputs` says the task has inputs to fetch before its render (worker-pool.ts).
+   */
+  addJobs(relation: string): string;
+  /**
+   * A condition on the task aliased `task`: a live job will deliver it (see
+   * TaskStore.requeueStranded); it may use the parameter `@staleMs`.
+   */
+  liveJob(task: string): string;
+}
+
 export const DIALECTS: readonly Dialect[] = ['sqlite', 'postgres'];
 
 /** `FOR UPDATE SKIP LOCKED` where concurrent claimers exist (see above). */

@@ -151,3 +151,82 @@ export interface PendingUpstreamCancel extends UpstreamCancelRef {
   readonly completedAt: number | null;
   readonly intervalMs: number | null;
 }
+
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** A webhook endpoint of one API key (decisions 8.5). */
+export interface WebhookEndpointRecord {
+  readonly id: string;
+  readonly owner: string;
+  readonly url: string;
+  readonly events: readonly string[];
+  /** `whsec_...`; stored as given, since signing needs it. */
+  readonly secret: string;
+  readonly createdAt: number;
+}
+
+/** One event for one endpoint: the outbox row (its id is the `webhook-id` of every attempt). */
+export interface WebhookDeliveryRecord {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly type: string;
+  readonly taskId: string;
+  readonly status: WebhookDeliveryStatus;
+  /** Attempts started (a claim counts one: an attempt lost to a crash counts too). */
+  readonly attempts: number;
+  /** When pending: when it is due (or, while an attempt runs, when that attempt's lease ends). */
+  readonly nextAttemptAt: number | null;
+  /** An attempt holds it now (or held it when its process died, until the lease ends). */
+  readonly leased: boolean;
+  readonly lastStatusCode: number | null;
+  readonly lastError: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface ClaimedDelivery extends WebhookDeliveryRecord {
+  /** The body, frozen when the task became final. */
+  readonly payload: string;
+}
+
+export interface WebhookAttemptRecord {
+  readonly deliveryId: string;
+  readonly attempt: number;
+  readonly at: number;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+export interface NewWebhookDelivery {
+  readonly id: string;
+  readonly endpointId: string;
+  readonly owner: string;
+  readonly type: string;
+  readonly taskId: string;
+  readonly payload: string;
+}
+
+/** The outcome of one attempt, written by the holder of that attempt only. */
+export interface WebhookAttemptResult {
+  readonly id: string;
+  readonly endpointId: string;
+  /** The lease owner that claimed it. */
+  readonly owner: string;
+  /** The delivery's `attempts` as the claim returned it (the fence). */
+  readonly attempts: number;
+  readonly status: WebhookDeliveryStatus;
+  readonly nextAttemptAt: number | null;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly at: number;
+  readonly durationMs: number;
+  readonly now: number;
+}

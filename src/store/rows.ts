@@ -13,9 +13,6 @@ import type {
   UpstreamStep,
   UpstreamTask,
 } from './records.js';
-import type { IdempotencyKeyRow } from './sql/idempotency.js';
-import type { ListTasksParams } from './sql/tasks-list.js';
-import type { PendingCancelRow, UpstreamCancelRow, UpstreamRow, UpstreamSaveParams } from './sql/upstream.js';
 
 /** Columns a status read needs: everything but `params`, which may be megabytes of media. */
 export const TASK_COLUMNS = [
@@ -108,8 +105,27 @@ export interface CountRow {
   n: Int;
 }
 
+export interface IdempotencyKeyRow {
+  kind: string;
+  request_hash: string;
+  task_id: string;
+  created_at: Int;
+}
+
 export function toIdempotencyRecord(row: IdempotencyKeyRow): IdempotencyRecord {
   return { kind: row.kind, requestHash: row.request_hash, taskId: row.task_id, createdAt: num(row.created_at) };
+}
+
+export interface ListTasksParams {
+  owner: string;
+  kind: string;
+  /** '' for any status. */
+  status: string;
+  /** '' for any model. */
+  model: string;
+  /** The page starts after this id; '~' (above every id) for the first page. */
+  after: string;
+  limit: number;
 }
 
 /** Above every task id (`vid_`, `img_` and base64url sort below `~`): the first page's cursor. */
@@ -124,6 +140,26 @@ export function listParams(query: TaskListQuery): ListTasksParams {
     after: query.after ?? FIRST_PAGE,
     limit: query.limit,
   };
+}
+
+export interface UpstreamRow {
+  id: string;
+  kind: string;
+  model: string;
+  owner: string;
+  status: string;
+  progress: number | null;
+  created_at: Int;
+  started_at: Int | null;
+  params: string;
+  attempt: Int;
+  channel: string;
+  target: Int;
+  upstream_id: string | null;
+  upstream_state: string | null;
+  upstream_request_id: string | null;
+  upstream_since: Int | null;
+  check_interval_ms: Int | null;
 }
 
 export function toUpstreamTask(row: UpstreamRow): UpstreamTask {
@@ -148,6 +184,22 @@ export function toUpstreamTask(row: UpstreamRow): UpstreamTask {
   };
 }
 
+/** A cancelled task's upstream job, as the upstream cancel needs it. */
+export interface UpstreamCancelRow {
+  id: string;
+  model: string;
+  channel: string;
+  target: Int;
+  upstream_id: string | null;
+  upstream_request_id: string | null;
+}
+
+/** A cancel still owed to an upstream, as claimUpstreamCancels returns it. */
+export interface PendingCancelRow extends UpstreamCancelRow {
+  completed_at: Int | null;
+  check_interval_ms: Int | null;
+}
+
 export function toPendingCancel(row: PendingCancelRow): PendingUpstreamCancel {
   return { ...toUpstreamCancelRef(row), completedAt: numOrNull(row.completed_at), intervalMs: numOrNull(row.check_interval_ms) };
 }
@@ -161,6 +213,22 @@ export function toUpstreamCancelRef(row: UpstreamCancelRow): UpstreamCancelRef {
     upstreamId: row.upstream_id,
     requestId: row.upstream_request_id,
   };
+}
+
+export interface UpstreamSaveParams {
+  id: string;
+  attempt: number;
+  status: string;
+  channel: string;
+  target: number;
+  upstreamState: string | null;
+  upstreamId: string | null;
+  requestId: string | null;
+  since: number | null;
+  nextCheckAt: number | null;
+  intervalMs: number | null;
+  progress: number | null;
+  startedAt: number | null;
 }
 
 export function upstreamSaveParams(id: string, attempt: number, step: UpstreamStep): UpstreamSaveParams {

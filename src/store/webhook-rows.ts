@@ -1,4 +1,4 @@
-import type { ClaimedDelivery, WebhookAttemptRecord, WebhookDeliveryRecord, WebhookDeliveryStatus, WebhookEndpointRecord } from './store.js';
+import type { ClaimedDelivery, WebhookAttemptRecord, WebhookDeliveryRecord, WebhookDeliveryStatus, WebhookEndpointRecord } from './records.js';
 import { num, numOrNull } from './rows.js';
 import type { ClaimedDeliveryRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from './sql/webhooks.js';
 

@@ -41,6 +41,27 @@ export interface WorkerPoolOptions {
 
 type Stop = 'shutdown' | 'lost-lease' | 'timeout' | 'cancelled';
 
+/** What one attempt at a task holds while it runs (WorkerPool.render). */
+interface Attempt {
+  readonly task: ClaimedTask;
+  readonly controller: AbortController;
+  /** The pool's entry for the task: `rendering` once it holds a render slot. */
+  readonly entry: { rendering: boolean };
+  readonly workDir: string;
+  inFetchStage: boolean;
+  renderSlot: boolean;
+  timeout: NodeJS.Timeout | undefined;
+  /** The scratch directory is still to be removed. */
+  scratchLeft: boolean;
+}
+
+/** How an attempt ended, and whether its settle won (a fenced one does not). */
+interface Settled {
+  readonly outcome: 'completed' | 'failed' | 'released' | 'cancelled';
+  readonly won: boolean;
+  readonly failure: string | undefined;
+}
+
 export const FETCH_DEFAULTS = { concurrency: 8, perKey: 2 } as const;
 
 /** A counting semaphore whose waiters leave when their signal aborts. */
@@ -325,127 +346,176 @@ export class WorkerPool implements TaskRunner {
     };
   }
 
+  /** One attempt at a task, start to settle: each step below is one method. */
   private async render(task: ClaimedTask, controller: AbortController, fetching: boolean, entry: { rendering: boolean }): Promise<void> {
-    const { service, engine, storage, leaseMs, log } = this.options;
-    const workDir = join(this.options.workRoot, `${task.id}-${task.attempt}`);
-    const abort = (reason: Stop): void => {
-      if (controller.signal.aborted) return;
-      this.stopReasons.set(controller, reason);
-      controller.abort(new Error(reason));
+    const attempt: Attempt = {
+      task,
+      controller,
+      entry,
+      workDir: join(this.options.workRoot, `${task.id}-${task.attempt}`),
+      inFetchStage: fetching,
+      renderSlot: false,
+      timeout: undefined,
+      scratchLeft: true,
     };
-    const heartbeat = setInterval(
+    const heartbeat = this.startHeartbeat(attempt);
+    const startedAt = Date.now();
+    let settled: Settled;
+    try {
+      await this.clearEarlierAttempts(task);
+      const outputs = await this.produce(attempt);
+      settled = await this.settleCompleted(attempt, outputs);
+    } catch (error) {
+      settled = await this.settleStopped(attempt, error);
+    } finally {
+      clearInterval(heartbeat);
+      this.leaveSlots(attempt);
+      await this.removeScratch(attempt);
+    }
+    this.logOutcome(task, settled, Date.now() - startedAt);
+  }
+
+  /** Aborts the attempt once, remembering why (the reason decides how it settles). */
+  private stop(attempt: Attempt, reason: Stop): void {
+    if (attempt.controller.signal.aborted) return;
+    this.stopReasons.set(attempt.controller, reason);
+    attempt.controller.abort(new Error(reason));
+  }
+
+  /** Renews the lease every lease/3; a lease found lost aborts the attempt. */
+  private startHeartbeat(attempt: Attempt): NodeJS.Timeout {
+    const { service, leaseMs, log } = this.options;
+    return setInterval(
       () => {
-        service.heartbeat(task, leaseMs).then(
-          (held) => held || abort('lost-lease'),
-          (error: unknown) => log.warn({ err: error, task: task.id }, 'heartbeat failed'),
+        service.heartbeat(attempt.task, leaseMs).then(
+          (held) => held || this.stop(attempt, 'lost-lease'),
+          (error: unknown) => log.warn({ err: error, task: attempt.task.id }, 'heartbeat failed'),
         );
       },
       Math.max(500, Math.floor(leaseMs / 3)),
     );
-    let timeout: NodeJS.Timeout | undefined;
-    let renderSlot = false;
-    let inFetchStage = fetching;
+  }
+
+  /**
+   * Scratch left by earlier attempts that died with their process is this attempt's to clear.
+   * So are outputs an earlier attempt stored but never settled: holding this attempt, no
+   * earlier one can complete any more (its settle is fenced), so no stored file is in use.
+   */
+  private async clearEarlierAttempts(task: ClaimedTask): Promise<void> {
+    for (let earlier = 1; earlier < task.attempt; earlier += 1) {
+      await rm(join(this.options.workRoot, `${task.id}-${earlier}`), { recursive: true, force: true });
+    }
+    if (task.attempt > 1) await this.options.storage.discard(task.id);
+  }
+
+  /**
+   * Inputs first, in the fetch stage (its own slots, the lease held, no render slot taken),
+   * then a render slot, the render under its timeout, and the files stored.
+   */
+  private async produce(attempt: Attempt): Promise<TaskOutput[]> {
+    const { task, controller } = attempt;
+    const { engine, storage } = this.options;
+    let inputs: FetchedInputs | undefined;
+    if (attempt.inFetchStage) {
+      try {
+        inputs = await this.fetchStage(task, controller.signal);
+      } finally {
+        attempt.inFetchStage = false;
+        this.leaveFetchStage(task.owner);
+      }
+    }
+    await this.renderSlots.take(controller.signal);
+    attempt.renderSlot = true;
+    attempt.entry.rendering = true;
+    attempt.timeout = setTimeout(() => this.stop(attempt, 'timeout'), this.options.renderTimeoutMs);
+    await mkdir(attempt.workDir, { recursive: true });
+    const result = await engine.render({
+      taskId: task.id,
+      owner: task.owner,
+      model: this.modelInfo(task),
+      params: task.params,
+      ...(this.options.inputs === undefined ? {} : { readInput: this.options.inputs.reader(task.id) }),
+      workDir: attempt.workDir,
+      signal: controller.signal,
+      onProgress: this.progressWriter(task),
+      ...(inputs ? { inputs } : {}),
+    });
+    if (controller.signal.aborted) throw controller.signal.reason;
+    const outputs: TaskOutput[] = [];
+    for (const file of result.files) {
+      outputs.push({ type: file.type, key: await storage.put(task.id, file.path, file.ext), contentType: file.contentType });
+    }
+    return outputs;
+  }
+
+  /** The engine's progress, written once per visible step and at most five times a second. */
+  private progressWriter(task: ClaimedTask): (percent: number) => void {
+    const { service, log } = this.options;
     let lastProgress = -1;
     let lastWrite = 0;
-    const onProgress = (percent: number): void => {
+    return (percent) => {
       const now = Date.now();
-      // One write per visible step, at most five a second: polls see it rise without flooding the store.
+      // Polls see it rise without flooding the store.
       if (percent <= lastProgress || now - lastWrite < 200) return;
       lastProgress = percent;
       lastWrite = now;
       service.progress(task, percent).catch((error: unknown) => log.warn({ err: error, task: task.id }, 'progress write failed'));
     };
-    let outcome: 'completed' | 'failed' | 'released' | 'cancelled';
-    let failure: string | undefined;
-    const startedAt = Date.now();
-    let won: boolean;
-    let scratchLeft = true;
-    const removeScratch = async (): Promise<void> => {
-      if (!scratchLeft) return;
-      scratchLeft = false;
-      await rm(workDir, { recursive: true, force: true }).catch(() => {});
-    };
-    try {
-      // Scratch left by earlier attempts that died with their process is this attempt's to clear.
-      for (let earlier = 1; earlier < task.attempt; earlier += 1) {
-        await rm(join(this.options.workRoot, `${task.id}-${earlier}`), { recursive: true, force: true });
-      }
-      // So are outputs an earlier attempt stored but never settled: holding this attempt, no
-      // earlier one can complete any more (its settle is fenced), so no stored file is in use.
-      if (task.attempt > 1) await storage.discard(task.id);
-      // Inputs first, in the fetch stage: its own slots, the lease held, no render slot taken.
-      let inputs: FetchedInputs | undefined;
-      if (fetching) {
-        try {
-          inputs = await this.fetchStage(task, controller.signal);
-        } finally {
-          inFetchStage = false;
-          this.leaveFetchStage(task.owner);
-        }
-      }
-      await this.renderSlots.take(controller.signal);
-      renderSlot = true;
-      entry.rendering = true;
-      timeout = setTimeout(() => abort('timeout'), this.options.renderTimeoutMs);
-      await mkdir(workDir, { recursive: true });
-      const result = await engine.render({
-        taskId: task.id,
-        owner: task.owner,
-        model: this.modelInfo(task),
-        params: task.params,
-        ...(this.options.inputs === undefined ? {} : { readInput: this.options.inputs.reader(task.id) }),
-        workDir,
-        signal: controller.signal,
-        onProgress,
-        ...(inputs ? { inputs } : {}),
-      });
-      if (controller.signal.aborted) throw controller.signal.reason;
-      const outputs: TaskOutput[] = [];
-      for (const file of result.files) {
-        outputs.push({ type: file.type, key: await storage.put(task.id, file.path, file.ext), contentType: file.contentType });
-      }
-      outcome = 'completed';
-      // Scratch goes before the settle: a process killed after settling would leave it behind
-      // for a final task, which no later attempt clears (test/crash-load.test.ts).
-      await removeScratch();
-      won = await service.complete(task, outputs);
-      if (!won) await Promise.all(outputs.map((output) => storage.delete(output.key)));
-    } catch (error) {
-      const reason = this.stopReasons.get(controller);
-      if (reason === 'shutdown') {
-        outcome = 'released';
-        won = await service.release(task);
-      } else if (reason === 'cancelled') {
-        // Final already (the cancel's attempt bump fences this one): drop what this task stored.
-        outcome = 'cancelled';
-        won = false;
-        await removeScratch();
-        await storage.discard(task.id);
-      } else if (reason === 'lost-lease') {
-        outcome = 'failed';
-        failure = 'lost_lease';
-        won = false;
-        // A cancel made by another process also ends the lease (its attempt bump): then nobody
-        // else will clear what this attempt stored. A takeover's new attempt clears it itself.
-        const current = await service.get(task.owner, task.id);
-        if (current?.status === 'cancelled') await storage.discard(task.id);
-      } else {
-        outcome = 'failed';
-        const taskError = toTaskError(error, reason);
-        failure = taskError.code;
-        if (taskError.code === 'generation_failed') log.error({ err: error, task: task.id }, 'render failed');
-        await removeScratch();
-        won = await service.fail(task, taskError);
-      }
-    } finally {
-      clearInterval(heartbeat);
-      clearTimeout(timeout);
-      if (inFetchStage) this.leaveFetchStage(task.owner);
-      if (renderSlot) this.renderSlots.give();
-      await removeScratch();
+  }
+
+  private async settleCompleted(attempt: Attempt, outputs: TaskOutput[]): Promise<Settled> {
+    const { service, storage } = this.options;
+    // Scratch goes before the settle: a process killed after settling would leave it behind
+    // for a final task, which no later attempt clears (test/crash-load.test.ts).
+    await this.removeScratch(attempt);
+    const won = await service.complete(attempt.task, outputs);
+    if (!won) await Promise.all(outputs.map((output) => storage.delete(output.key)));
+    return { outcome: 'completed', won, failure: undefined };
+  }
+
+  /** An attempt that did not produce its files: handed back, cancelled, lost, or failed. */
+  private async settleStopped(attempt: Attempt, error: unknown): Promise<Settled> {
+    const { service, storage, log } = this.options;
+    const { task } = attempt;
+    const reason = this.stopReasons.get(attempt.controller);
+    if (reason === 'shutdown') return { outcome: 'released', won: await service.release(task), failure: undefined };
+    if (reason === 'cancelled') {
+      // Final already (the cancel's attempt bump fences this one): drop what this task stored.
+      await this.removeScratch(attempt);
+      await storage.discard(task.id);
+      return { outcome: 'cancelled', won: false, failure: undefined };
     }
-    // One line per outcome, worded for it: a failure is not "rendered".
-    const line = { task: task.id, model: task.model, attempt: task.attempt, outcome, won, durationMs: Date.now() - startedAt, failure };
+    if (reason === 'lost-lease') {
+      // A cancel made by another process also ends the lease (its attempt bump): then nobody
+      // else will clear what this attempt stored. A takeover's new attempt clears it itself.
+      const current = await service.get(task.owner, task.id);
+      if (current?.status === 'cancelled') await storage.discard(task.id);
+      return { outcome: 'failed', won: false, failure: 'lost_lease' };
+    }
+    const taskError = toTaskError(error, reason);
+    if (taskError.code === 'generation_failed') log.error({ err: error, task: task.id }, 'render failed');
+    await this.removeScratch(attempt);
+    return { outcome: 'failed', won: await service.fail(task, taskError), failure: taskError.code };
+  }
+
+  /** Whatever the attempt still holds: its timeout, its place in the fetch stage, its render slot. */
+  private leaveSlots(attempt: Attempt): void {
+    clearTimeout(attempt.timeout);
+    if (attempt.inFetchStage) this.leaveFetchStage(attempt.task.owner);
+    if (attempt.renderSlot) this.renderSlots.give();
+  }
+
+  private async removeScratch(attempt: Attempt): Promise<void> {
+    if (!attempt.scratchLeft) return;
+    attempt.scratchLeft = false;
+    await rm(attempt.workDir, { recursive: true, force: true }).catch(() => {});
+  }
+
+  /** One line per outcome, worded for it: a failure is not "rendered". */
+  private logOutcome(task: ClaimedTask, settled: Settled, durationMs: number): void {
+    const { log } = this.options;
+    const { outcome, won, failure } = settled;
+    const line = { task: task.id, model: task.model, attempt: task.attempt, outcome, won, durationMs, failure };
     if (outcome === 'failed') log.warn(line, 'task failed');
     else log.info(line, outcome === 'completed' ? 'task completed' : outcome === 'cancelled' ? 'task cancelled' : 'task handed back');
   }

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { hostname } from 'node:os';
 import type { ConnectionOptions } from 'node:tls';
-import { errors as undiciErrors, request, type Dispatcher } from 'undici';
-import { AddressRefusedError, assertFetchableUrl, createFetchDispatcher, FetchError, type FetchAllowList } from '../media/fetcher.js';
+import type { Dispatcher } from 'undici';
+import type { FetchAllowList } from '../outbound/address-policy.js';
+import { discard, explainFailure, send } from '../outbound/client.js';
+import { createFetchDispatcher } from '../outbound/connection.js';
 import { newSortableId } from '../tasks/ids.js';
 import type { TaskService } from '../tasks/service.js';
 import type { ClaimedDelivery, NewWebhookDelivery, WebhookEndpointRecord, WebhookStore } from '../store/store.js';
@@ -55,8 +57,9 @@ const USER_AGENT = 'mediagate-webhooks/1';
  * - the sender claims due deliveries with a lease (their `next_attempt_at`, plus a fence on
  *   `attempts`), POSTs each signed body, and records the attempt and the next state: succeeded on
  *   a 2xx within the timeout, else due again after the schedule's delay, failed after the last.
- * Redirects are not followed (a 3xx is a failure), and every connection goes through the media
- * fetcher's dispatcher: the address policy applies to each address actually connected to.
+ * Redirects are not followed (a 3xx is a failure), and every request is a `send` of the outbound
+ * client through a policed pool: the URL policy, and the address policy on each address actually
+ * connected to.
  */
 export class WebhookDispatcher {
   private readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -218,14 +221,12 @@ export class WebhookDispatcher {
     const timestamp = Math.floor(Date.now() / 1000);
     const signal = AbortSignal.timeout(this.timeoutMs);
     try {
-      // The URL was checked at registration; checked again, as every fetch is.
-      const url = assertFetchableUrl(endpoint.url);
-      const response = await request(url, {
+      // The URL was checked at registration; checked again (by send), as every fetch is.
+      const response = await send(endpoint.url, {
         method: 'POST',
-        dispatcher: this.http,
+        policed: this.http,
         signal,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
+        timeoutMs: this.timeoutMs,
         headers: {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
@@ -236,9 +237,8 @@ export class WebhookDispatcher {
         body: delivery.payload,
       });
       // The body is not read: only the status counts.
-      response.body.once('error', () => {});
-      response.body.destroy();
-      const statusCode = response.statusCode;
+      discard(response.body);
+      const statusCode = response.status;
       if (statusCode >= 200 && statusCode <= 299) return { statusCode, error: null };
       const redirect = statusCode >= 300 && statusCode <= 399 ? ' (redirects are not followed)' : '';
       return { statusCode, error: `HTTP ${statusCode}${redirect}` };
@@ -250,18 +250,9 @@ export class WebhookDispatcher {
 
 /** Why an attempt got no answer, for the delivery log (no addresses, no secrets). */
 function describe(error: unknown, signal: AbortSignal, timeoutMs: number): string {
-  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
-    if (cause instanceof AddressRefusedError) return `address_refused: ${cause.host} is not a public address`;
-    if (cause instanceof FetchError) return `bad_url: ${cause.message}`;
-  }
-  if (
-    signal.aborted ||
-    error instanceof undiciErrors.ConnectTimeoutError ||
-    error instanceof undiciErrors.HeadersTimeoutError ||
-    error instanceof undiciErrors.BodyTimeoutError
-  ) {
-    return `timeout: no answer within ${timeoutMs} ms`;
-  }
-  const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-  return `network: ${code ?? (error instanceof Error ? error.message : 'the request failed')}`.slice(0, 300);
+  const why = explainFailure(error);
+  if (why.refused) return `address_refused: ${why.refused.host} is not a public address`;
+  if (why.fetchError) return `${why.fetchError.reason}: ${why.fetchError.message}`;
+  if (signal.aborted || why.timedOut) return `timeout: no answer within ${timeoutMs} ms`;
+  return `network: ${why.code ?? (error instanceof Error ? error.message : 'the request failed')}`.slice(0, 300);
 }

@@ -14,7 +14,7 @@ import {
 } from './upstream-kit.js';
 
 /**
- * A fake BytePlus ModelArk content-generation API (https://docs.byteplus.com/en/docs/ModelArk/1520757,
+ * A fake BytePlus ModelArk content-generation API (docs/channels.md#protocol-ark; https://docs.byteplus.com/en/docs/ModelArk/1520757,
  * errors https://docs.byteplus.com/en/docs/ModelArk/1299023):
  * - `POST /api/v3/contents/generations/tasks` -> `{id:"cgt-..."}`; content roles checked
  *   (first/last frame and reference_* are mutually exclusive), resolution lower case (480p,
@@ -23,7 +23,7 @@ import {
  * - `GET .../tasks/{id}`: queued -> running -> succeeded (`content.video_url`) | failed
  *   (`error.code`, output moderation late) | cancelled | expired (a stuck task past
  *   `execution_expires_after`); unknown id -> 404 `{error}`;
- * - `DELETE .../tasks/{id}`: B.7 (queued -> cancelled; running refused; finished -> deleted);
+ * - `DELETE .../tasks/{id}`: (queued -> cancelled; running refused; finished -> deleted);
  * - `GET .../tasks?filter.task_ids=...`: `{total, items}`;
  * - at most `queueCap` (120) queued tasks: then 429; errors are `{error:{code,message,param,type}}`
  *   with `x-request-id`.

@@ -1,7 +1,7 @@
 import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route } from './upstream-kit.js';
 
 /**
- * A fake fal queue (https://docs.fal.ai/model-apis/model-endpoints/queue), the fake's origin
+ * A fake fal queue (docs/channels.md#protocol-fal; https://docs.fal.ai/model-apis/model-endpoints/queue), the fake's origin
  * standing for `https://queue.fal.run`:
  * - `POST /{endpoint id}` with `Authorization: Key ...` and the model input as the body
  *   -> `{request_id, response_url, status_url, cancel_url, queue_position, status:"IN_QUEUE"}`;

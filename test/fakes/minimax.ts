@@ -13,7 +13,7 @@ import {
 } from './upstream-kit.js';
 
 /**
- * A fake MiniMax video API (https://platform.minimax.io/docs/api-reference/video-generation-v2-create,
+ * A fake MiniMax video API (docs/channels.md#protocol-minimax; https://platform.minimax.io/docs/api-reference/video-generation-v2-create,
  * .../video-generation-v2-query, .../video-generation), both shapes:
  * - v2 (H3): `POST /v2/video_generation` -> `{task_id}`; `GET /v2/query/video_generation/{id}`
  *   -> `{task:{status: queued|running|succeeded|failed|cancelled|expired, content.url, error}}`

@@ -1,7 +1,7 @@
 import { FakeHttp, TaskBook, isRecord, type Answer, type FakeRequest, type KitOptions, type Reply, type Route } from './upstream-kit.js';
 
 /**
- * A fake PixVerse Platform API (https://docs.platform.pixverse.ai):
+ * A fake PixVerse Platform API (docs/channels.md#protocol-pixverse; https://docs.platform.pixverse.ai):
  * - headers `API-KEY` and `Ai-trace-id`; every answer `{ErrCode, ErrMsg, Resp}`, business errors
  *   inside HTTP 200. A reused trace id does what the docs warn of: the task hangs in status 5.
  * - `POST /openapi/v2/image/upload`, the multipart file `image` (the one body field the Upload
@@ -13,7 +13,7 @@ import { FakeHttp, TaskBook, isRecord, type Answer, type FakeRequest, type KitOp
  *   prompt followed by a space.
  * - `GET /openapi/v2/video/result/{id}` -> `Resp.status`: 5 generating, 1 success (`url`),
  *   6 deleted, 7 moderation failed, 8 failed.
- * The ErrCode numbers below are the fake's own (the full table was not retrieved, section D.5);
+ * The ErrCode numbers below are the fake's own (PixVerse publishes no full table);
  * the adapter classifies by the documented messages as well as by code.
  */
 
@@ -89,7 +89,7 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
         body: req.body,
       }).formData();
     } catch {
-      // The upstream answers some upload errors with a non-JSON body (section D.2).
+      // The upstream answers some upload errors with a non-JSON body.
       return { status: 400, body: '<html>Bad Request</html>', headers: { 'content-type': 'text/html' } };
     }
     const file = form.get('image');
@@ -146,7 +146,7 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
       case 'none':
         break;
     }
-    // A reused trace id leaves the task generating forever (section D.1).
+    // A reused trace id leaves the task generating forever.
     if (gated.reused) plan = { ...plan, outcome: 'stuck' };
     const task = book.create(prompt, body, plan, { endpoint, trace: gated.trace });
     http.stats.accept(task);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route } from './upstream-kit.js';
 
 /**
- * A fake Replicate predictions API (https://replicate.com/docs/reference/http):
+ * A fake Replicate predictions API (docs/channels.md#protocol-replicate; https://replicate.com/docs/reference/http):
  * - `POST /v1/models/{owner}/{name}/predictions` `{input}` or `POST /v1/predictions`
  *   `{version, input}`, bearer auth -> 201 prediction `{id, status:"starting", urls:{get,cancel}}`.
  * - `GET /v1/predictions/{id}`: starting -> processing (tqdm-style `logs`) -> succeeded (`output`

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Dispatcher } from 'undici';
-import { createFetchDispatcher } from '../../src/media/fetcher.js';
+import { createFetchDispatcher } from '../../src/outbound/connection.js';
 
 const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
 export const TEST_CA = readFileSync(`${TLS_DIR}cert.pem`);

@@ -16,6 +16,8 @@ export interface RoomRule {
 export interface Import {
   specifier: string;
   typeOnly: boolean;
+  /** `import('./x.js')` as an expression: loaded when run, not when the importing module loads. */
+  dynamic: boolean;
   line: number;
 }
 
@@ -94,9 +96,9 @@ function parseImportCell(cell: string, above: RoomRule[], row: string): Omit<Roo
 export function readImports(fileName: string, source: string): Import[] {
   const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const found: Import[] = [];
-  const add = (node: ts.Node, specifier: ts.Expression | undefined, typeOnly: boolean): void => {
+  const add = (node: ts.Node, specifier: ts.Expression | undefined, typeOnly: boolean, dynamic = false): void => {
     if (specifier && ts.isStringLiteralLike(specifier)) {
-      found.push({ specifier: specifier.text, typeOnly, line: file.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+      found.push({ specifier: specifier.text, typeOnly, dynamic, line: file.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
     }
   };
   const visit = (node: ts.Node): void => {
@@ -112,7 +114,7 @@ export function readImports(fileName: string, source: string): Import[] {
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node, node.moduleReference.expression, node.isTypeOnly);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      add(node, node.arguments[0], false);
+      add(node, node.arguments[0], false, true);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
       add(node, node.argument.literal, true);
     }

@@ -1,6 +1,6 @@
 /**
- * `ark`: BytePlus ModelArk / Volcengine Ark content generation tasks, Seedance
- * (https://docs.byteplus.com/en/docs/ModelArk/1520757; errors https://docs.byteplus.com/en/docs/ModelArk/1299023).
+ * `ark`: BytePlus ModelArk / Volcengine Ark content generation tasks, Seedance (docs/channels.md#protocol-ark;
+ * provider reference https://docs.byteplus.com/en/docs/ModelArk/1520757, errors https://docs.byteplus.com/en/docs/ModelArk/1299023).
  * Seeds are -1 (random) to 4294967295. Inline Base64 is documented for images only: a data-URL
  * video or audio goes as a signed URL of ours, and is refused when the deployment cannot publish one.
  * Statuses queued, running, succeeded, failed, cancelled, expired (plus pending/processing from

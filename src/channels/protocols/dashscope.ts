@@ -1,6 +1,6 @@
 /**
- * `dashscope`: Alibaba Cloud Model Studio async tasks
- * (https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference,
+ * `dashscope`: Alibaba Cloud Model Studio async tasks (docs/channels.md#protocol-dashscope; provider references
+ * https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference,
  * .../text-to-video-api-reference, .../wan-image-generation-api-reference,
  * .../manage-asynchronous-tasks; error codes: .../developer-reference/error-code).
  * Video: the Wan 2.7 / 3.0 `input.media[]` request on the video-synthesis endpoint. Images: the
@@ -8,7 +8,7 @@
  * and cannot be a target). Both need `X-DashScope-Async: enable`; both are read through the task
  * API, whose statuses are PENDING, RUNNING, (SUSPENDED), SUCCEEDED, FAILED, CANCELED, UNKNOWN.
  *
- * Traps (A.11): the failure reason is in `output.code/message`, not at the top; UNKNOWN comes
+ * Traps: the failure reason is in `output.code/message`, not at the top; UNKNOWN comes
  * back as HTTP 200 (mapped to `not_found`); the result is in `video_url`, `results[].url` or
  * `choices[].message.content[].image`. No idempotency and no client reference: a lost submission
  * cannot be found again, so there is no reconcile.
@@ -67,7 +67,7 @@ function headers(ctx: ChannelContext, async: boolean): Record<string, string> {
   return { authorization: `Bearer ${ctx.apiKey}`, ...(async ? { 'x-dashscope-async': 'enable' } : {}) };
 }
 
-/** Wan 3.0 removed negative_prompt and prompt_extend. */
+/** Wan 3.0 removed negative_prompt and prompt_extend (their API reference lists neither). */
 function isWan3(upstreamModel: string): boolean {
   return /^wan3/i.test(upstreamModel);
 }

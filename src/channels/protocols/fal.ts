@@ -1,5 +1,5 @@
 /**
- * fal queue (https://docs.fal.ai/model-apis/model-endpoints/queue). Generic: the route's
+ * fal queue (docs/channels.md#protocol-fal; https://docs.fal.ai/model-apis/model-endpoints/queue). Generic: the route's
  * `upstream_model` is the endpoint id (`fal-ai/kling-video/v2.1/pro/image-to-video`, optionally
  * `?param=field` renames, see generic-input.ts) and the body is the model's input, built from
  * the target's profile when it has one (profiles.ts).

@@ -1,5 +1,5 @@
 /**
- * MiniMax video generation (https://platform.minimax.io/docs/api-reference/video-generation-v2-create,
+ * MiniMax video generation (docs/channels.md#protocol-minimax; https://platform.minimax.io/docs/api-reference/video-generation-v2-create,
  * .../video-generation-v2-query, .../video-generation). Two APIs with nothing in common but the
  * host and the bearer key, chosen by the upstream model name:
  * - v2 (`MiniMax-H3`, `MiniMax-H3-Max` and any other name): `content[]` with roles, the task id

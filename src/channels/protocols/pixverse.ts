@@ -1,9 +1,10 @@
 /**
- * PixVerse Platform API (https://docs.platform.pixverse.ai). Images never travel inline: each is
+ * PixVerse Platform API (docs/channels.md#protocol-pixverse; https://docs.platform.pixverse.ai). Images never travel inline: each is
  * uploaded first and the generation names the returned `img_id`. The Upload Image reference
  * (https://docs.platform.pixverse.ai/upload-image-13016631e0) documents one body field, the
  * multipart file `image`; an https input is therefore fetched by us (under the media fetch
- * policy) and uploaded as bytes like a data URL, never passed as an undocumented `image_url`. The endpoint follows the inputs:
+ * policy) and uploaded as bytes like a data URL, never passed as an undocumented `image_url`.
+ * The endpoint follows the inputs:
  * `images` -> fusion (reference-to-video), `image` + `end_image` -> transition, `image` -> img,
  * none -> text. Every request carries `API-KEY` and a fresh `Ai-trace-id` (a reused one leaves
  * the task generating forever). Business errors come inside HTTP 200 as `ErrCode != 0`.
@@ -96,7 +97,7 @@ export const pixverseParamMapping: readonly ParamMapping[] = [
   { param: 'audio', upstream: '', handling: 'refused', note: 'No input audio upstream.' },
 ];
 
-/** Classification of a non-zero ErrCode; the code table was never published, so messages count too (section D.5). */
+/** Classification of a non-zero ErrCode; the code table was never published, so messages count too. */
 function classify(code: number, message: string): 'channel' | 'busy' | 'policy' | 'not_found' | 'other' {
   if (/api[-_ ]?key|unauthori[sz]ed|authenticat|balance|credit|insufficient/i.test(message) || code === 10005 || code === 500090) return 'channel';
   if (/concurrent|limit|too many|frequen/i.test(message) || code === 500044) return 'busy';

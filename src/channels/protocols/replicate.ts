@@ -1,5 +1,5 @@
 /**
- * Replicate predictions (https://replicate.com/docs/reference/http). Generic: the route's
+ * Replicate predictions (docs/channels.md#protocol-replicate; https://replicate.com/docs/reference/http). Generic: the route's
  * `upstream_model` is `owner/name` (an official model: `POST /v1/models/{owner}/{name}/predictions`)
  * or `owner/name:version` / a bare version id (`POST /v1/predictions` with `version`), optionally
  * with `?param=field` renames (generic-input.ts). No `Prefer: wait`: a held connection would be

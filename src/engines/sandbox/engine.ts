@@ -3,7 +3,8 @@
  * audio, first and last frame), made locally from the inputs, the prompt and the seed.
  */
 import sharp from 'sharp';
-import { createFetchDispatcher, type FetchOptions } from '../../media/fetcher.js';
+import type { FetchOptions } from '../../media/fetcher.js';
+import { createFetchDispatcher } from '../../outbound/connection.js';
 import { EngineError, type Engine, type FetchedInputs, type InputJob, type RenderJob, type RenderResult } from '../types.js';
 import { fetchImageInputs, httpsImageInputs } from './inputs.js';
 import { renderImage } from './image.js';

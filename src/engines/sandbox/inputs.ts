@@ -5,7 +5,8 @@
  */
 import sharp, { type Metadata, type SharpOptions } from 'sharp';
 import { checkMediaString } from '../../media/data-url.js';
-import { FetchError, loadMediaInput, type FetchOptions } from '../../media/fetcher.js';
+import { loadMediaInput, type FetchOptions } from '../../media/fetcher.js';
+import { FetchError } from '../../outbound/client.js';
 import { checkRule3Image, readImageHeader } from '../../media/image-header.js';
 import { EngineError } from '../types.js';
 

@@ -1,4 +1,5 @@
-import type { FetchAllowList, FetchOptions } from '../../media/fetcher.js';
+import type { FetchOptions } from '../../media/fetcher.js';
+import type { FetchAllowList } from '../../outbound/address-policy.js';
 
 export type SandboxLog = (msg: string, extra?: object) => void;
 

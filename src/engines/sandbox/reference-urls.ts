@@ -3,8 +3,9 @@
  * held to the address policy that `image` meets when it is fetched: the same URL is refused in
  * any field, with the same failure (`input_refused`, param the field).
  */
-import { FetchError, type FetchAllowList } from '../../media/fetcher.js';
-import { assertPublicUrl, type Resolve } from '../../media/url-refusal.js';
+import type { FetchAllowList } from '../../outbound/address-policy.js';
+import { FetchError } from '../../outbound/client.js';
+import { assertPublicUrl, type Resolve } from '../../outbound/url-refusal.js';
 import type { ResolvedParams } from '../types.js';
 import { fetchFailure } from './inputs.js';
 

@@ -16,7 +16,7 @@ export function getOpenApi({ ctx, routes }: RouteDeps): Handler {
 
 /** `GET /docs`: a static page, locked down (no scripts, no framing). */
 export function getDocs({ ctx }: RouteDeps): Handler {
-  const docs = renderDocsPage(ctx.models);
+  const docs = renderDocsPage(ctx.models, ctx.pricing);
   return async (_request, reply) =>
     reply
       .type('text/html; charset=utf-8')

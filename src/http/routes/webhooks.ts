@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { errors, validationError } from '../../errors.js';
-import { FetchError } from '../../media/fetcher.js';
-import { assertPublicUrl } from '../../media/url-refusal.js';
+import { FetchError } from '../../outbound/client.js';
+import { assertPublicUrl } from '../../outbound/url-refusal.js';
 import type { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/store.js';
 import { newSortableId } from '../../tasks/ids.js';
 import { isWebhookEvent, WEBHOOK_EVENTS } from '../../webhooks/events.js';

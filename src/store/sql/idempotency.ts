@@ -1,13 +1,7 @@
 import { rankedRows, rendersOf, type InsertTasksParams } from './tasks-insert.js';
 import { operation } from '../dialect.js';
-import type { JobQueueSql } from '../store.js';
-
-export interface IdempotencyKeyRow {
-  kind: string;
-  request_hash: string;
-  task_id: string;
-  created_at: number | string;
-}
+import type { JobQueueSql } from '../dialect.js';
+import type { IdempotencyKeyRow } from '../rows.js';
 
 /**
  * Takes a key for a new task: inserts it, or replaces a row that has expired. 0 rows changed

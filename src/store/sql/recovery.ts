@@ -1,6 +1,6 @@
 import { fetchesInputs } from './tasks-insert.js';
 import { operation } from '../dialect.js';
-import type { JobQueueSql } from '../store.js';
+import type { JobQueueSql } from '../dialect.js';
 
 /**
  * processing (lease expired, `maxAttempts` attempts lost to stopped workers) -> failed. The

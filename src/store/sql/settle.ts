@@ -1,6 +1,6 @@
 import { fetchesInputs } from './tasks-insert.js';
 import { operation } from '../dialect.js';
-import type { JobQueueSql } from '../store.js';
+import type { JobQueueSql } from '../dialect.js';
 
 /**
  * The attempt fence, written once: every transition a worker makes names the attempt it owns,

@@ -1,5 +1,5 @@
 import { operation } from '../dialect.js';
-import type { JobQueueSql } from '../store.js';
+import type { JobQueueSql } from '../dialect.js';
 
 /** The columns a new task sets; the others keep their defaults. */
 const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank)`;

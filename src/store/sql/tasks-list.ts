@@ -1,17 +1,5 @@
 import { bytewise, operation } from '../dialect.js';
-import { TASK_COLUMNS, columns, type TaskRow } from '../rows.js';
-
-export interface ListTasksParams {
-  owner: string;
-  kind: string;
-  /** '' for any status. */
-  status: string;
-  /** '' for any model. */
-  model: string;
-  /** The page starts after this id; '~' (above every id) for the first page. */
-  after: string;
-  limit: number;
-}
+import { TASK_COLUMNS, columns, type ListTasksParams, type TaskRow } from '../rows.js';
 
 /**
  * One page of an owner's tasks of one family, newest first: ids are time-ordered, so the

@@ -1,7 +1,7 @@
 import { fetchesInputs } from './tasks-insert.js';
 import { operation, skipLocked } from '../dialect.js';
-import type { JobQueueSql } from '../store.js';
-import type { Int } from '../rows.js';
+import type { JobQueueSql } from '../dialect.js';
+import type { Int, PendingCancelRow, UpstreamCancelRow, UpstreamRow, UpstreamSaveParams } from '../rows.js';
 
 /**
  * The upstream lifecycle's statements (docs/channels.md "The lifecycle"). A task whose channel
@@ -13,26 +13,6 @@ import type { Int } from '../rows.js';
 
 export const UPSTREAM_COLUMNS = `id, kind, model, owner, status, progress, created_at, started_at, params, attempt, channel, target,
   upstream_id, upstream_state, upstream_request_id, upstream_since, check_interval_ms`;
-
-export interface UpstreamRow {
-  id: string;
-  kind: string;
-  model: string;
-  owner: string;
-  status: string;
-  progress: number | null;
-  created_at: Int;
-  started_at: Int | null;
-  params: string;
-  attempt: Int;
-  channel: string;
-  target: Int;
-  upstream_id: string | null;
-  upstream_state: string | null;
-  upstream_request_id: string | null;
-  upstream_since: Int | null;
-  check_interval_ms: Int | null;
-}
 
 const ACTIVE = `t.channel <> 'sandbox' AND t.status IN ('queued', 'processing')`;
 
@@ -80,22 +60,6 @@ export const channelFull = operation<{ channel: string; max: number }, { full: I
               ELSE 0 END AS full`,
 );
 
-export interface UpstreamSaveParams {
-  id: string;
-  attempt: number;
-  status: string;
-  channel: string;
-  target: number;
-  upstreamState: string | null;
-  upstreamId: string | null;
-  requestId: string | null;
-  since: number | null;
-  nextCheckAt: number | null;
-  intervalMs: number | null;
-  progress: number | null;
-  startedAt: number | null;
-}
-
 /** One non-final step's outcome, fenced by the attempt the step claimed. */
 const saveSource = `UPDATE tasks AS t
          SET status = @status, channel = @channel, target = @target, upstream_state = @upstreamState,
@@ -131,16 +95,6 @@ export const failUpstream = operation<{ id: string; attempt: number; now: number
        WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`,
 );
 
-/** A cancelled task's upstream job, as the upstream cancel needs it. */
-export interface UpstreamCancelRow {
-  id: string;
-  model: string;
-  channel: string;
-  target: Int;
-  upstream_id: string | null;
-  upstream_request_id: string | null;
-}
-
 /**
  * Takes the upstream cancel of a cancelled task, once: the cancel (cancel.ts) leaves
  * `upstream_state` as it was, and whoever clears it here sends the upstream cancel, so the
@@ -160,11 +114,6 @@ export const takeUpstreamCancel = operation<{ id: string }, UpstreamCancelRow>(
  * (`upstream_state = 'cancelling'`, next try at `next_check_at`). Migration 9 indexes them.
  */
 const PENDING_CANCEL = `t.upstream_state IS NOT NULL AND t.status IN ('cancelled', 'failed')`;
-
-export interface PendingCancelRow extends UpstreamCancelRow {
-  completed_at: Int | null;
-  check_interval_ms: Int | null;
-}
 
 /** Due pending cancels, leased until `leaseUntil`; `cancelling` marks them taken, so takeUpstreamCancel leaves them. */
 export const claimUpstreamCancels = operation<{ now: number; leaseUntil: number; limit: number }, PendingCancelRow>(

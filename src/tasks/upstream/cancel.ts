@@ -1,5 +1,5 @@
 /**
- * Cancelling upstream (INTERFACE-DECISIONS 8.1; docs/channels.md "The lifecycle", step 7): a
+ * Cancelling upstream (decisions §8.1; docs/channels.md#the-lifecycle-srctasksupstreamschedulerts, step 7): a
  * cancelled task's upstream job is stopped where the protocol allows. Best effort: the task is
  * already final in our store, so nothing here changes it; the outcome is logged with the
  * upstream ids and counted per channel.
@@ -23,10 +23,17 @@
 import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
 import type { CancelResult, ChannelMetrics } from '../../channels/metrics.js';
-import type { CancelOutcome, ProtocolAdapter, ProtocolName } from '../../channels/protocol.js';
+import type { CancelOutcome, ChannelLog, ProtocolAdapter, ProtocolName } from '../../channels/protocol.js';
 import type { TaskService } from '../service.js';
 import type { PendingUpstreamCancel, UpstreamCancelRef } from '../../store/records.js';
-import type { SchedulerLog } from './scheduler.js';
+
+/**
+ * The channels' log, plus errors (an adapter that throws is a bug worth an error line). Declared
+ * here, not in scheduler.ts: the scheduler imports the canceller, so the arrow stays one way.
+ */
+export interface SchedulerLog extends ChannelLog {
+  error(obj: object, msg?: string): void;
+}
 
 export interface UpstreamCancellerOptions {
   readonly service: TaskService;

@@ -19,20 +19,17 @@ import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
 import type { ChannelMetrics } from '../../channels/metrics.js';
 import type { UpstreamFailure } from '../../channels/failure.js';
-import type { ChannelContext, ChannelJob, ChannelLog, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
+import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
 import { isTaskFailureCode } from '../../failure-codes.js';
 import type { InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
 import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../../store/records.js';
-import { UpstreamCanceller } from './cancel.js';
+import { UpstreamCanceller, type SchedulerLog } from './cancel.js';
 import { KeyedMutex } from './limits.js';
 import { nextProgress } from './progress.js';
 
-/** The channels' log, plus errors (an adapter that throws is a bug worth an error line). */
-export interface SchedulerLog extends ChannelLog {
-  error(obj: object, msg?: string): void;
-}
+export type { SchedulerLog };
 
 export interface SchedulerTimings {
   /** Lease of a step; longer than an upstream request's timeout. Default 60 s. */

@@ -1,6 +1,6 @@
 /**
- * The SDK's section 8 calls (cancel, list, events, waits over events, idempotent creates,
- * webhooks) against a real HTTP server that speaks section 8 (test/helpers/section8-stub.ts),
+ * The SDK's task operations (cancel, list, events, waits over events, idempotent creates,
+ * webhooks) against a real HTTP server that speaks them (test/helpers/task-operations-stub.ts),
  * with faults injected on request: 5xx and dropped connections after a create, event streams cut
  * mid-way, an events route that does not exist.
  */
@@ -20,14 +20,15 @@ import {
   type ProgressEvent,
   type VideoTask,
 } from '../src/client/index.js';
+import { eventually } from './helpers/eventually.js';
 import { rejection } from './helpers/rejections.js';
-import { startSection8Stub, type Section8Stub } from './helpers/section8-stub.js';
+import { startTaskOperationsStub, type TaskOperationsStub } from './helpers/task-operations-stub.js';
 
-let stub: Section8Stub;
+let stub: TaskOperationsStub;
 let client: Mediagate;
 
 beforeAll(async () => {
-  stub = await startSection8Stub();
+  stub = await startTaskOperationsStub();
 });
 
 afterAll(async () => {
@@ -213,8 +214,7 @@ describe('wait and createAndWait', () => {
     stub.faults.eventsUnsupported = true;
     const id = stub.seed('image', IMG);
     const waiting = client.images.wait(id, { pollInterval: 5, maxPollInterval: 20 });
-    const deadline = Date.now() + 5_000;
-    while (stub.requestsTo(new RegExp(`${id}$`), 'GET').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    await eventually(() => stub.requestsTo(new RegExp(`${id}$`), 'GET').length > 0, { interval: 5, what: 'the first poll' });
     stub.advance(id, { status: 'completed' });
     const task: ImageTask = await waiting;
     expect(task.status).toBe('SUCCESS');
@@ -299,10 +299,10 @@ describe('idempotent creates', () => {
 
   it('createAndWait passes the key and waits over events', async () => {
     const waiting = client.videos.createAndWait({ model: T2V, prompt: 'caw' }, { idempotencyKey: 'caw-1', pollInterval: 10 });
-    const deadline = Date.now() + 5_000;
-    while (stub.requestsTo(/^\/v1\/video\/generations$/, 'POST').at(-1)?.headers['idempotency-key'] !== 'caw-1' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await eventually(() => stub.requestsTo(/^\/v1\/video\/generations$/, 'POST').at(-1)?.headers['idempotency-key'] === 'caw-1', {
+      interval: 5,
+      what: 'the create with its idempotency key',
+    });
     const task = stub.tasks('video').at(-1);
     await stub.streamsOpen(task?.id ?? '');
     stub.advance(task?.id ?? '', { status: 'completed' });

@@ -1,5 +1,5 @@
 /**
- * Type-level tests of the section 8 calls: list pages and their items, event streams, cancel,
+ * Type-level tests of the task operations: list pages and their items, event streams, cancel,
  * idempotency options and `withResponse`, webhooks and receivers' verification, the new errors.
  * Each `@ts-expect-error` line must fail to compile (test/types/typecheck.test.ts checks this file).
  * Nothing here talks to a server: the calls are typed, never awaited at run time.
@@ -64,7 +64,7 @@ function typed(client: Mediagate): void {
   void client.webhooks.create({ url: 'https://x.test/hook', events: ['video.started'] });
 }
 
-describe('section 8 types', () => {
+describe('task operation types', () => {
   it('types list pages, cancels, events, idempotent creates and webhooks (checked by the compiler)', () => {
     expectTypeOf(typed).parameter(0).toEqualTypeOf<Mediagate>();
   });

@@ -1,14 +1,14 @@
 /**
- * The section 8 client commands (`task list|cancel`, `--idempotency-key`, waits over events,
+ * The task operation client commands (`task list|cancel`, `--idempotency-key`, waits over events,
  * `webhooks add|list|remove`) and the task's own duration after a resumed wait, run as child
- * processes from the sources against the section 8 stub server (test/helpers/section8-stub.ts).
+ * processes from the sources against the task operations stub server (test/helpers/task-operations-stub.ts).
  * Each spec runs both bins: `mediagate` (src/cli/main.ts) and the light package's
  * `mediagate-client` (src/cli/client-commands/bin.ts).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSection8Stub, type Section8Stub } from './helpers/section8-stub.js';
+import { startTaskOperationsStub, type TaskOperationsStub } from './helpers/task-operations-stub.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BINS = ['src/cli/main.ts', 'src/cli/client-commands/bin.ts'] as const;
@@ -19,10 +19,10 @@ interface Run {
   readonly stderr: string;
 }
 
-let stub: Section8Stub;
+let stub: TaskOperationsStub;
 
 beforeAll(async () => {
-  stub = await startSection8Stub();
+  stub = await startTaskOperationsStub();
 });
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * A real HTTP server (node:http, ephemeral port) that speaks INTERFACE-DECISIONS section 8 as a
+ * A real HTTP server (node:http, ephemeral port) that speaks the task operations (docs/interface.md, "Additions beyond the seed") as a
  * client observes it: cancel, list (newest first, `after`, `has_more`, `last_id`, filters), task
  * events over `text/event-stream` (the first event the current state, one per change, heartbeat
  * comments, `id` per event, `Last-Event-ID` resume, end after a final state), idempotent creates
@@ -7,15 +7,15 @@
  * `idempotency_key_in_use`) and webhook endpoints, in both families' envelopes.
  *
  * Tasks change only when a test says so (`advance`), and faults are injected on request
- * (`faults`), so the SDK's behaviour is observable step by step. Specs receive a `Section8Target`
- * (`url`, `apiKey`); the lead's end-to-end specs can hand them the real server instead where no
- * stub control is used.
+ * (`faults`), so the SDK's behaviour is observable step by step. Specs receive a `TaskOperationsTarget`
+ * (`url`, `apiKey`); an end-to-end spec can hand them the real server instead where it uses no
+ * stub control.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Section8Target {
+export interface TaskOperationsTarget {
   readonly url: string;
   readonly apiKey: string;
 }
@@ -53,7 +53,7 @@ export interface Faults {
   dropStreamAfter: number[];
   /** Creates with a key answered 409 `idempotency_key_in_use` (the first request still running). */
   createInUse: number;
-  /** The events route answers 404 `not_found` (a server without section 8.3). */
+  /** The events route answers 404 `not_found` (a server without live status). */
   eventsUnsupported: boolean;
   /** Event streams answered 503 before any event (one per count). */
   events503: number;
@@ -68,7 +68,7 @@ const IMAGE_STATUS: Readonly<Record<Status, string>> = {
 };
 const FINAL = new Set<Status>(['completed', 'failed', 'cancelled']);
 
-export class Section8Stub implements Section8Target {
+export class TaskOperationsStub implements TaskOperationsTarget {
   readonly apiKey = `mg_${randomBytes(8).toString('hex')}`;
   readonly otherKey = `mg_${randomBytes(8).toString('hex')}`;
   readonly requests: RecordedRequest[] = [];
@@ -381,6 +381,6 @@ export class Section8Stub implements Section8Target {
   }
 }
 
-export async function startSection8Stub(): Promise<Section8Stub> {
-  return new Section8Stub().start();
+export async function startTaskOperationsStub(): Promise<TaskOperationsStub> {
+  return new TaskOperationsStub().start();
 }

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { createAddressPolicy, isAddressLiteral, type FetchAllowList } from './address-policy.js';
-import { assertFetchableUrl, FetchError } from './fetcher.js';
+import { assertFetchableUrl, FetchError } from './client.js';
 
 export type Resolve = (host: string) => Promise<readonly { address: string }[]>;
 
@@ -9,7 +9,7 @@ const resolveAll: Resolve = (host) => dnsLookup(host, { all: true });
 /**
  * Checks an https input URL that is not fetched here (an engine that does not read it, an
  * upstream that fetches it itself) against the same address policy a fetch goes through
- * (fetcher.ts): the URL rules, the allow-list, then every address the host resolves to.
+ * (client.ts, connection.ts): the URL rules, the allow-list, then every address the host resolves to.
  * Resolves when allowed; throws FetchError (`bad_url`, `refused`, `network`) otherwise.
  */
 export async function assertPublicUrl(raw: string, allow: FetchAllowList = {}, resolve: Resolve = resolveAll): Promise<void> {

@@ -1,0 +1,352 @@
+import type {
+  NewWebhookDelivery,
+  Task,
+  TaskError,
+  TaskListQuery,
+  TaskOutput,
+  UpstreamCancelRef,
+  WebhookAttemptRecord,
+  WebhookAttemptResult,
+  WebhookDeliveryRecord,
+  WebhookEndpointRecord,
+} from './records.js';
+import { listParams, num, numOrNull, toIdempotencyRecord, toTask, toPendingCancel, toUpstreamCancelRef, toUpstreamTask } from './rows.js';
+import { FIRST_DELIVERY_PAGE, toAttempt, toClaimedDelivery, toDelivery, toEndpoint, withAttempts } from './webhook-rows.js';
+import { cancelTask } from './sql/cancel.js';
+import { findIdempotencyKey, sweepIdempotencyKeys } from './sql/idempotency.js';
+import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
+import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
+import { expireLeases, failAbandoned } from './sql/recovery.js';
+import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
+import { heartbeat, setProgress } from './sql/settle.js';
+import { listTasks } from './sql/tasks-list.js';
+import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
+import {
+  claimUpstreamDue,
+  completeUpstream,
+  countUpstreamInFlight,
+  ensureChannelLimit,
+  failUpstream,
+  nextUpstreamDue,
+  reserveChannelSlot,
+  takeUpstreamCancel,
+  claimUpstreamCancels,
+  deferUpstreamCancel,
+  finishUpstreamCancel,
+} from './sql/upstream.js';
+import {
+  claimWebhookDeliveries,
+  countWebhookEndpoints,
+  deleteWebhookAttempts,
+  deleteWebhookDeliveries,
+  deleteWebhookEndpoint,
+  dropWebhookDelivery,
+  getWebhookDelivery,
+  getWebhookEndpoint,
+  insertWebhookAttempt,
+  insertWebhookDelivery,
+  insertWebhookEndpoint,
+  listWebhookAttempts,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  markAnnounced,
+  markAnnouncedMany,
+  nextWebhookDue,
+  pickUnannounced,
+  redeliverWebhook,
+  settleWebhookDelivery,
+} from './sql/webhooks.js';
+import { all, changes, count, each, first, maybe, nothing, one, rows, run, steps, tableBase, won, type Bound } from './table.js';
+
+/*
+ * The operation table: every store operation that both databases run the same way, declared
+ * once (table.ts says how a row is read). The Store interfaces (store.ts) are derived from these
+ * rows, and both runners bind them (tableBase), so a new operation is two edits: its statement
+ * in sql/, its row here. What the runners still write themselves is what differs between the
+ * databases: group commits, claim batches, the job-queue forms of PostgreSQL, the channel's row
+ * lock, migrations.
+ */
+
+/** A count or a minimum read as one row: BIGINT normalised (rows.ts), 0 or undefined when absent. */
+const countOf = (row: { n: number | string } | undefined): number => num(row?.n ?? 0);
+const dueOf = (row: { due: number | string | null } | undefined): number | undefined =>
+  row?.due === null || row?.due === undefined ? undefined : num(row.due);
+
+export const taskOperations = {
+  /** queued | processing -> cancelled (attempt + 1 fences the worker); undefined when not cancellable or not found. */
+  cancelTask: one(cancelTask, (id: string, owner: string, now: number) => ({ id, owner, now }), maybe(toTask)),
+  /** A page of an owner's tasks of one family, newest first. */
+  listTasks: all(listTasks, (query: TaskListQuery) => listParams(query), each(toTask)),
+  findIdempotencyKey: one(findIdempotencyKey, (owner: string, key: string) => ({ owner, key }), maybe(toIdempotencyRecord)),
+  /** Deletes up to `limit` keys created before `expiredBefore`; the number deleted. */
+  sweepIdempotencyKeys: run(sweepIdempotencyKeys, (expiredBefore: number, limit: number) => ({ expiredBefore, limit }), count),
+  /** A task as its owner sees it; undefined for unknown ids and for other owners' tasks. */
+  getTask: one(getTask, (id: string, owner: string) => ({ id, owner }), maybe(toTask)),
+  /** Extends a lease; false when the worker no longer owns the attempt. */
+  heartbeat: run(heartbeat, (id: string, attempt: number, leaseUntil: number) => ({ id, attempt, leaseUntil }), won),
+  /** Raises progress (never lowers it); false when the attempt is no longer current. */
+  setProgress: run(setProgress, (id: string, attempt: number, progress: number) => ({ id, attempt, progress }), won),
+  /**
+   * processing (lease expired, `maxAttempts` attempts lost to stopped workers) -> failed: a task
+   * whose workers keep dying still ends in a final state. Returns the ids failed.
+   */
+  failAbandoned: all(
+    failAbandoned,
+    (now: number, maxAttempts: number, error: TaskError) => ({ now, maxAttempts, error: JSON.stringify(error) }),
+    each((row) => row.id),
+  ),
+  /** Distinct lease owners of processing tasks (crash recovery looks for dead ones). */
+  leaseOwners: all(
+    leaseOwners,
+    () => ({}),
+    (found) => found.flatMap((row) => (row.lease_owner === null ? [] : [row.lease_owner])),
+  ),
+  /** Ends the leases of a dead owner now, so its tasks are taken over without waiting. */
+  expireLeases: run(expireLeases, (owner: string, now: number) => ({ owner, expiredAt: now - 1 }), count),
+  /** Counts by status, for metrics and health. */
+  countByStatus: all(
+    countByStatus,
+    () => ({}),
+    (found): Record<string, number> => Object.fromEntries(found.map((row) => [row.status, num(row.n)])),
+  ),
+  /** An owner's queued and processing tasks (the per-key tasks-in-flight limit reads it, cached). */
+  countActiveTasks: one(countActiveTasks, (owner: string) => ({ owner }), countOf),
+  // Retention and stored inputs (sql/retention.ts).
+  /** The params (JSON) of an owner's queued and processing tasks that reference stored inputs. */
+  activeInputParams: all(
+    activeInputParams,
+    (owner: string) => ({ owner }),
+    each((row) => row.params),
+  ),
+  /**
+   * Deletes up to `limit` final tasks completed before `before`, oldest first; returns the
+   * deleted ones with their outputs, whose files the caller deletes. Not atomic on PostgreSQL:
+   * a sweep runs once a minute, and a final row never changes, so nothing is needed between
+   * the read and the deletes (each delete re-checks that its task is final and expired).
+   */
+  deleteExpiredTasks: steps([expiredTasks, deleteTask], false, function* (_dialect, before: number, limit: number) {
+    const deleted: { id: string; outputs: TaskOutput[] }[] = [];
+    for (const row of yield* rows(expiredTasks, { before, limit })) {
+      if ((yield* changes(deleteTask, { id: row.id, before })) === 1) deleted.push({ id: row.id, outputs: JSON.parse(row.outputs) as TaskOutput[] });
+    }
+    return deleted;
+  }),
+  /** A task's status whoever owns it; undefined when there is no such task. */
+  taskStatus: one(
+    taskStatus,
+    (id: string) => ({ id }),
+    (row) => row?.status,
+  ),
+  // The upstream lifecycle (sql/upstream.ts).
+  /** Due upstream tasks (next_check_at <= now), leased until `leaseUntil` with the attempt incremented. */
+  claimUpstreamDue: all(claimUpstreamDue, (now: number, leaseUntil: number, limit: number) => ({ now, leaseUntil, limit }), each(toUpstreamTask)),
+  /** When the next active upstream task is due; undefined when none is active. */
+  nextUpstreamDue: one(nextUpstreamDue, () => ({}), dueOf),
+  countUpstreamInFlight: one(countUpstreamInFlight, (channel: string) => ({ channel }), countOf),
+  completeUpstream: run(
+    completeUpstream,
+    (id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number) => ({
+      id,
+      attempt,
+      now,
+      outputs: JSON.stringify(outputs),
+      startedAt,
+    }),
+    won,
+  ),
+  failUpstream: run(failUpstream, (id: string, attempt: number, error: TaskError, now: number) => ({ id, attempt, now, error: JSON.stringify(error) }), won),
+  /** A cancelled task's upstream job, taken once (sql/upstream.ts takeUpstreamCancel); undefined when already taken or never submitted. */
+  takeUpstreamCancel: one(takeUpstreamCancel, (id: string) => ({ id }), maybe(toUpstreamCancelRef)),
+  /** Final tasks whose upstream cancel is still owed and due (a retry, or one won by a process without channels), leased until `leaseUntil`. */
+  claimUpstreamCancels: all(claimUpstreamCancels, (now: number, leaseUntil: number, limit: number) => ({ now, leaseUntil, limit }), each(toPendingCancel)),
+  /** A cancel the upstream did not answer: kept, to be tried again at `at`. */
+  deferUpstreamCancel: run(
+    deferUpstreamCancel,
+    (ref: UpstreamCancelRef & { readonly upstreamId: string }, at: number, intervalMs: number) => ({
+      id: ref.id,
+      channel: ref.channel,
+      target: ref.target,
+      upstreamId: ref.upstreamId,
+      requestId: ref.requestId,
+      at,
+      intervalMs,
+    }),
+    won,
+  ),
+  /** The owed cancel is done (answered, or given up). */
+  finishUpstreamCancel: run(finishUpstreamCancel, (id: string) => ({ id }), won),
+  /**
+   * Books the next request slot of a channel's bucket, across processes; resolves with when it
+   * starts (ms). The bucket's row is created the first time it is missing.
+   */
+  reserveChannelSlot: steps(
+    [reserveChannelSlot, ensureChannelLimit],
+    false,
+    function* (_dialect, channel: string, bucket: 'submit' | 'poll', now: number, spacingMs: number) {
+      let row = yield* first(reserveChannelSlot, { channel, bucket, now, spacingMs });
+      if (!row) {
+        yield* changes(ensureChannelLimit, { channel, bucket });
+        row = yield* first(reserveChannelSlot, { channel, bucket, now, spacingMs });
+      }
+      return row ? num(row.at) : now;
+    },
+  ),
+};
+
+export const keyOperations = {
+  findKeyByHash: one(
+    findKeyByHash,
+    (hash: string) => ({ hash }),
+    maybe((row) => ({ id: row.id, revoked: row.revoked_at !== null })),
+  ),
+  insertKey: run(
+    insertKey,
+    (key: { id: string; hash: string; name: string; createdAt: number }) => key,
+    (changed) => changed > 0,
+  ),
+  countKeys: one(countKeys, () => ({}), countOf),
+  listKeys: all(
+    listKeys,
+    () => ({}),
+    each((row) => ({ id: row.id, name: row.name, createdAt: num(row.created_at), revokedAt: numOrNull(row.revoked_at) })),
+  ),
+  revokeKey: run(revokeKey, (id: string, now: number) => ({ id, now }), won),
+  /**
+   * Keys named `env` mirror MEDIAGATE_API_KEYS: those in `hashes` are (re)activated, the others
+   * revoked, so removing a key from the environment stops it working at the next start.
+   */
+  syncEnvKeys: steps([revokeEnvKeys, activateEnvKey], true, function* (_dialect, hashes: readonly string[], now: number) {
+    yield* changes(revokeEnvKeys, { now });
+    for (const hash of hashes) yield* changes(activateEnvKey, { hash });
+  }),
+};
+
+export const metaOperations = {
+  getMeta: one(
+    getMeta,
+    (key: string) => ({ key }),
+    (row) => row?.value,
+  ),
+  /** Sets a value only if none is set; returns the value that is stored afterwards. */
+  initMeta: steps([initMeta, getMeta], false, function* (_dialect, key: string, value: string) {
+    yield* changes(initMeta, { key, value });
+    const stored = (yield* first(getMeta, { key }))?.value;
+    if (stored === undefined) throw new Error(`meta ${key} vanished after insert`);
+    return stored;
+  }),
+  /** Rows whose key matches a LIKE pattern, read in one statement. */
+  listMeta: all(
+    listMeta,
+    (pattern: string) => ({ pattern }),
+    (found): Array<{ key: string; value: string }> => found,
+  ),
+  /**
+   * Replaces `key`'s value with `value` only if it is still `expected`, and then, in the same
+   * transaction, sets each of `also` (insert or replace). False, with nothing written, when the
+   * value was no longer `expected`. Used to rotate the URL signing secret (storage/signing.ts).
+   * The UPDATE comes first: on SQLite it takes the write lock, so nothing is read from an older
+   * snapshot; on PostgreSQL the swapped row stays locked to COMMIT, so a concurrent swap waits,
+   * then finds the new value and fails.
+   */
+  swapMeta: steps(
+    [swapMeta, setMeta],
+    true,
+    function* (_dialect, key: string, expected: string, value: string, also: ReadonlyArray<{ key: string; value: string }>) {
+      if ((yield* changes(swapMeta, { key, expected, value })) !== 1) return false;
+      for (const row of also) yield* changes(setMeta, row);
+      return true;
+    },
+  ),
+};
+
+/** Deliveries of a task, planned from its owner's endpoints (webhooks/dispatcher.ts); synchronous, as SQLite runs the transaction. */
+type Plan = (task: Task, endpoints: readonly WebhookEndpointRecord[]) => NewWebhookDelivery[];
+
+export const webhookOperations = {
+  insertWebhookEndpoint: run(insertWebhookEndpoint, (endpoint: WebhookEndpointRecord) => ({ ...endpoint, events: JSON.stringify(endpoint.events) }), nothing),
+  listWebhookEndpoints: all(listWebhookEndpoints, (owner: string) => ({ owner }), each(toEndpoint)),
+  countWebhookEndpoints: one(countWebhookEndpoints, (owner: string) => ({ owner }), countOf),
+  /** `owner` undefined: any owner's (the dispatcher's read). */
+  getWebhookEndpoint: one(getWebhookEndpoint, (id: string, owner: string | undefined) => ({ id, owner: owner ?? '' }), maybe(toEndpoint)),
+  /** Deletes the endpoint with its deliveries and attempts; false when it is not the owner's. */
+  deleteWebhookEndpoint: steps([deleteWebhookEndpoint, deleteWebhookAttempts, deleteWebhookDeliveries], true, function* (_dialect, id: string, owner: string) {
+    if ((yield* changes(deleteWebhookEndpoint, { id, owner })) !== 1) return false;
+    yield* changes(deleteWebhookAttempts, { endpointId: id });
+    yield* changes(deleteWebhookDeliveries, { endpointId: id });
+    return true;
+  }),
+  /**
+   * In one transaction: up to `limit` final tasks not yet announced, `plan` turns each (with its
+   * owner's endpoints) into deliveries, which are inserted, and the tasks are marked announced.
+   * On PostgreSQL the tasks are locked with SKIP LOCKED, so processes share the work, and marked
+   * in one statement over an array (SQLite has no arrays, and no round trip to save). `plan` is
+   * synchronous (SQLite runs the transaction as one synchronous function). Returns the counts.
+   */
+  announceTasks: steps(
+    [pickUnannounced, listWebhookEndpoints, insertWebhookDelivery, markAnnounced, markAnnouncedMany],
+    true,
+    function* (dialect, limit: number, now: number, plan: Plan) {
+      const tasks = (yield* rows(pickUnannounced, { limit })).map(toTask);
+      if (tasks.length === 0) return { tasks: 0, deliveries: 0 };
+      const endpointsOf = new Map<string, WebhookEndpointRecord[]>();
+      let deliveries = 0;
+      for (const task of tasks) {
+        let endpoints = endpointsOf.get(task.owner);
+        if (endpoints === undefined) {
+          endpoints = (yield* rows(listWebhookEndpoints, { owner: task.owner })).map(toEndpoint);
+          endpointsOf.set(task.owner, endpoints);
+        }
+        for (const delivery of endpoints.length === 0 ? [] : plan(task, endpoints)) {
+          yield* changes(insertWebhookDelivery, { ...delivery, now });
+          deliveries += 1;
+        }
+      }
+      if (dialect === 'postgres') yield* changes(markAnnouncedMany, { ids: tasks.map((task) => task.id) });
+      else for (const task of tasks) yield* changes(markAnnounced, { id: task.id });
+      return { tasks: tasks.length, deliveries };
+    },
+  ),
+  /** Due deliveries leased to `owner` until `leaseUntil`, with `attempts` incremented. */
+  claimWebhookDeliveries: all(
+    claimWebhookDeliveries,
+    (owner: string, now: number, leaseUntil: number, limit: number) => ({ owner, now, leaseUntil, limit }),
+    each(toClaimedDelivery),
+  ),
+  nextWebhookDue: one(nextWebhookDue, () => ({}), dueOf),
+  /** Records the attempt and the delivery's new state; false (nothing written) when the fence is lost. */
+  settleWebhookDelivery: steps([settleWebhookDelivery, insertWebhookAttempt], true, function* (_dialect, result: WebhookAttemptResult) {
+    if ((yield* changes(settleWebhookDelivery, result)) !== 1) return false;
+    yield* changes(insertWebhookAttempt, { ...result, deliveryId: result.id, attempt: result.attempts });
+    return true;
+  }),
+  dropWebhookDelivery: run(dropWebhookDelivery, (id: string) => ({ id }), nothing),
+  /** Due now with the same id; false when not found or an attempt holds it. */
+  redeliverWebhook: run(redeliverWebhook, (id: string, endpointId: string, now: number) => ({ id, endpointId, now }), won),
+  getWebhookDelivery: one(getWebhookDelivery, (id: string, endpointId: string) => ({ id, endpointId }), maybe(toDelivery)),
+  /** A page of an endpoint's deliveries, newest first, each with its attempts (oldest first). */
+  listWebhookDeliveries: steps(
+    [listWebhookDeliveries, listWebhookAttempts],
+    false,
+    function* (_dialect, endpointId: string, after: string | undefined, limit: number) {
+      const deliveries: WebhookDeliveryRecord[] = (yield* rows(listWebhookDeliveries, { endpointId, after: after ?? FIRST_DELIVERY_PAGE, limit })).map(
+        toDelivery,
+      );
+      const high = deliveries[0]?.id;
+      const low = deliveries.at(-1)?.id;
+      if (high === undefined || low === undefined) return [];
+      const attempts: WebhookAttemptRecord[] = (yield* rows(listWebhookAttempts, { endpointId, low, high })).map(toAttempt);
+      return withAttempts(deliveries, attempts);
+    },
+  ),
+};
+
+/** Every row of the table. */
+export const operations = { ...taskOperations, ...keyOperations, ...metaOperations, ...webhookOperations };
+
+export type TaskOperations = Bound<typeof taskOperations>;
+export type KeyOperations = Bound<typeof keyOperations>;
+export type MetaOperations = Bound<typeof metaOperations>;
+export type WebhookOperations = Bound<typeof webhookOperations>;
+
+/** What both runners extend: one method per row of the table. */
+export const TableStore = tableBase(operations);
