@@ -25,7 +25,7 @@
  *   upstream has no seed: random is what it does); accepted and not sent.
  */
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
-import type { ProtocolName } from './protocol.js';
+import type { ProtocolName } from './names.js';
 
 export type Scalar = string | number | boolean | null;
 

@@ -26,9 +26,10 @@ import type { FormData } from 'undici';
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type { UpstreamFailure } from './failure.js';
 import type { ParamProblem, TargetProfile } from './profiles.js';
-import type { SchemaOutcome } from './schema-probe.js';
 
-export type ProtocolName = 'sandbox' | 'mediagate' | 'dashscope' | 'ark' | 'minimax' | 'pixverse' | 'fal' | 'replicate';
+import type { ProtocolName } from './names.js';
+
+export type { ProtocolName };
 
 // ---------------------------------------------------------------------------------------------
 // What an adapter is given
@@ -205,6 +206,22 @@ export interface ReportedUsage {
   readonly videos?: number;
   readonly images?: number;
 }
+
+/** One input of a model's published schema, as JSON Schema says it. */
+export interface PublishedProperty {
+  readonly type?: string;
+  readonly enum?: readonly unknown[];
+  readonly minimum?: number;
+  readonly maximum?: number;
+}
+
+/** A model's published input schema: its inputs and the required ones. */
+export interface PublishedInput {
+  readonly properties: Readonly<Record<string, PublishedProperty>>;
+  readonly required: readonly string[];
+}
+
+export type SchemaOutcome = { readonly ok: true; readonly schema: PublishedInput } | { readonly ok: false; readonly reason: string };
 
 /** The target a create or submit is checked against (no I/O: the check runs before any request). */
 export interface TargetSpec {

@@ -6,24 +6,12 @@
  * or enum the model does not take (fal's Kling `duration` is the string enum "5"/"10"), a
  * required input nothing maps to.
  */
+import type { PublishedInput, PublishedProperty } from './protocol.js';
 import type { TargetProfile, ValueType } from './profiles.js';
+
+export type { PublishedInput, PublishedProperty, SchemaOutcome } from './protocol.js';
 import { isRefusal } from './profiles.js';
 import { genericFields, type GenericHost } from './protocols/generic-input.js';
-
-/** One input of a published schema, as JSON Schema says it. */
-export interface PublishedProperty {
-  readonly type?: string;
-  readonly enum?: readonly unknown[];
-  readonly minimum?: number;
-  readonly maximum?: number;
-}
-
-export interface PublishedInput {
-  readonly properties: Readonly<Record<string, PublishedProperty>>;
-  readonly required: readonly string[];
-}
-
-export type SchemaOutcome = { readonly ok: true; readonly schema: PublishedInput } | { readonly ok: false; readonly reason: string };
 
 interface Sent {
   readonly param: string;
