@@ -9,7 +9,7 @@ import { mediagateAdapter as adapter, mediagateBody } from '../../src/channels/p
 import type { ChannelJob } from '../../src/channels/protocol.js';
 import { adapterContext, pollUntilSettled, type TestContext } from '../fakes/adapter-context.js';
 import { startServer, TEST_KEYS, type TestServer } from '../helpers/server.js';
-import { imageTask } from '../../src/http/envelopes.js';
+import { imageTask } from '../../src/wire/task-bodies.js';
 import type { Task } from '../../src/store/records.js';
 
 /** The upstream is a real mediagate (sandbox engine): the `mediagate` protocol is this interface. */
