@@ -48,6 +48,13 @@ export interface ImageTask {
   readonly finish_time: number;
   /** Empty unless the task failed. */
   readonly fail_reason: string;
+  /** Only when the task failed (FAILURE): the same error object a failed video task carries. */
+  readonly error?: {
+    readonly type: string;
+    readonly code: string;
+    readonly message: string;
+    readonly param: string;
+  };
 }
 
 /** The `data` of `POST /v1/images/generations/async`. */
