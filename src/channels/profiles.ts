@@ -79,6 +79,8 @@ export interface TargetProfile {
   readonly fixed?: Readonly<Record<string, Scalar>>;
   /** True for a profile from the channels file. */
   readonly declared?: boolean;
+  /** A rule across parameters that the per-parameter rules cannot say (built-in profiles only). */
+  readonly across?: (params: ResolvedParams, target: string) => ParamProblem | undefined;
 }
 
 export const isRefusal = (rule: ParamRule): rule is ParamRefusal => 'refuse' in rule;
@@ -180,7 +182,7 @@ function sizeProblems(profile: TargetProfile, params: ResolvedParams, target: st
 export function planInputs(profile: TargetProfile, kind: ModelKind, params: ResolvedParams, target: string): Plan {
   const inputs: PlannedInput[] = [];
   const fail = (problem: ParamProblem): Plan => ({ ok: false, problem });
-  const sized = sizeProblems(profile, params, target);
+  const sized = sizeProblems(profile, params, target) ?? profile.across?.(params, target);
   if (sized) return fail(sized);
   for (const [param, value] of Object.entries(params)) {
     if (param === 'model' || value === undefined) continue;
@@ -311,6 +313,11 @@ export const BUILT_IN: readonly TargetProfile[] = [
       audio_enable: refuse('Kling 2.1 makes silent video.', false),
       prompt_extend: refuse('Kling 2.1 has no prompt expansion switch.', false),
     },
+    // The schema: end_image "requires mode pro", which is our 1080p.
+    across: (params, target) =>
+      typeof params['end_image'] === 'string' && params['resolution'] !== '1080p'
+        ? { param: 'end_image', message: `'end_image' needs 1080p (mode pro) on ${target}; ask for "resolution": "1080p".` }
+        : undefined,
   },
   // DashScope (open: the adapter builds the body) ---------------------------------------------
   {
