@@ -199,7 +199,6 @@ describe('pixverse', () => {
       [{ end_image: PNG }, 'end_image'],
       [{ image: PNG, aspect_ratio: '16:9' }, 'aspect_ratio'],
       [{ image: PNG, images: [PNG] }, 'image'],
-      [{ image: PNG, end_image: PNG, negative_prompt: 'blur' }, 'negative_prompt'],
       [{ images: [PNG], negative_prompt: 'blur' }, 'negative_prompt'],
     ];
     for (const [params, param] of cases) {

@@ -84,7 +84,7 @@ export const pixverseParamMapping: readonly ParamMapping[] = [
     param: 'negative_prompt',
     upstream: 'negative_prompt',
     handling: 'mapped',
-    note: 'text and img only: the transition and fusion references list no negative prompt, so it is refused there.',
+    note: 'Refused on fusion, whose reference lists no negative prompt.',
   },
   {
     param: 'prompt_extend',
@@ -179,8 +179,9 @@ function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['para
   if (endpoint === 'fusion' && typeof p['image'] === 'string') return no('image', 'PixVerse fusion takes reference images only, not a first frame');
   if ((endpoint === 'img' || endpoint === 'transition') && p['aspect_ratio'] !== undefined)
     return no('aspect_ratio', "PixVerse image-to-video follows the image's aspect ratio");
-  if ((endpoint === 'transition' || endpoint === 'fusion') && typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '')
-    return no('negative_prompt', `the PixVerse ${endpoint} request has no negative prompt`);
+  // The Fusion reference lists no negative prompt; text, img and transition requests take one.
+  if (endpoint === 'fusion' && typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '')
+    return no('negative_prompt', 'the PixVerse fusion request has no negative prompt');
   return checkProfile(target.profile, kind, p, `PixVerse model ${target.upstreamModel}`);
 }
 
