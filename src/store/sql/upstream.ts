@@ -111,7 +111,7 @@ export const takeUpstreamCancel = operation<{ id: string }, UpstreamCancelRow>(
 /**
  * A final task whose upstream job still needs its cancel: one the winner could not take (it
  * had no channels loaded), or one whose cancel got no answer and waits for its retry
- * (`upstream_state = 'cancelling'`, next try at `next_check_at`). Migration 9 indexes them.
+ * (`upstream_state = 'cancelling'`, next try at `next_check_at`). Migration 12 indexes them.
  */
 const PENDING_CANCEL = `t.upstream_state IS NOT NULL AND t.status IN ('cancelled', 'failed')`;
 
