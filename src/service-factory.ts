@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
 import { DEFAULT_CURRENCY, loadPricing, type Pricing } from './billing/index.js';
-import { createValidator } from './catalog/index.js';
+import { createValidator, type ModelRow, type Validator } from './catalog/index.js';
+import { validationError } from './errors.js';
 import { SANDBOX_CHANNEL, loadChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
 import type { Config } from './config.js';
@@ -142,6 +143,26 @@ function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (b
     const exp = Math.floor(Date.now() / 1000) + PUBLISHED_INPUT_TTL_S;
     const key = inputKey(folder, name);
     return `${publicUrl.replace(/\/$/, '')}/${key}?exp=${exp}&sig=${signer.sign(key, exp)}`;
+  };
+}
+
+/**
+ * The catalog's validator, and, when some route leads off the sandbox, the check of the route's
+ * first target after it (docs/channels.md "Target profiles"): a parameter that target cannot
+ * express is the same 400 `unsupported_value` as the catalog's own, before the task exists.
+ */
+async function routeValidator(models: readonly ModelRow[], channels: ChannelsConfig): Promise<Validator> {
+  const validator = createValidator(models);
+  if (!routesUpstream(channels)) return validator;
+  const [{ createTargetCheck }, { ADAPTERS }] = await Promise.all([import('./channels/targets.js'), import('./channels/protocols/index.js')]);
+  const check = createTargetCheck(channels, ADAPTERS);
+  return {
+    validate(kind, input) {
+      const result = validator.validate(kind, input);
+      if (!result.ok) return result;
+      const problem = check(result.row.id, kind, result.params);
+      return problem === undefined ? result : { ok: false, error: validationError('unsupported_value', problem.param, problem.message) };
+    },
   };
 }
 
@@ -442,7 +463,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     {
       models,
       pricing: core.pricing,
-      validator: createValidator(models),
+      validator: await routeValidator(models, channels),
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,

@@ -319,6 +319,12 @@ const MIGRATIONS: readonly Migration[] = [
       ];
     },
   },
+  {
+    version: 12,
+    name: 'upstream cancels pending a retry (docs/channels.md "The lifecycle", step 7)',
+    // Final tasks whose upstream job still needs its cancel: few, and claimed by next_check_at.
+    up: () => [`CREATE INDEX tasks_upstream_cancels ON tasks (next_check_at) WHERE upstream_state IS NOT NULL AND status IN ('cancelled', 'failed')`],
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
