@@ -384,7 +384,7 @@ describe('a stored input given to an upstream (DashScope) as a published URL', (
       model: 'vendora/famw-2.7-i2v',
       prompt: 'published',
       duration: 5,
-      resolution: '480p',
+      resolution: '720p',
       image: `data:image/png;base64,${png.toString('base64')}`,
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
