@@ -204,7 +204,7 @@ async function openStore(config: Config, logger: Logger) {
   const stopSigningRefresh = startSigningRefresh(signer, backend.store, config.signingRefreshMs, (error) =>
     logger.warn({ err: error }, 'reading the URL signing secrets failed; keeping the current ones'),
   );
-  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys });
+  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys, configuredAdmin: config.adminKeys });
   const generatedKey = await keys.init();
   return { backend, signer, stopSigningRefresh, keys, generatedKey };
 }
@@ -378,7 +378,7 @@ interface Core {
 async function createCore(config: Config, options: MediagateOptions, publicUrl: () => string, channelMetrics?: ChannelMetrics): Promise<Core> {
   const channels = routingTable(config, options);
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
-  const secrets = [...config.apiKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const secrets = [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
   const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);

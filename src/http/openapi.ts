@@ -10,6 +10,7 @@ import {
   listImages,
   listVideos,
 } from './openapi-task-ops.js';
+import { ADMIN_PATHS, ADMIN_SCHEMAS } from './openapi-admin.js';
 import { WEBHOOK_PATHS, WEBHOOK_SCHEMAS, webhookEvents } from './openapi-webhooks.js';
 import { IMAGE_ERROR_SCHEMA, VIDEO_ERROR_SCHEMA } from '../wire/envelopes.js';
 import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, VIDEO_STATUSES, imageStatusSchema, videoTaskSchema } from '../wire/task-bodies.js';
@@ -205,6 +206,16 @@ function webhookPaths(): Record<string, unknown> {
   );
 }
 
+/** The admin operations (admin keys only), each with the responses every keyed operation can give. */
+function adminPaths(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(ADMIN_PATHS).map(([path, item]) => [
+      path,
+      Object.fromEntries(Object.entries(item).map(([method, operation]) => [method, withKeyed(operation, 'VideoError')])),
+    ]),
+  );
+}
+
 export function buildOpenApi(serverUrl: string, routes: readonly Route[], models: readonly ModelRow[]): Record<string, unknown> {
   const status = statuses(routes);
   const schemas: Record<string, unknown> = {
@@ -221,6 +232,8 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
   };
   const webhooks = routes.some((route) => route.path === '/v1/webhooks');
   if (webhooks) Object.assign(schemas, WEBHOOK_SCHEMAS);
+  const admin = routes.some((route) => route.path.startsWith('/v1/admin/'));
+  if (admin) Object.assign(schemas, ADMIN_SCHEMAS);
   for (const row of models) schemas[componentName(row)] = requestSchema(row);
   return {
     openapi: '3.1.0',
@@ -235,6 +248,7 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     ...(webhooks ? { webhooks: webhookEvents() } : {}),
     paths: {
       ...(webhooks ? webhookPaths() : {}),
+      ...(admin ? adminPaths() : {}),
       '/v1/video/generations': {
         post: {
           operationId: 'createVideo',

@@ -36,8 +36,11 @@ export interface Route {
   readonly family: Family;
   /** The `route` label of the request metrics; default `path`. */
   readonly metricsLabel?: string;
-  /** Whether the route takes an API key (the auth hook, then the key's request quota). */
-  readonly auth: boolean;
+  /**
+   * Whether the route takes an API key (the auth hook, then the key's request quota): `true` a
+   * client key, `'admin'` an admin key (docs/admin.md); each refuses the other role.
+   */
+  readonly auth: boolean | 'admin';
   /** JSON Schema of the 200 body: Fastify's serializer for it, and the fast answer's. */
   readonly response?: object;
   readonly handler: (deps: RouteDeps) => Handler;

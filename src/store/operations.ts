@@ -1,5 +1,9 @@
 import type {
+  ApiKeyRecord,
   CompletionUsage,
+  KeyPatch,
+  KeyRole,
+  NewKey,
   NewWebhookDelivery,
   Task,
   TaskError,
@@ -16,7 +20,21 @@ import { listParams, num, numOrNull, toIdempotencyRecord, toTask, toPendingCance
 import { FIRST_DELIVERY_PAGE, toAttempt, toClaimedDelivery, toDelivery, toEndpoint, withAttempts } from './webhook-rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { findIdempotencyKey, sweepIdempotencyKeys } from './sql/idempotency.js';
-import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
+import {
+  activateEnvKey,
+  countAdminKeys,
+  countKeys,
+  findKeyByHash,
+  getKey,
+  insertKey,
+  listKeyPage,
+  listKeys,
+  recomputeSpent,
+  revokeEnvKeys,
+  revokeKey,
+  updateKey,
+} from './sql/keys.js';
+import { insertKeyParams, pageAfter, toApiKeyRecord, toKeyAuthRecord, updateKeyParams } from './key-rows.js';
 import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
 import { expireLeases, failAbandoned } from './sql/recovery.js';
 import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
@@ -199,31 +217,49 @@ export const taskOperations = {
   ),
 };
 
+/** API keys, by hash (auth/ depends on these alone); their settings and administration (docs/admin.md). */
 export const keyOperations = {
-  findKeyByHash: one(
-    findKeyByHash,
-    (hash: string) => ({ hash }),
-    maybe((row) => ({ id: row.id, revoked: row.revoked_at !== null })),
-  ),
+  findKeyByHash: one(findKeyByHash, (hash: string) => ({ hash }), maybe(toKeyAuthRecord)),
+  /** False when a key of that hash is stored already (nothing changes then). */
   insertKey: run(
     insertKey,
-    (key: { id: string; hash: string; name: string; createdAt: number }) => key,
+    (key: NewKey) => insertKeyParams(key),
     (changed) => changed > 0,
   ),
   countKeys: one(countKeys, () => ({}), countOf),
-  listKeys: all(
-    listKeys,
-    () => ({}),
-    each((row) => ({ id: row.id, name: row.name, createdAt: num(row.created_at), revokedAt: numOrNull(row.revoked_at) })),
+  /** Admin keys neither revoked nor disabled. */
+  countAdminKeys: one(countAdminKeys, () => ({}), countOf),
+  /** Every key, revoked ones too, oldest first; spent and reserved of the period holding `now` (ms). */
+  listKeys: all(listKeys, (now: number) => ({ now }), each(toApiKeyRecord)),
+  /** One key (revoked or not, any role); undefined for an unknown id. */
+  getKey: one(getKey, (id: string, now: number) => ({ id, now }), maybe(toApiKeyRecord)),
+  /** A page of active keys of a role, newest first, after the key `after` (its record) when given. */
+  listKeyPage: all(
+    listKeyPage,
+    (role: KeyRole, after: ApiKeyRecord | undefined, limit: number, now: number) => ({ role, ...pageAfter(after), limit, now }),
+    each(toApiKeyRecord),
   ),
+  /**
+   * Changes the settings `patch` names (an active key only: false for an unknown or revoked id).
+   * A change of budget period recomputes `spent` for the current period of the new kind from the
+   * daily rollup, in the same transaction: the update locks the key's row to the commit, so the
+   * recount sees every charge committed before it, and a task ending meanwhile waits for the lock.
+   */
+  updateKey: steps([updateKey, recomputeSpent], true, function* (_dialect, id: string, patch: KeyPatch, now: number) {
+    if ((yield* changes(updateKey, updateKeyParams(id, patch))) !== 1) return false;
+    if (patch.budgetPeriod !== undefined) yield* changes(recomputeSpent, { id, now });
+    return true;
+  }),
   revokeKey: run(revokeKey, (id: string, now: number) => ({ id, now }), won),
   /**
-   * Keys named `env` mirror MEDIAGATE_API_KEYS: those in `hashes` are (re)activated, the others
-   * revoked, so removing a key from the environment stops it working at the next start.
+   * Keys from the environment (MEDIAGATE_API_KEYS, MEDIAGATE_ADMIN_KEYS; their ids derive from
+   * their hashes) mirror it: those in `keys` are (re)activated with their role, the others
+   * revoked, so removing a key from the environment stops it working at the next start. Names
+   * and settings are never touched.
    */
-  syncEnvKeys: steps([revokeEnvKeys, activateEnvKey], true, function* (_dialect, hashes: readonly string[], now: number) {
+  syncEnvKeys: steps([revokeEnvKeys, activateEnvKey], true, function* (_dialect, keys: ReadonlyArray<{ hash: string; role: KeyRole }>, now: number) {
     yield* changes(revokeEnvKeys, { now });
-    for (const hash of hashes) yield* changes(activateEnvKey, { hash });
+    for (const key of keys) yield* changes(activateEnvKey, key);
   }),
 };
 

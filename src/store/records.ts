@@ -212,11 +212,59 @@ export interface PendingUpstreamCancel extends UpstreamCancelRef {
   readonly intervalMs: number | null;
 }
 
-export interface ApiKeyRecord {
+/** What a key may do: `client` keys the task API, `admin` keys only /v1/admin/* (docs/admin.md). */
+export type KeyRole = 'client' | 'admin';
+
+export type BudgetPeriod = 'day' | 'month';
+
+/** What an operator sets on a key. Amounts are micro-units. */
+export interface KeySettings {
+  readonly name: string;
+  /** null: no budget. */
+  readonly budget: number | null;
+  /** UTC calendar periods; null: a lifetime budget. */
+  readonly budgetPeriod: BudgetPeriod | null;
+  /** Model ids and prefixes ending in `*`; null: every model. */
+  readonly models: readonly string[] | null;
+  /** null: the process-wide default. */
+  readonly rateLimitPerMin: number | null;
+  /** null: the process-wide default. */
+  readonly maxTasksInFlight: number | null;
+}
+
+/** A change of settings: only the fields present change. */
+export type KeyPatch = Partial<KeySettings> & { readonly disabled?: boolean };
+
+export interface NewKey extends Partial<KeySettings> {
   readonly id: string;
+  readonly hash: string;
   readonly name: string;
   readonly createdAt: number;
+  /** Default `client`. */
+  readonly role?: KeyRole;
+}
+
+export interface ApiKeyRecord extends KeySettings {
+  readonly id: string;
+  readonly role: KeyRole;
+  readonly createdAt: number;
   readonly revokedAt: number | null;
+  readonly disabled: boolean;
+  /** Micro-units held by the key's queued and processing tasks. */
+  readonly reserved: number;
+  /** Micro-units its tasks final in the current budget period cost (all time for a lifetime budget). */
+  readonly spent: number;
+}
+
+/** What the auth lookup returns: the settings every request of the key obeys. */
+export interface KeyAuthRecord {
+  readonly id: string;
+  readonly revoked: boolean;
+  readonly role: KeyRole;
+  readonly disabled: boolean;
+  readonly models: readonly string[] | null;
+  readonly rateLimitPerMin: number | null;
+  readonly maxTasksInFlight: number | null;
 }
 
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';

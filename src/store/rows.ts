@@ -114,13 +114,6 @@ export function inClaimOrder(rows: readonly ClaimedRow[]): ClaimedTask[] {
   return rows.map(toClaimedTask).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-export interface KeyRow {
-  id: string;
-  name: string;
-  created_at: Int;
-  revoked_at: Int | null;
-}
-
 export interface CountRow {
   n: Int;
 }

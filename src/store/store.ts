@@ -4,6 +4,12 @@ import type { KeyOperations, MetaOperations, TaskOperations, UsageOperations, We
 export type { JobQueueSql } from './dialect.js';
 export type {
   ApiKeyRecord,
+  BudgetPeriod,
+  KeyAuthRecord,
+  KeyPatch,
+  KeyRole,
+  KeySettings,
+  NewKey,
   ClaimedDelivery,
   NewWebhookDelivery,
   WebhookAttemptRecord,

@@ -92,13 +92,13 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
       const key = idempotencyKeyOf(request);
       const body = requireJsonBody(request);
       const validate = () => {
-        const result = ctx.validator.validate(kind, { body, bodyBytes: request.bodyBytes });
+        const result = ctx.validator.validate(kind, { body, bodyBytes: request.bodyBytes, allowsModel: request.apiKey.allowsModel });
         if (!result.ok) throw result.error;
         return result;
       };
       // A valid request is told about the in-flight limits; an invalid one gets its 400 first.
       const admit = async (params: Readonly<Record<string, unknown>>): Promise<void> => {
-        await ctx.keyLimits?.admitTask(request.owner);
+        await ctx.keyLimits?.admitTask(request.owner, request.apiKey.maxTasksInFlight);
         await ctx.keyLimits?.admitInputBytes(request.owner, dataUrlInputBytes(params));
       };
       if (key === undefined) {
