@@ -16,7 +16,7 @@ import type {
   WebhookDeliveryRecord,
   WebhookEndpointRecord,
 } from './records.js';
-import { listParams, num, numOrNull, toIdempotencyRecord, toTask, toPendingCancel, toUpstreamCancelRef, toUpstreamTask } from './rows.js';
+import { listParams, num, toIdempotencyRecord, toTask, toPendingCancel, toUpstreamCancelRef, toUpstreamTask } from './rows.js';
 import { FIRST_DELIVERY_PAGE, toAttempt, toClaimedDelivery, toDelivery, toEndpoint, withAttempts } from './webhook-rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { findIdempotencyKey, sweepIdempotencyKeys } from './sql/idempotency.js';
