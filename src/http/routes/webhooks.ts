@@ -82,13 +82,32 @@ async function checkUrl(value: unknown, deps: RouteDeps): Promise<string> {
     throw validationError('invalid_parameter', 'url', `url must be an https:// URL of at most ${MAX_URL_LENGTH} characters.`);
   }
   const options = deps.ctx.webhooks;
+  let url: string;
   try {
-    await assertPublicUrl(value, options?.allow ?? {}, ...(options?.resolve ? [options.resolve] : []));
+    url = withoutTrailingDot(value);
+    await assertPublicUrl(url, options?.allow ?? {}, ...(options?.resolve ? [options.resolve] : []));
   } catch (error) {
     if (error instanceof FetchError) throw validationError('invalid_parameter', 'url', `url is refused: ${error.message}.`);
     throw error;
   }
-  return new URL(value).href;
+  return url;
+}
+
+/**
+ * The URL with its host's trailing dot dropped (`localhost.` is `localhost`): the allow-list
+ * compares hosts without it, so the URL we keep and deliver to must be the host that was
+ * checked (a dotted name would pass the check and then meet a resolver and a TLS name that
+ * differ). Anything unparsable is left for assertPublicUrl to refuse.
+ */
+function withoutTrailingDot(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return value;
+  }
+  if (url.hostname.length > 1 && url.hostname.endsWith('.')) url.hostname = url.hostname.replace(/\.+$/, '');
+  return url.href;
 }
 
 /** `POST /v1/webhooks` `{url, events?}`: the endpoint and its secret, shown this once. */
