@@ -445,6 +445,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,
+      eventStreamLimits: { maxPerKey: config.sseMaxPerKey, maxLifetimeMs: config.sseMaxLifetimeMs, keyCheckMs: 2000 },
       store,
       keys,
       storage,

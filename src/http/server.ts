@@ -1,3 +1,4 @@
+import { EventStreams } from './event-streams.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
@@ -77,7 +78,8 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
   const closingStreams = new AbortController();
-  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), closing: closingStreams.signal, routes };
+  const streams = new EventStreams(ctx.keys, ctx.eventStreamLimits);
+  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), closing: closingStreams.signal, routes, streams };
   let closing = false;
   const dispatch = createDispatch({
     routes,
@@ -104,6 +106,7 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     closing = true;
     // Event streams never end by themselves; a close waits for open connections.
     closingStreams.abort();
+    streams.close();
     done();
   });
   registerRoutes(app, ctx, routes, deps);
