@@ -125,6 +125,10 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** MEDIAGATE_WEBHOOK_MAX_ENDPOINTS: webhook endpoints per API key. Default 20. */
   readonly webhookMaxEndpoints: number;
+  /** MEDIAGATE_WEBHOOK_PER_ENDPOINT: delivery attempts in flight per webhook endpoint, over every process. Default 2. */
+  readonly webhookPerEndpoint: number;
+  /** MEDIAGATE_WEBHOOK_PER_KEY: delivery attempts in flight per API key (all its endpoints), over every process. Default 4. */
+  readonly webhookPerKey: number;
   /** MEDIAGATE_WEBHOOK_RETRY_SCHEDULE_MS: delays between delivery attempts (tests, operations). Default unset: the built-in schedule. */
   readonly webhookRetryScheduleMs: readonly number[] | undefined;
 }
@@ -327,6 +331,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     metricsToken: metricsToken(env),
     webhookTimeoutMs: seconds(env, 'MEDIAGATE_WEBHOOK_TIMEOUT_S', 15, 1, 15),
     webhookMaxEndpoints: integer(env, 'MEDIAGATE_WEBHOOK_MAX_ENDPOINTS', 20, 1, 1000),
+    webhookPerEndpoint: integer(env, 'MEDIAGATE_WEBHOOK_PER_ENDPOINT', 2, 1, 1000),
+    webhookPerKey: integer(env, 'MEDIAGATE_WEBHOOK_PER_KEY', 4, 1, 1000),
     webhookRetryScheduleMs: retrySchedule(env),
   };
   // Node refuses a header timeout longer than the request timeout.

@@ -197,6 +197,18 @@ const MIGRATIONS: readonly Migration[] = [
     // The retention sweep (tasks/retention.ts) deletes final tasks completed before a time, oldest first.
     up: () => [`CREATE INDEX tasks_final_completed ON tasks (completed_at) WHERE status IN ('completed', 'failed', 'cancelled')`],
   },
+  {
+    version: 11,
+    name: 'webhook deliveries in flight, by owner and endpoint',
+    // The claim counts each key's and each endpoint's attempts in flight (leased: settling clears
+    // the lease) to cap them; the first index holds only those few rows. (9 and 10 are other
+    // changes'.)
+    up: () => [
+      `CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (owner, endpoint_id, next_attempt_at) WHERE lease_owner IS NOT NULL`,
+      // Each endpoint's first due deliveries, read by the claim endpoint by endpoint.
+      `CREATE INDEX webhook_deliveries_endpoint_due ON webhook_deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending'`,
+    ],
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
