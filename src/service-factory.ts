@@ -10,7 +10,7 @@ import type { ChannelMetrics } from './channels/metrics.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
-import { createLogger } from './logging.js';
+import { createLogger, createScrubber } from './logging.js';
 import { InputStore, inputKey } from './storage/inputs.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
@@ -200,6 +200,11 @@ interface UpstreamParts {
   readonly metrics: ChannelMetrics | undefined;
 }
 
+/** What the logs and upstream texts never show: the configured API keys, the channels' keys, the metrics token. */
+function secretsOf(config: Config, channels: ChannelsConfig): string[] {
+  return [...config.apiKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+}
+
 /**
  * The upstream side of a process, when some route leads off the sandbox: the cancel of a
  * cancelled task's upstream job (every process, API-only ones included: the one that wins a
@@ -237,6 +242,7 @@ async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: Upstre
         log,
         metrics,
         canceller,
+        scrub: createScrubber(secretsOf(config, channels)),
         ...(options.upstreamTimings === undefined ? {} : { timings: options.upstreamTimings }),
       })
     : undefined;
@@ -354,7 +360,7 @@ interface Core {
 async function createCore(config: Config, options: MediagateOptions, channelMetrics?: ChannelMetrics): Promise<Core> {
   const channels = routingTable(config, options);
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
-  const secrets = [...config.apiKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const secrets = secretsOf(config, channels);
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
   const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);

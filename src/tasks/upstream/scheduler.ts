@@ -79,6 +79,13 @@ export interface UpstreamSchedulerOptions {
   readonly metrics?: ChannelMetrics | undefined;
   /** Upstream cancels (shared with the process's 'cancelled' listener); one is made when absent. */
   readonly canceller?: UpstreamCanceller;
+  /**
+   * What every text of an upstream (a failure's message and param; the code is one of ours) passes through before
+   * it is stored and shown: the logs' scrubber (logging.ts: keys, `Bearer` tokens, the
+   * channels' own API keys, data URLs, length). An upstream that echoes our Authorization
+   * header must not put our key in a task. Default: unchanged (specs of other behaviours).
+   */
+  readonly scrub?: (text: string) => string;
 }
 
 /** How often the in-flight gauge is refreshed from the store. */
@@ -544,7 +551,9 @@ export class UpstreamScheduler {
   }
 
   private async fail(task: UpstreamTask, error: UpstreamFailure): Promise<void> {
-    await this.options.service.failUpstream(task, taskError(error));
+    const made = taskError(error);
+    const scrub = this.options.scrub ?? ((text: string) => text);
+    await this.options.service.failUpstream(task, { ...made, message: scrub(made.message), param: scrub(made.param) });
   }
 }
 
