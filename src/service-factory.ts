@@ -11,7 +11,7 @@ import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
 import { createLogger, createScrubber } from './logging.js';
-import { InputStore, inputKey } from './storage/inputs.js';
+import { InputStore, inputKey, publishingTask } from './storage/inputs.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
@@ -137,7 +137,7 @@ const PUBLISHED_INPUT_TTL_S = 3600;
  */
 function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (bytes: Buffer, mime: string) => Promise<string> {
   return async (bytes, mime) => {
-    const { folder, name } = await inputs.publish(bytes, mime);
+    const { folder, name } = await inputs.publish(bytes, mime, publishingTask.getStore());
     const exp = Math.floor(Date.now() / 1000) + PUBLISHED_INPUT_TTL_S;
     const key = inputKey(folder, name);
     return `${publicUrl.replace(/\/$/, '')}/${key}?exp=${exp}&sig=${signer.sign(key, exp)}`;

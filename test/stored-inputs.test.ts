@@ -486,5 +486,13 @@ describe('a stored input given to an upstream (DashScope) as a published URL', (
     // Another first character of the signature (replacing it with a fixed one is a no-op 1 time in 64).
     const altered = url.replace(/sig=(.)/, (_, first: string) => `sig=${first === 'A' ? 'B' : 'A'}`);
     expect((await fetch(altered)).status).toBe(403);
+
+    // The copy is the task's: deleted when the task ends, not 2 hours later.
+    const folder = /\/inputs\/(pub_[A-Za-z0-9_-]+)\//.exec(url)?.[1] ?? '';
+    expect(await entries(join(server.dataDir, 'inputs'))).toContain(folder);
+    const task = await settled(server, String(created.body['id']));
+    expect(task['status']).toBe('completed');
+    await eventually(async () => !(await entries(join(server.dataDir, 'inputs'))).includes(folder), { what: 'the published copy deleted' });
+    expect((await fetch(url)).status).toBe(404);
   });
 });

@@ -21,7 +21,7 @@ import type { ChannelMetrics } from '../../channels/metrics.js';
 import type { UpstreamFailure } from '../../channels/failure.js';
 import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
 import { isTaskFailureCode } from '../../failure-codes.js';
-import type { InputStore } from '../../storage/inputs.js';
+import { publishingTask, type InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
 import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../../store/records.js';
@@ -279,7 +279,8 @@ export class UpstreamScheduler {
     let outcome: SubmitOutcome;
     try {
       const job = await this.job(task);
-      outcome = await this.timed(task.channel, 'submit', () => adapter.submit(ctx, job));
+      // What the adapter publishes (an input the upstream fetches by URL) belongs to this task.
+      outcome = await this.timed(task.channel, 'submit', () => publishingTask.run(task.id, () => adapter.submit(ctx, job)));
     } catch (error) {
       // A throw is an adapter bug; the request may have left: never risk a second paid job.
       this.options.log.error({ err: error, task: task.id, channel: task.channel }, 'adapter submit threw');
