@@ -228,7 +228,16 @@ export class UpstreamScheduler {
       return;
     }
     const ctx = this.options.contexts.forTarget(target);
-    if (task.upstreamState === null) return this.submit(task, targets, ctx, adapter, channel.maxInFlight, channel.submitPerS, channel.timeoutS * 1000);
+    if (task.upstreamState === null)
+      return this.submit(
+        task,
+        targets,
+        ctx,
+        adapter,
+        { maxInFlight: channel.maxInFlight, maxInFlightPerKey: channel.maxInFlightPerKey },
+        channel.submitPerS,
+        channel.timeoutS * 1000,
+      );
     if (task.upstreamState === 'submitting') return this.resolveUnknown(task, ctx, adapter, 'the process stopped before the answer was stored');
     return this.poll(task, ctx, adapter, channel.pollPerS, channel.timeoutS * 1000, channel.baseUrl);
   }
@@ -260,7 +269,7 @@ export class UpstreamScheduler {
     targets: readonly RouteTarget[],
     ctx: ChannelContext,
     adapter: ProtocolAdapter,
-    maxInFlight: number,
+    { maxInFlight, maxInFlightPerKey }: { maxInFlight: number; maxInFlightPerKey: number },
     submitPerS: number,
     timeoutMs: number,
   ): Promise<void> {
@@ -271,7 +280,7 @@ export class UpstreamScheduler {
     const marked = await this.submitLocks.run(task.channel, async () => {
       const now = this.now();
       const step: UpstreamStep = { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs };
-      const result = await service.markSubmitting(task, step, maxInFlight);
+      const result = await service.markSubmitting(task, step, maxInFlight, maxInFlightPerKey);
       if (result === 'full') await service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
       return result === 'marked';
     });
