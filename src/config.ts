@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 
 /**
  * The one place that reads the environment. Every option is documented here (default, unit,
- * variable) and in the README; the result is a frozen object passed down explicitly. Nothing
+ * variable) and in docs/operations/configuration.md; the result is a frozen object passed down explicitly. Nothing
  * below this file reads `process.env`. Durations are set in seconds and held in milliseconds
  * (`...Ms`): converted here, once.
  */
@@ -96,9 +96,9 @@ export interface Config {
   /** MEDIAGATE_CORS_ORIGINS: origins (scheme://host[:port]) or `*` allowed to call the API from a browser. Default none (CORS off). */
   readonly corsOrigins: readonly string[] | '*';
   /**
-   * MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels (README, "Routing to
-   * real providers"), as an absolute path. Default unset: every model to the sandbox. Read and
-   * validated once at start: by the CLI (src/cli/serve.ts, `readChannels`, which reports a bad
+   * MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels
+   * (docs/guides/channels.md), as an absolute path. Default unset: every model to the sandbox. Read
+   * and validated once at start: by the CLI (src/cli/serve.ts, `readChannels`, which reports a bad
    * file and passes the table as `options.channels`), else by the factory itself.
    */
   readonly channelsFile: string | undefined;

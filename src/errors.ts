@@ -1,6 +1,6 @@
 /**
  * The catalogue of errors the API can return. Every error is a value with a stable `code`, an
- * HTTP status, the `param` at fault ('' when none) and a message; http/envelopes.ts is the one
+ * HTTP status, the `param` at fault ('' when none) and a message; wire/envelopes.ts is the one
  * place that turns it into the video or image family's body. Tests assert codes and params,
  * never message prose.
  */

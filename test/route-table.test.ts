@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS } from '../src/catalog/index.js';
 import { loadConfig } from '../src/config.js';
-import { familyOf } from '../src/http/envelopes.js';
+import { familyOf } from '../src/wire/envelopes.js';
 import { ROUTES } from '../src/http/routes.js';
 import { createMediagate } from '../src/service-factory.js';
 import { startServer, type TestServer } from './helpers/server.js';

@@ -11,11 +11,14 @@ import {
   listVideos,
 } from './openapi-task-ops.js';
 import { WEBHOOK_PATHS, WEBHOOK_SCHEMAS, webhookEvents } from './openapi-webhooks.js';
+import { IMAGE_ERROR_SCHEMA, VIDEO_ERROR_SCHEMA } from '../wire/envelopes.js';
+import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, VIDEO_STATUSES, imageStatusSchema, videoTaskSchema } from '../wire/task-bodies.js';
 
 /**
  * The OpenAPI 3.1 document, derived from the catalog: each model's request body is its row's
  * JSON Schema (the one the server validates with), and the create operations take `oneOf`
- * them, discriminated by `model`.
+ * them, discriminated by `model`. The response bodies' schemas are the wire shapes' own
+ * (src/wire/).
  */
 
 export const componentName = (row: ModelRow): string => `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
@@ -28,44 +31,6 @@ export function requestSchema(row: ModelRow): JsonSchema {
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 
-const VIDEO_ERROR = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['type', 'code', 'message', 'param'],
-      properties: {
-        type: { type: 'string', examples: ['invalid_request_error'] },
-        code: {
-          type: 'string',
-          examples: [
-            'missing_parameter',
-            'invalid_parameter',
-            'unsupported_parameter',
-            'unsupported_value',
-            'task_not_found',
-            'task_not_cancellable',
-            'idempotency_key_reused',
-            'idempotency_key_in_use',
-            'webhook_not_found',
-            'webhook_delivery_not_found',
-            'webhook_limit_reached',
-          ],
-        },
-        message: { type: 'string' },
-        param: { type: 'string', description: 'The top-level field at fault; empty when none.' },
-      },
-    },
-  },
-};
-
-const IMAGE_ERROR = {
-  type: 'object',
-  required: ['code', 'message', 'data'],
-  properties: { code: { type: 'string' }, message: { type: 'string' }, data: { type: 'null' } },
-};
-
 /**
  * Statuses an operation can produce: `cancelled` only once a cancel route is in the table (a
  * client must not be told to handle a state nothing reaches).
@@ -73,72 +38,10 @@ const IMAGE_ERROR = {
 function statuses(routes: readonly Route[]): { video: string[]; image: string[] } {
   const cancel = routes.some((route) => route.path.endsWith('/cancel'));
   return {
-    video: ['queued', 'processing', 'completed', 'failed', ...(cancel ? ['cancelled'] : [])],
-    image: ['QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE', ...(cancel ? ['CANCELLED'] : [])],
+    video: VIDEO_STATUSES.filter((status) => cancel || status !== 'cancelled'),
+    image: IMAGE_STATUSES.filter((status) => cancel || status !== 'CANCELLED'),
   };
 }
-
-const videoTask = (status: readonly string[]) => ({
-  type: 'object',
-  required: ['id', 'object', 'model', 'status', 'outputs', 'created_at'],
-  properties: {
-    id: { type: 'string' },
-    object: { const: 'video.generation' },
-    model: { type: 'string' },
-    status: { enum: status },
-    outputs: {
-      type: 'array',
-      items: { type: 'object', required: ['type', 'url'], properties: { type: { const: 'video' }, url: { type: 'string', format: 'uri' } } },
-    },
-    created_at: { type: 'integer', format: 'int64', description: 'Unix time, seconds.' },
-    started_at: { type: ['integer', 'null'], format: 'int64' },
-    completed_at: { type: ['integer', 'null'], format: 'int64' },
-    progress: { type: ['integer', 'null'], minimum: 0, maximum: 100 },
-    error: {
-      oneOf: [
-        { type: 'null' },
-        {
-          type: 'object',
-          required: ['type', 'code', 'message', 'param'],
-          properties: { type: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string' } },
-        },
-      ],
-    },
-  },
-});
-
-const IMAGE_CREATED = {
-  type: 'object',
-  required: ['code', 'message', 'data'],
-  properties: {
-    code: { const: 'success' },
-    message: { const: '' },
-    data: { type: 'object', required: ['task_id'], properties: { task_id: { type: 'string' } } },
-  },
-};
-
-const imageStatus = (status: readonly string[]) => ({
-  type: 'object',
-  required: ['code', 'message', 'data'],
-  properties: {
-    code: { const: 'success' },
-    message: { const: '' },
-    data: {
-      type: 'object',
-      required: ['task_id', 'status', 'progress', 'outputs', 'submit_time', 'start_time', 'finish_time', 'fail_reason'],
-      properties: {
-        task_id: { type: 'string' },
-        status: { enum: status },
-        progress: { type: 'string', pattern: '^\\d{1,3}%$', examples: ['0%', '100%'] },
-        outputs: { type: 'array', items: { type: 'string', format: 'uri' } },
-        submit_time: { type: 'integer', description: 'Unix time, seconds.' },
-        start_time: { type: 'integer', description: '0 until started.' },
-        finish_time: { type: 'integer', description: '0 until finished.' },
-        fail_reason: { type: 'string', description: 'Empty unless the task failed.' },
-      },
-    },
-  },
-});
 
 const MODEL = {
   type: 'object',
@@ -267,11 +170,11 @@ function webhookPaths(): Record<string, unknown> {
 export function buildOpenApi(serverUrl: string, routes: readonly Route[], models: readonly ModelRow[]): Record<string, unknown> {
   const status = statuses(routes);
   const schemas: Record<string, unknown> = {
-    VideoTask: videoTask(status.video),
-    VideoError: VIDEO_ERROR,
-    ImageCreated: IMAGE_CREATED,
-    ImageStatus: imageStatus(status.image),
-    ImageError: IMAGE_ERROR,
+    VideoTask: videoTaskSchema(status.video),
+    VideoError: VIDEO_ERROR_SCHEMA,
+    ImageCreated: IMAGE_CREATED_SCHEMA,
+    ImageStatus: imageStatusSchema(status.image),
+    ImageError: IMAGE_ERROR_SCHEMA,
     Model: MODEL,
     ModelPricing: MODEL_PRICING,
     ModelList: MODEL_LIST,

@@ -1,7 +1,8 @@
 import type { EventStreams } from './event-streams.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpContext } from './context.js';
-import type { Family, UrlFor } from './envelopes.js';
+import type { Family } from '../wire/envelopes.js';
+import type { UrlFor } from '../wire/task-bodies.js';
 
 /** Methods a route may declare; HEAD is answered wherever GET is (Fastify's `exposeHeadRoutes`). */
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -32,7 +33,7 @@ export interface Route {
   /** Fastify pattern: `:name` is one path segment, a final `*` the rest of the path. */
   readonly path: string;
   readonly methods: readonly Method[];
-  /** The error envelope of the route (envelopes.ts); agrees with `familyOf(path)` (a spec checks). */
+  /** The error envelope of the route (wire/envelopes.ts); agrees with `familyOf(path)` (a spec checks). */
   readonly family: Family;
   /** The `route` label of the request metrics; default `path`. */
   readonly metricsLabel?: string;

@@ -1,5 +1,5 @@
 import { getConsoleAsset, getConsolePage, getFavicon, redirectToConsole } from './console-assets.js';
-import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from './response-schemas.js';
+import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from '../wire/task-bodies.js';
 import type { Route } from './route.js';
 import { streamTaskEvents } from './routes/events.js';
 import { getFile, getInput } from './routes/files.js';

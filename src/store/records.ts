@@ -155,6 +155,12 @@ export interface UpstreamCancelRef {
   readonly requestId: string | null;
 }
 
+/** A cancel still owed to the upstream (claimed for a retry), with when the task ended and the last retry interval. */
+export interface PendingUpstreamCancel extends UpstreamCancelRef {
+  readonly completedAt: number | null;
+  readonly intervalMs: number | null;
+}
+
 export interface ApiKeyRecord {
   readonly id: string;
   readonly name: string;

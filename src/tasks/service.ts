@@ -4,7 +4,18 @@ import type { TaskFailureCode } from '../failure-codes.js';
 import { referencedInputBytes, type InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from '../store/store.js';
-import type { ClaimedTask, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../store/records.js';
+import type {
+  ClaimedTask,
+  NewTask,
+  Task,
+  TaskError,
+  TaskListQuery,
+  TaskOutput,
+  UpstreamCancelRef,
+  PendingUpstreamCancel,
+  UpstreamStep,
+  UpstreamTask,
+} from '../store/records.js';
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {
@@ -433,6 +444,21 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    */
   takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined> {
     return this.store.takeUpstreamCancel(id);
+  }
+
+  /** Cancels still owed to an upstream and due (retries, and cancels won by a process without channels), each leased for `leaseMs`. */
+  claimUpstreamCancels(leaseMs: number, limit: number): Promise<PendingUpstreamCancel[]> {
+    const now = this.now();
+    return this.store.claimUpstreamCancels(now, now + leaseMs, limit);
+  }
+
+  /** An upstream cancel that got no answer: tried again in `delayMs`. */
+  deferUpstreamCancel(ref: UpstreamCancelRef & { readonly upstreamId: string }, delayMs: number): Promise<boolean> {
+    return this.store.deferUpstreamCancel(ref, this.now() + delayMs, delayMs);
+  }
+
+  finishUpstreamCancel(id: string): Promise<boolean> {
+    return this.store.finishUpstreamCancel(id);
   }
 
   /** processing -> queued: handed back by a worker that is shutting down (with a new job, on a queue). */

@@ -4,7 +4,8 @@ import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
 import type { TaskService } from '../../tasks/service.js';
 import type { Task } from '../../store/records.js';
-import { imageCreated, imageTask, videoTask, type Family } from '../envelopes.js';
+import type { Family } from '../../wire/envelopes.js';
+import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
 import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
 import { pathParam, type FastAnswer, type Handler, type RouteDeps } from '../route.js';
 

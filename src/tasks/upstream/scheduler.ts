@@ -161,6 +161,10 @@ export class UpstreamScheduler {
       const room = (this.options.maxSteps ?? 64) - this.running.size;
       const claimed = room > 0 ? await this.options.service.claimUpstream(this.timings.leaseMs, room) : [];
       for (const task of claimed) this.track(this.step(task));
+      // Upstream cancels still owed (no answer last time, or won by a process without channels).
+      const left = room - claimed.length;
+      const cancels = left > 0 ? await this.options.service.claimUpstreamCancels(this.timings.leaseMs, left) : [];
+      for (const pending of cancels) this.track(this.canceller.retry(pending));
       const due = await this.options.service.nextUpstreamDue();
       if (due !== undefined) delay = Math.min(delay, due - this.now());
       if (claimed.length >= room && room > 0) delay = 0;
@@ -436,14 +440,15 @@ export class UpstreamScheduler {
     const upstreamId = task.upstreamId ?? '';
     const since = task.since ?? task.createdAt;
     if (this.now() - since > timeoutMs) {
-      if (upstreamId !== '') {
-        const job = { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId: task.requestId };
-        await this.canceller.cancel(job, 'the upstream task ran past timeout_s');
-      }
+      // Failed first: a cancel that gets no answer is then kept as owed on the final task and tried again.
       await this.fail(
         task,
         failure('upstream_timeout', `The upstream task ran past the channel's timeout_s (${timeoutMs / 1000} s).`, '', task.requestId ?? undefined),
       );
+      if (upstreamId !== '') {
+        const job = { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId: task.requestId };
+        await this.canceller.cancel(job, 'the upstream task ran past timeout_s');
+      }
       return;
     }
     await sleep(await this.options.service.waitForChannelSlot(task.channel, 'poll', pollPerS));
