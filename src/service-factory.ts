@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
-import { loadPricing, type Pricing } from './billing/index.js';
+import { DEFAULT_CURRENCY, loadPricing, type Pricing } from './billing/index.js';
 import { createValidator, type ModelRow, type Validator } from './catalog/index.js';
 import { validationError } from './errors.js';
 import { SANDBOX_CHANNEL, loadChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
@@ -204,7 +204,7 @@ async function openStore(config: Config, logger: Logger) {
   const stopSigningRefresh = startSigningRefresh(signer, backend.store, config.signingRefreshMs, (error) =>
     logger.warn({ err: error }, 'reading the URL signing secrets failed; keeping the current ones'),
   );
-  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys });
+  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys, configuredAdmin: config.adminKeys });
   const generatedKey = await keys.init();
   return { backend, signer, stopSigningRefresh, keys, generatedKey };
 }
@@ -224,7 +224,7 @@ interface UpstreamParts {
 
 /** What the logs and upstream texts never show: the configured API keys, the channels' keys, the metrics token. */
 function secretsOf(config: Config, channels: ChannelsConfig): string[] {
-  return [...config.apiKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  return [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
 }
 
 /**
@@ -323,16 +323,17 @@ interface WebhookHooks {
 function createWebhooks(
   config: Config,
   options: MediagateOptions,
-  core: { store: Store; service: TaskService; signer: UrlSigner; publicUrl: () => string },
+  core: { store: Store; service: TaskService; signer: UrlSigner; publicUrl: () => string; pricing: Pricing | undefined },
   logger: Logger,
   hooks: WebhookHooks,
 ) {
   if (!config.workers) return undefined;
-  const { store, service, signer, publicUrl } = core;
+  const { store, service, signer, publicUrl, pricing } = core;
   return new WebhookDispatcher({
     store,
     service,
     urlFor: createOutputUrls({ signer, publicUrl, outputTtlMs: config.outputTtlMs }),
+    currency: pricing?.currency ?? DEFAULT_CURRENCY,
     allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     timeoutMs: config.webhookTimeoutMs,
     caps: { perEndpoint: config.webhookPerEndpoint, perKey: config.webhookPerKey },
@@ -390,7 +391,7 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
   const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
   const store = backend.store;
   const channelOf = firstChannel(channels);
-  const service = new TaskService({ store, inputs, channelOf });
+  const service = new TaskService({ store, inputs, channelOf, ...(pricing === undefined ? {} : { pricing }) });
   const storage = new LocalStorage(outputRoot);
   const upstream = await createUpstream({ config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics: channelMetrics });
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
@@ -406,7 +407,7 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
   let feed: TaskFeed | undefined;
   const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
   const hooks: WebhookHooks = { observe: undefined };
-  const webhooks = createWebhooks(config, options, { store, service, signer, publicUrl }, logger, hooks);
+  const webhooks = createWebhooks(config, options, { store, service, signer, publicUrl, pricing }, logger, hooks);
   let sweeps: Sweeper[] = [];
   return {
     process: {

@@ -90,7 +90,7 @@ export class EventStreams {
       for (const [owner, entry] of [...this.byOwner]) {
         let valid: boolean;
         try {
-          valid = (await this.keys.resolveFresh(entry.token)) === owner;
+          valid = (await this.keys.resolveFresh(entry.token))?.id === owner;
         } catch {
           // A store that does not answer proves nothing: the next check asks again.
           continue;

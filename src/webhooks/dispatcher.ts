@@ -31,6 +31,8 @@ export interface WebhookDispatcherOptions {
   readonly service: TaskService;
   /** Signed output URLs for the payloads (storage/output-urls.ts), as a status poll signs them. */
   readonly urlFor: UrlFor;
+  /** The currency of a final task's usage (the pricing file's, "USD" without one). */
+  readonly currency: string;
   /** The media inputs' allow list (MEDIAGATE_FETCH_ALLOW_*): the same address policy. */
   readonly allow: FetchAllowList;
   /** Extra TLS options for the connections (a test CA). */
@@ -180,7 +182,7 @@ export class WebhookDispatcher {
     if (type === undefined) return [];
     const matching = endpoints.filter((endpoint) => endpoint.events.includes(type));
     if (matching.length === 0) return [];
-    const built = webhookPayload(task, this.options.urlFor);
+    const built = webhookPayload(task, this.options.urlFor, this.options.currency);
     if (built === undefined) return [];
     return matching.map((endpoint) => ({
       id: newSortableId('msg'),

@@ -50,8 +50,9 @@ describe('a failed image task keeps its code and param through a mediagate chann
       outputs: [],
       attempt: 1,
       version: 3,
+      usage: { seconds: 0, images: 0, cost: 0 },
     };
-    const body = imageTask(failed, () => '');
+    const body = imageTask(failed, () => '', 'USD');
     expect(body.data).toMatchObject({ status: 'FAILURE', fail_reason: 'the prompt was refused', error: failed.error });
     const stub = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
     await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));

@@ -2,6 +2,7 @@ import { fetchesInputs } from './tasks-insert.js';
 import { operation, skipLocked } from '../dialect.js';
 import type { JobQueueSql } from '../dialect.js';
 import type { Int, PendingCancelRow, UpstreamCancelRow, UpstreamRow, UpstreamSaveParams } from '../rows.js';
+import { NO_USAGE, type UsageParams } from './settle.js';
 
 /**
  * The upstream lifecycle's statements (docs/channels.md "The lifecycle"). A task whose channel
@@ -94,18 +95,21 @@ export const saveUpstreamWithJob = (jobs: JobQueueSql) =>
     ['postgres'],
   );
 
-export const completeUpstream = operation<{ id: string; attempt: number; now: number; outputs: string; startedAt: number }>(
+/** Completed, with the usage measured from the copied outputs and what the upstream reported of its own (JSON, or NULL). */
+export const completeUpstream = operation<
+  UsageParams & { id: string; attempt: number; now: number; outputs: string; startedAt: number; upstreamUsage: string | null }
+>(
   'complete-upstream',
   () => `UPDATE tasks AS t SET status = 'completed', progress = 100, completed_at = @now, outputs = @outputs,
              started_at = COALESCE(t.started_at, @startedAt), upstream_state = NULL, next_check_at = NULL,
-             version = t.version + 1
+             version = t.version + 1, usage_seconds = @seconds, usage_images = @images, cost = @cost, upstream_usage = @upstreamUsage
        WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`,
 );
 
 export const failUpstream = operation<{ id: string; attempt: number; now: number; error: string }>(
   'fail-upstream',
   () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, upstream_state = NULL, next_check_at = NULL,
-             version = t.version + 1
+             version = t.version + 1, ${NO_USAGE}
        WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`,
 );
 
