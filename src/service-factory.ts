@@ -4,14 +4,15 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
 import { DEFAULT_CURRENCY, loadPricing, type Pricing } from './billing/index.js';
-import { createValidator } from './catalog/index.js';
+import { createValidator, type ModelRow, type Validator } from './catalog/index.js';
+import { validationError } from './errors.js';
 import { SANDBOX_CHANNEL, loadChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
-import { createLogger } from './logging.js';
-import { InputStore, inputKey } from './storage/inputs.js';
+import { createLogger, createScrubber } from './logging.js';
+import { InputStore, inputKey, publishingTask } from './storage/inputs.js';
 import { createOutputUrls } from './storage/output-urls.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
@@ -138,10 +139,30 @@ const PUBLISHED_INPUT_TTL_S = 3600;
  */
 function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (bytes: Buffer, mime: string) => Promise<string> {
   return async (bytes, mime) => {
-    const { folder, name } = await inputs.publish(bytes, mime);
+    const { folder, name } = await inputs.publish(bytes, mime, publishingTask.getStore());
     const exp = Math.floor(Date.now() / 1000) + PUBLISHED_INPUT_TTL_S;
     const key = inputKey(folder, name);
     return `${publicUrl.replace(/\/$/, '')}/${key}?exp=${exp}&sig=${signer.sign(key, exp)}`;
+  };
+}
+
+/**
+ * The catalog's validator, and, when some route leads off the sandbox, the check of the route's
+ * first target after it (docs/channels.md "Target profiles"): a parameter that target cannot
+ * express is the same 400 `unsupported_value` as the catalog's own, before the task exists.
+ */
+async function routeValidator(models: readonly ModelRow[], channels: ChannelsConfig): Promise<Validator> {
+  const validator = createValidator(models);
+  if (!routesUpstream(channels)) return validator;
+  const [{ createTargetCheck }, { ADAPTERS }] = await Promise.all([import('./channels/targets.js'), import('./channels/protocols/index.js')]);
+  const check = createTargetCheck(channels, ADAPTERS);
+  return {
+    validate(kind, input) {
+      const result = validator.validate(kind, input);
+      if (!result.ok) return result;
+      const problem = check(result.row.id, kind, result.params);
+      return problem === undefined ? result : { ok: false, error: validationError('unsupported_value', problem.param, problem.message) };
+    },
   };
 }
 
@@ -201,6 +222,11 @@ interface UpstreamParts {
   readonly metrics: ChannelMetrics | undefined;
 }
 
+/** What the logs and upstream texts never show: the configured API keys, the channels' keys, the metrics token. */
+function secretsOf(config: Config, channels: ChannelsConfig): string[] {
+  return [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+}
+
 /**
  * The upstream side of a process, when some route leads off the sandbox: the cancel of a
  * cancelled task's upstream job (every process, API-only ones included: the one that wins a
@@ -238,6 +264,7 @@ async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: Upstre
         log,
         metrics,
         canceller,
+        scrub: createScrubber(secretsOf(config, channels)),
         ...(options.upstreamTimings === undefined ? {} : { timings: options.upstreamTimings }),
       })
     : undefined;
@@ -309,6 +336,7 @@ function createWebhooks(
     currency: pricing?.currency ?? DEFAULT_CURRENCY,
     allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     timeoutMs: config.webhookTimeoutMs,
+    caps: { perEndpoint: config.webhookPerEndpoint, perKey: config.webhookPerKey },
     log: logger.child({ component: 'webhooks' }),
     observe: (outcome) => hooks.observe?.(outcome),
     ...(config.webhookRetryScheduleMs === undefined ? {} : { retryScheduleMs: config.webhookRetryScheduleMs }),
@@ -357,7 +385,7 @@ interface Core {
 async function createCore(config: Config, options: MediagateOptions, publicUrl: () => string, channelMetrics?: ChannelMetrics): Promise<Core> {
   const channels = routingTable(config, options);
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
-  const secrets = [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const secrets = secretsOf(config, channels);
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
   const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
@@ -442,10 +470,11 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     {
       models,
       pricing: core.pricing,
-      validator: createValidator(models),
+      validator: await routeValidator(models, channels),
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,
+      eventStreamLimits: { maxPerKey: config.sseMaxPerKey, maxLifetimeMs: config.sseMaxLifetimeMs, keyCheckMs: 2000 },
       store,
       keys,
       storage,

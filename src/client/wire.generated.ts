@@ -68,6 +68,13 @@ export interface ImageTask {
     readonly cost: number;
     readonly currency: string;
   };
+  /** Only when the task failed (FAILURE): the same error object a failed video task carries. */
+  readonly error?: {
+    readonly type: string;
+    readonly code: string;
+    readonly message: string;
+    readonly param: string;
+  };
 }
 
 /** The `data` of `POST /v1/images/generations/async`. */

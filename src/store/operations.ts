@@ -10,12 +10,13 @@ import type {
   TaskListQuery,
   TaskOutput,
   UsageQuery,
+  UpstreamCancelRef,
   WebhookAttemptRecord,
   WebhookAttemptResult,
   WebhookDeliveryRecord,
   WebhookEndpointRecord,
 } from './records.js';
-import { listParams, num, toIdempotencyRecord, toTask, toUpstreamCancelRef, toUpstreamTask } from './rows.js';
+import { listParams, num, toIdempotencyRecord, toTask, toPendingCancel, toUpstreamCancelRef, toUpstreamTask } from './rows.js';
 import { FIRST_DELIVERY_PAGE, toAttempt, toClaimedDelivery, toDelivery, toEndpoint, withAttempts } from './webhook-rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { findIdempotencyKey, sweepIdempotencyKeys } from './sql/idempotency.js';
@@ -51,10 +52,15 @@ import {
   nextUpstreamDue,
   reserveChannelSlot,
   takeUpstreamCancel,
+  claimUpstreamCancels,
+  deferUpstreamCancel,
+  finishUpstreamCancel,
 } from './sql/upstream.js';
 import {
   claimWebhookDeliveries,
   countWebhookEndpoints,
+  DEFAULT_DELIVERY_CAPS,
+  type DeliveryCaps,
   deleteWebhookAttempts,
   deleteWebhookDeliveries,
   deleteWebhookEndpoint,
@@ -177,6 +183,24 @@ export const taskOperations = {
   failUpstream: run(failUpstream, (id: string, attempt: number, error: TaskError, now: number) => ({ id, attempt, now, error: JSON.stringify(error) }), won),
   /** A cancelled task's upstream job, taken once (sql/upstream.ts takeUpstreamCancel); undefined when already taken or never submitted. */
   takeUpstreamCancel: one(takeUpstreamCancel, (id: string) => ({ id }), maybe(toUpstreamCancelRef)),
+  /** Final tasks whose upstream cancel is still owed and due (a retry, or one won by a process without channels), leased until `leaseUntil`. */
+  claimUpstreamCancels: all(claimUpstreamCancels, (now: number, leaseUntil: number, limit: number) => ({ now, leaseUntil, limit }), each(toPendingCancel)),
+  /** A cancel the upstream did not answer: kept, to be tried again at `at`. */
+  deferUpstreamCancel: run(
+    deferUpstreamCancel,
+    (ref: UpstreamCancelRef & { readonly upstreamId: string }, at: number, intervalMs: number) => ({
+      id: ref.id,
+      channel: ref.channel,
+      target: ref.target,
+      upstreamId: ref.upstreamId,
+      requestId: ref.requestId,
+      at,
+      intervalMs,
+    }),
+    won,
+  ),
+  /** The owed cancel is done (answered, or given up). */
+  finishUpstreamCancel: run(finishUpstreamCancel, (id: string) => ({ id }), won),
   /**
    * Books the next request slot of a channel's bucket, across processes; resolves with when it
    * starts (ms). The bucket's row is created the first time it is missing.
@@ -329,7 +353,7 @@ export const webhookOperations = {
   /** Due deliveries leased to `owner` until `leaseUntil`, with `attempts` incremented. */
   claimWebhookDeliveries: all(
     claimWebhookDeliveries,
-    (owner: string, now: number, leaseUntil: number, limit: number) => ({ owner, now, leaseUntil, limit }),
+    (owner: string, now: number, leaseUntil: number, limit: number, caps: DeliveryCaps = DEFAULT_DELIVERY_CAPS) => ({ owner, now, leaseUntil, limit, ...caps }),
     each(toClaimedDelivery),
   ),
   nextWebhookDue: one(nextWebhookDue, () => ({}), dueOf),

@@ -145,6 +145,15 @@ export interface UpstreamTask {
 }
 
 /** The state a non-final upstream step leaves the task in (every column named, none implied). */
+/** The bounds a submission is checked against: the channel's max_in_flight, and the key's share of it while others wait. */
+export interface SubmitLimits {
+  readonly maxInFlight: number;
+  /** The key the task belongs to. */
+  readonly owner: string;
+  /** max_in_flight_per_key. */
+  readonly perKey: number;
+}
+
 export interface UpstreamStep {
   readonly status: 'queued' | 'processing';
   readonly channel: string;
@@ -204,6 +213,12 @@ export interface UsageRecord {
   readonly seconds: number;
   readonly images: number;
   readonly cost: number;
+}
+
+/** A cancel still owed to the upstream (claimed for a retry), with when the task ended and the last retry interval. */
+export interface PendingUpstreamCancel extends UpstreamCancelRef {
+  readonly completedAt: number | null;
+  readonly intervalMs: number | null;
 }
 
 /** What a key may do: `client` keys the task API, `admin` keys only /v1/admin/* (docs/admin.md). */

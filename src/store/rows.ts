@@ -9,6 +9,7 @@ import type {
   TaskStatus,
   TaskUsage,
   UpstreamCancelRef,
+  PendingUpstreamCancel,
   UpstreamState,
   UpstreamStep,
   UpstreamTask,
@@ -204,6 +205,16 @@ export interface UpstreamCancelRow {
   target: Int;
   upstream_id: string | null;
   upstream_request_id: string | null;
+}
+
+/** A cancel still owed to an upstream, as claimUpstreamCancels returns it. */
+export interface PendingCancelRow extends UpstreamCancelRow {
+  completed_at: Int | null;
+  check_interval_ms: Int | null;
+}
+
+export function toPendingCancel(row: PendingCancelRow): PendingUpstreamCancel {
+  return { ...toUpstreamCancelRef(row), completedAt: numOrNull(row.completed_at), intervalMs: numOrNull(row.check_interval_ms) };
 }
 
 export function toUpstreamCancelRef(row: UpstreamCancelRow): UpstreamCancelRef {

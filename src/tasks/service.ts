@@ -15,6 +15,7 @@ import type {
   TaskOutput,
   TaskUsage,
   UpstreamCancelRef,
+  PendingUpstreamCancel,
   UpstreamStep,
   UpstreamTask,
 } from '../store/records.js';
@@ -485,8 +486,8 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /** queued -> `submitting` (the marker before the adapter's submit), within the channel's max_in_flight. */
-  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
-    return this.store.markSubmitting(task.id, task.attempt, step, maxInFlight);
+  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number, perKey: number = maxInFlight): Promise<'marked' | 'full' | 'lost'> {
+    return this.store.markSubmitting(task.id, task.attempt, step, { maxInFlight, owner: task.owner, perKey });
   }
 
   /**
@@ -535,6 +536,21 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    */
   takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined> {
     return this.store.takeUpstreamCancel(id);
+  }
+
+  /** Cancels still owed to an upstream and due (retries, and cancels won by a process without channels), each leased for `leaseMs`. */
+  claimUpstreamCancels(leaseMs: number, limit: number): Promise<PendingUpstreamCancel[]> {
+    const now = this.now();
+    return this.store.claimUpstreamCancels(now, now + leaseMs, limit);
+  }
+
+  /** An upstream cancel that got no answer: tried again in `delayMs`. */
+  deferUpstreamCancel(ref: UpstreamCancelRef & { readonly upstreamId: string }, delayMs: number): Promise<boolean> {
+    return this.store.deferUpstreamCancel(ref, this.now() + delayMs, delayMs);
+  }
+
+  finishUpstreamCancel(id: string): Promise<boolean> {
+    return this.store.finishUpstreamCancel(id);
   }
 
   /** processing -> queued: handed back by a worker that is shutting down (with a new job, on a queue). */

@@ -431,6 +431,9 @@ export class WorkerPool implements TaskRunner {
     attempt.entry.rendering = true;
     attempt.timeout = setTimeout(() => this.stop(attempt, 'timeout'), this.options.renderTimeoutMs);
     await mkdir(attempt.workDir, { recursive: true });
+    // A stop while the directory was made (a short timeout on a loaded machine) must not reach
+    // an engine that only listens for the abort event, which has already fired.
+    if (controller.signal.aborted) throw controller.signal.reason;
     const result = await engine.render({
       taskId: task.id,
       owner: task.owner,

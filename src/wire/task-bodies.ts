@@ -126,6 +126,11 @@ export function imageTaskData(task: Task, urlFor: UrlFor, currency: string) {
     finish_time: task.completedAt === null ? 0 : seconds(task.completedAt),
     fail_reason: task.error ? task.error.message : '',
     usage: usageBody(task, currency),
+    /**
+     * Only on FAILURE: the same `{type, code, message, param}` a failed video task carries, so a
+     * client (a `mediagate` channel among them) keeps the code and the parameter, not just the text.
+     */
+    ...(task.status === 'failed' && task.error ? { error: { ...task.error } } : {}),
   };
 }
 
@@ -146,6 +151,7 @@ function imageTaskFields(statuses: readonly string[]) {
     finish_time: { type: 'integer', description: '0 until finished.' },
     fail_reason: { type: 'string', description: 'Empty unless the task failed.' },
     usage: USAGE_FIELD,
+    error: { ...TASK_ERROR_SCHEMA, description: 'Only when the task failed (FAILURE): the same error object a failed video task carries.' },
   } satisfies Record<keyof ImageTaskData, WireSchema>;
 }
 
@@ -166,7 +172,11 @@ export function imageTask(task: Task, urlFor: UrlFor, currency: string) {
 export type ImageStatusBody = ReturnType<typeof imageTask>;
 
 /** The OpenAPI schema `ImageStatus`. */
-export const imageStatusSchema = (statuses: readonly string[] = IMAGE_STATUSES): WireSchema => imageEnvelopeSchema(objectSchema(imageTaskFields(statuses)));
+export const imageStatusSchema = (statuses: readonly string[] = IMAGE_STATUSES): WireSchema => {
+  const fields = imageTaskFields(statuses);
+  // `error` is present only on FAILURE: every other field is required.
+  return imageEnvelopeSchema(objectSchema(fields, { required: Object.keys(fields).filter((name) => name !== 'error') }));
+};
 
 /** `POST /v1/images/generations/async`: the new task's id. */
 export function imageCreated(task: Task) {

@@ -22,7 +22,7 @@ import type { ChannelMetrics } from '../../channels/metrics.js';
 import type { UpstreamFailure } from '../../channels/failure.js';
 import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
 import { isTaskFailureCode } from '../../failure-codes.js';
-import type { InputStore } from '../../storage/inputs.js';
+import { publishingTask, type InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
 import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../../store/records.js';
@@ -80,6 +80,13 @@ export interface UpstreamSchedulerOptions {
   readonly metrics?: ChannelMetrics | undefined;
   /** Upstream cancels (shared with the process's 'cancelled' listener); one is made when absent. */
   readonly canceller?: UpstreamCanceller;
+  /**
+   * What every text of an upstream (a failure's message and param; the code is one of ours) passes through before
+   * it is stored and shown: the logs' scrubber (logging.ts: keys, `Bearer` tokens, the
+   * channels' own API keys, data URLs, length). An upstream that echoes our Authorization
+   * header must not put our key in a task. Default: unchanged (specs of other behaviours).
+   */
+  readonly scrub?: (text: string) => string;
 }
 
 /** How often the in-flight gauge is refreshed from the store. */
@@ -155,6 +162,10 @@ export class UpstreamScheduler {
       const room = (this.options.maxSteps ?? 64) - this.running.size;
       const claimed = room > 0 ? await this.options.service.claimUpstream(this.timings.leaseMs, room) : [];
       for (const task of claimed) this.track(this.step(task));
+      // Upstream cancels still owed (no answer last time, or won by a process without channels).
+      const left = room - claimed.length;
+      const cancels = left > 0 ? await this.options.service.claimUpstreamCancels(this.timings.leaseMs, left) : [];
+      for (const pending of cancels) this.track(this.canceller.retry(pending));
       const due = await this.options.service.nextUpstreamDue();
       if (due !== undefined) delay = Math.min(delay, due - this.now());
       if (claimed.length >= room && room > 0) delay = 0;
@@ -222,7 +233,16 @@ export class UpstreamScheduler {
       return;
     }
     const ctx = this.options.contexts.forTarget(target);
-    if (task.upstreamState === null) return this.submit(task, targets, ctx, adapter, channel.maxInFlight, channel.submitPerS, channel.timeoutS * 1000);
+    if (task.upstreamState === null)
+      return this.submit(
+        task,
+        targets,
+        ctx,
+        adapter,
+        { maxInFlight: channel.maxInFlight, maxInFlightPerKey: channel.maxInFlightPerKey },
+        channel.submitPerS,
+        channel.timeoutS * 1000,
+      );
     if (task.upstreamState === 'submitting') return this.resolveUnknown(task, ctx, adapter, 'the process stopped before the answer was stored');
     return this.poll(task, ctx, adapter, channel.pollPerS, channel.timeoutS * 1000, channel.baseUrl);
   }
@@ -254,7 +274,7 @@ export class UpstreamScheduler {
     targets: readonly RouteTarget[],
     ctx: ChannelContext,
     adapter: ProtocolAdapter,
-    maxInFlight: number,
+    { maxInFlight, maxInFlightPerKey }: { maxInFlight: number; maxInFlightPerKey: number },
     submitPerS: number,
     timeoutMs: number,
   ): Promise<void> {
@@ -265,7 +285,7 @@ export class UpstreamScheduler {
     const marked = await this.submitLocks.run(task.channel, async () => {
       const now = this.now();
       const step: UpstreamStep = { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs };
-      const result = await service.markSubmitting(task, step, maxInFlight);
+      const result = await service.markSubmitting(task, step, maxInFlight, maxInFlightPerKey);
       if (result === 'full') await service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
       return result === 'marked';
     });
@@ -273,7 +293,8 @@ export class UpstreamScheduler {
     let outcome: SubmitOutcome;
     try {
       const job = await this.job(task);
-      outcome = await this.timed(task.channel, 'submit', () => adapter.submit(ctx, job));
+      // What the adapter publishes (an input the upstream fetches by URL) belongs to this task.
+      outcome = await this.timed(task.channel, 'submit', () => publishingTask.run(task.id, () => adapter.submit(ctx, job)));
     } catch (error) {
       // A throw is an adapter bug; the request may have left: never risk a second paid job.
       this.options.log.error({ err: error, task: task.id, channel: task.channel }, 'adapter submit threw');
@@ -420,14 +441,15 @@ export class UpstreamScheduler {
     const upstreamId = task.upstreamId ?? '';
     const since = task.since ?? task.createdAt;
     if (this.now() - since > timeoutMs) {
-      if (upstreamId !== '') {
-        const job = { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId: task.requestId };
-        await this.canceller.cancel(job, 'the upstream task ran past timeout_s');
-      }
+      // Failed first: a cancel that gets no answer is then kept as owed on the final task and tried again.
       await this.fail(
         task,
         failure('upstream_timeout', `The upstream task ran past the channel's timeout_s (${timeoutMs / 1000} s).`, '', task.requestId ?? undefined),
       );
+      if (upstreamId !== '') {
+        const job = { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId: task.requestId };
+        await this.canceller.cancel(job, 'the upstream task ran past timeout_s');
+      }
       return;
     }
     await sleep(await this.options.service.waitForChannelSlot(task.channel, 'poll', pollPerS));
@@ -478,8 +500,8 @@ export class UpstreamScheduler {
         await this.fail(task, answer.error);
         return;
       case 'succeeded':
-        // What the upstream says it used (adapters that read it add `reportedUsage`): the operator's record, not the bill.
-        await this.copyAndComplete(task, answer.outputs, baseUrl, backedOff, 'reportedUsage' in answer ? answer.reportedUsage : undefined);
+        // What the upstream says it used, when its adapter reads it: the operator's record, not the bill.
+        await this.copyAndComplete(task, answer.outputs, baseUrl, backedOff, answer.reportedUsage);
         return;
     }
   }
@@ -552,7 +574,9 @@ export class UpstreamScheduler {
   }
 
   private async fail(task: UpstreamTask, error: UpstreamFailure): Promise<void> {
-    await this.options.service.failUpstream(task, taskError(error));
+    const made = taskError(error);
+    const scrub = this.options.scrub ?? ((text: string) => text);
+    await this.options.service.failUpstream(task, { ...made, message: scrub(made.message), param: scrub(made.param) });
   }
 }
 
