@@ -102,6 +102,8 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   });
   // The listener reads `cors`, made from the app just below, only when requests arrive.
   const app = createApp(ctx, logger, limits, requestId, (req, res, router) => {
+    // Once a close has begun, each answer ends its connection: a kept-alive socket would hold the close.
+    if (closing) res.setHeader('connection', 'close');
     // A cross-origin request takes the router, whose CORS hook sets its headers.
     if (cors.needsRouter(req)) router();
     else dispatch(req, res, router);
@@ -115,6 +117,11 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     // Event streams never end by themselves; a close waits for open connections.
     closingStreams.abort();
     streams.close();
+    // server.close() closes the connections idle at that moment, once. One whose answer was
+    // still being written turns idle later and would hold the close until its keep-alive
+    // timeout (72 s): sweep idle connections until the server has closed.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    app.server.once('close', () => clearInterval(sweep));
     done();
   });
   registerRoutes(app, ctx, routes, deps);
