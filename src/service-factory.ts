@@ -359,7 +359,7 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
   const store = backend.store;
   const channelOf = firstChannel(channels);
-  const service = new TaskService({ store, inputs, channelOf });
+  const service = new TaskService({ store, inputs, channelOf, inputBytesPerKey: config.keyInputBytes });
   const storage = new LocalStorage(outputRoot);
   const upstream = await createUpstream({ config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics: channelMetrics });
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ClaimedTask, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
 import type { JobQueueSql, Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
@@ -9,6 +9,7 @@ import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './sql/migrations.js';
 import { requeueStranded } from './sql/recovery.js';
 import { completeMany, fail, release, releaseWithJob } from './sql/settle.js';
+import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
 import { channelFull, ensureChannelLimit, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
@@ -63,6 +64,7 @@ function taskColumns(tasks: readonly NewTask[]): InsertTasksParams {
     createdAts: tasks.map((t) => t.createdAt),
     params: tasks.map((t) => JSON.stringify(t.params)),
     channels: tasks.map((t) => t.channel ?? 'sandbox'),
+    inputBytes: tasks.map((t) => t.inputBytes ?? 0),
   };
 }
 
@@ -86,7 +88,7 @@ function taskColumns(tasks: readonly NewTask[]): InsertTasksParams {
 export class PostgresStore extends TableStore implements Store, Runner {
   readonly dialect = 'postgres';
   private readonly db: Executor;
-  private readonly inserts = new GroupCommit<NewTask, boolean>((batch) => this.insertBatch(batch), refusedByServer);
+  private readonly inserts = new GroupCommit<NewTask, InsertOutcome>((batch) => this.insertBatch(batch), refusedByServer);
   private readonly claims = new GroupCommit<ClaimRequest, ClaimedTask | undefined>((batch) => this.claimBatch(batch), refusedByServer);
   private readonly completions = new GroupCommit<CompleteRequest, boolean>((batch) => this.completeBatch(batch), refusedByServer);
   private readonly withJobs:
@@ -154,29 +156,61 @@ export class PostgresStore extends TableStore implements Store, Runner {
     });
   }
 
-  insertTask(task: NewTask): Promise<boolean> {
+  insertTask(task: NewTask): Promise<InsertOutcome> {
     return this.inserts.add(task);
   }
 
-  private async insertBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
-    if (tasks.some((task) => task.idempotency)) return this.insertKeyedBatch(tasks);
-    const params = taskColumns(tasks);
-    if (this.withJobs) await this.db.rows(this.withJobs.insert, params);
-    else await this.db.rows(insertTasks, params);
-    return tasks.map(() => true);
+  private async insertBatch(tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
+    if (tasks.some((task) => (task.inputBytes ?? 0) > 0)) return this.transaction((db) => this.insertReserving(db, tasks));
+    return this.insertRows(this.db, tasks);
   }
 
-  /** A batch in which some tasks take idempotency keys: the rows returned are the tasks inserted. */
-  private async insertKeyedBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
+  /** One statement: the rows, with their jobs and idempotency keys. */
+  private async insertRows(db: Executor, tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
+    if (tasks.length === 0) return [];
+    if (!tasks.some((task) => task.idempotency)) {
+      const params = taskColumns(tasks);
+      if (this.withJobs) await db.rows(this.withJobs.insert, params);
+      else await db.rows(insertTasks, params);
+      return tasks.map(() => 'inserted');
+    }
+    // Some take idempotency keys: the rows returned are the tasks inserted.
     const params: InsertKeyedTasksParams = {
       ...taskColumns(tasks),
       keys: tasks.map((t) => t.idempotency?.key ?? ''),
       hashes: tasks.map((t) => t.idempotency?.requestHash ?? ''),
       expiredBefore: Math.min(...tasks.map((t) => t.idempotency?.expiredBefore ?? Number.POSITIVE_INFINITY)),
     };
-    const rows = await this.db.rows(this.withJobs?.insertKeyed ?? insertKeyedTasks, params);
+    const rows = await db.rows(this.withJobs?.insertKeyed ?? insertKeyedTasks, params);
     const inserted = new Set(rows.map((row) => row.id));
-    return tasks.map((task) => inserted.has(task.id));
+    return tasks.map((task) => (inserted.has(task.id) ? 'inserted' : 'key_taken'));
+  }
+
+  /**
+   * A batch in which some tasks carry stored inputs, in one transaction: each task's bytes are
+   * reserved by the guarded upsert of its owner's `key_inputs` row (which holds the row until
+   * the commit, so creates of one key in any process reserve one after the other), in owner
+   * order so that two batches never wait on each other's rows; then the rows that fit, in one
+   * statement; then the reservations of tasks whose idempotency key was held are given back.
+   * Batches without inputs (most) never come here.
+   */
+  private async insertReserving(db: Executor, tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
+    const refused = new Set<NewTask>();
+    const reserving = tasks.filter((task) => (task.inputBytes ?? 0) > 0).sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+    for (const task of reserving) {
+      const reserved = await db.changes(reserveInputBytes, { owner: task.owner, bytes: task.inputBytes ?? 0, limit: task.inputLimit ?? 0 });
+      if (reserved === 0) refused.add(task);
+    }
+    const fitting = tasks.filter((task) => !refused.has(task));
+    const outcomes = new Map<NewTask, InsertOutcome>();
+    (await this.insertRows(db, fitting)).forEach((outcome, i) => {
+      const task = fitting[i];
+      if (task) outcomes.set(task, outcome);
+    });
+    for (const task of reserving) {
+      if (outcomes.get(task) === 'key_taken') await db.changes(releaseInputBytes, { owner: task.owner, bytes: task.inputBytes ?? 0 });
+    }
+    return tasks.map((task) => outcomes.get(task) ?? 'inputs_over_limit');
   }
 
   async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[] = []): Promise<ClaimedTask[]> {

@@ -62,7 +62,20 @@ export interface NewTask {
   readonly idempotency?: IdempotencyClaim;
   /** The route's first target: 'sandbox' (the default) renders here; any other channel goes upstream. */
   readonly channel?: string;
+  /**
+   * Bytes of the task's stored inputs (decoded data URLs), reserved for its owner in the
+   * insert's transaction and given back when the task ends (migration 10); default 0.
+   */
+  readonly inputBytes?: number;
+  /** The owner's limit on those bytes over its queued and processing tasks; 0 or absent: none. */
+  readonly inputLimit?: number;
 }
+
+/**
+ * What an insert did: the task is stored; a live row held its idempotency key; its input bytes
+ * did not fit under its owner's limit (nothing stored).
+ */
+export type InsertOutcome = 'inserted' | 'key_taken' | 'inputs_over_limit';
 
 export interface IdempotencyClaim {
   readonly key: string;

@@ -1,4 +1,4 @@
-import type { ClaimedTask, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './sqlite-driver.js';
@@ -9,6 +9,7 @@ import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import { createVersionTable, isApplied, recordApplied } from './sql/migrations.js';
 import { complete, fail, release } from './sql/settle.js';
 import { takeIdempotencyKey } from './sql/idempotency.js';
+import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertTask } from './sql/tasks-insert.js';
 import { channelFull, saveUpstream } from './sql/upstream.js';
 import type { Store } from './store.js';
@@ -39,7 +40,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
   /** Which SQLite library this store's connection runs on (sqlite-driver.ts). */
   readonly driver: SqliteDriverName;
   private readonly statements = new Map<Sql<never, unknown>, SqliteStatement>();
-  private readonly inserts = new GroupCommit<NewTask, boolean>(
+  private readonly inserts = new GroupCommit<NewTask, InsertOutcome>(
     async (batch) => this.insertBatch(batch),
     () => true,
   );
@@ -47,7 +48,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
     async (batch) => this.settleBatch(batch),
     () => true,
   );
-  private readonly insertBatch: (tasks: readonly NewTask[]) => boolean[];
+  private readonly insertBatch: (tasks: readonly NewTask[]) => InsertOutcome[];
   private readonly settleBatch: (settles: readonly Settle[]) => boolean[];
   private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number, skipKeys: string) => ClaimedTask[];
   private readonly transactionOf: <T>(body: Steps<T>) => T;
@@ -55,16 +56,20 @@ export class SqliteStore extends TableStore implements Store, Runner {
   constructor(private readonly database: SqliteConnection) {
     super();
     this.driver = database.driver;
+    // Per task, in the batch's one transaction: the input bytes' reservation (guarded by the
+    // limit), the idempotency key, the row. One writer: the guard reads what every earlier create left.
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
-      tasks.map(({ idempotency, ...task }) => {
+      tasks.map(({ idempotency, inputBytes = 0, inputLimit = 0, ...task }): InsertOutcome => {
+        if (inputBytes > 0 && this.changes(reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) return 'inputs_over_limit';
         if (
           idempotency &&
           this.changes(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0
         ) {
-          return false;
+          if (inputBytes > 0) this.changes(releaseInputBytes, { owner: task.owner, bytes: inputBytes });
+          return 'key_taken';
         }
-        this.changes(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox' });
-        return true;
+        this.changes(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox', inputBytes });
+        return 'inserted';
       }),
     );
     this.settleBatch = database.transaction((settles: readonly Settle[]) =>
@@ -127,7 +132,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
     return applied;
   }
 
-  insertTask(task: NewTask): Promise<boolean> {
+  insertTask(task: NewTask): Promise<InsertOutcome> {
     return this.inserts.add(task);
   }
 

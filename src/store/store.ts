@@ -1,4 +1,4 @@
-import type { ClaimedTask, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
 import type { KeyOperations, MetaOperations, TaskOperations, WebhookOperations } from './operations.js';
 
 export type { JobQueueSql } from './dialect.js';
@@ -27,10 +27,11 @@ export type {
  */
 export interface TaskStore extends TaskOperations {
   /**
-   * Inserts a queued task, and takes its idempotency key (if any) in the same transaction:
-   * false when a live row holds the key, and then nothing is inserted.
+   * Inserts a queued task, and in the same transaction reserves its input bytes for its owner
+   * (`inputs_over_limit` when they do not fit under `inputLimit`) and takes its idempotency key
+   * (`key_taken` when a live row holds it); either refusal stores nothing.
    */
-  insertTask(task: NewTask): Promise<boolean>;
+  insertTask(task: NewTask): Promise<InsertOutcome>;
   /**
    * queued -> processing (or expired leases taken over): up to `limit` runnable tasks, expired
    * leases first, then queued ones in fair order between keys (fair_rank, then creation),

@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { ModelRow, ResolvedParams } from '../catalog/index.js';
 import type { TaskFailureCode } from '../failure-codes.js';
-import { referencedInputBytes, type InputStore } from '../storage/inputs.js';
+import type { InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from '../store/store.js';
-import type { ClaimedTask, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../store/records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../store/records.js';
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {
@@ -67,6 +67,22 @@ export interface TaskServiceOptions {
    * the task ends. Absent: inputs stay in the row (store-level specs).
    */
   readonly inputs?: InputStore;
+  /** MEDIAGATE_KEY_INPUT_BYTES: stored input bytes a key's queued and processing tasks may hold; 0 (default): no limit. */
+  readonly inputBytesPerKey?: number;
+}
+
+/**
+ * A create refused because its stored inputs would take the key past its limit on stored input
+ * bytes (nothing was stored, no idempotency key taken); the HTTP layer answers 429.
+ */
+export class InputsOverLimit extends Error {
+  override readonly name = 'InputsOverLimit';
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`${bytes} more bytes of stored inputs would pass the key's limit of ${limit} bytes`);
+  }
 }
 
 /**
@@ -81,6 +97,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   private readonly now: () => number;
   private readonly channelOf: (model: string) => string;
   private readonly inputs: InputStore | undefined;
+  private readonly inputBytesPerKey: number;
 
   constructor(options: TaskServiceOptions) {
     super();
@@ -88,6 +105,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     this.now = options.now ?? Date.now;
     this.channelOf = options.channelOf ?? (() => 'sandbox');
     this.inputs = options.inputs;
+    this.inputBytesPerKey = options.inputBytesPerKey ?? 0;
     // Inputs are needed until the task is final; whichever process settles it deletes them
     // (tasks/retention.ts sweeps what a crash in between left).
     const dropInputs = ({ id }: { id: string }): void => void this.inputs?.discard(id).catch(() => {});
@@ -96,27 +114,30 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /**
-   * Inserts a new task after storing its data-URL inputs; the inputs are deleted again when
-   * the insert does not happen (false or a throw).
+   * Inserts a new task after storing its data-URL inputs, whose bytes the insert reserves for
+   * the owner under the per-key limit; the inputs are deleted again when the insert does not
+   * happen (a refusal or a throw). Throws InputsOverLimit when the bytes do not fit.
    */
   private async insertWithInputs(task: Task, params: ResolvedParams, idempotency?: NewTask['idempotency']): Promise<boolean> {
-    const stored = this.inputs ? (await this.inputs.store(task.id, params)).params : params;
-    let inserted = false;
+    const stored = this.inputs ? await this.inputs.store(task.id, params) : { params, bytes: 0 };
+    let outcome: InsertOutcome | undefined;
     try {
-      inserted = await this.store.insertTask({
+      outcome = await this.store.insertTask({
         id: task.id,
         kind: task.kind,
         model: task.model,
         owner: task.owner,
-        params: stored,
+        params: stored.params,
         createdAt: task.createdAt,
         channel: this.channelOf(task.model),
         ...(idempotency === undefined ? {} : { idempotency }),
+        ...(stored.bytes > 0 ? { inputBytes: stored.bytes, inputLimit: this.inputBytesPerKey } : {}),
       });
-      return inserted;
     } finally {
-      if (!inserted && stored !== params) await this.inputs?.discard(task.id);
+      if (outcome !== 'inserted' && stored.params !== params) await this.inputs?.discard(task.id);
     }
+    if (outcome === 'inputs_over_limit') throw new InputsOverLimit(stored.bytes, this.inputBytesPerKey);
+    return outcome === 'inserted';
   }
 
   /** (none) -> queued. The task is durable when this resolves. */
@@ -207,11 +228,9 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return deleted;
   }
 
-  /** Bytes of stored inputs an owner's queued and processing tasks hold. */
-  async activeInputBytes(owner: string): Promise<number> {
-    let total = 0;
-    for (const params of await this.store.activeInputParams(owner)) total += referencedInputBytes(JSON.parse(params) as Record<string, unknown>);
-    return total;
+  /** Bytes of stored inputs an owner's queued and processing tasks hold: one row (migration 10), whatever the backlog. */
+  activeInputBytes(owner: string): Promise<number> {
+    return this.store.keyInputBytes(owner);
   }
 
   /**

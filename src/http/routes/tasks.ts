@@ -2,10 +2,11 @@ import type { FastifyRequest } from 'fastify';
 import type { ModelKind } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
-import type { TaskService } from '../../tasks/service.js';
+import { InputsOverLimit, type TaskService } from '../../tasks/service.js';
 import type { Task } from '../../store/records.js';
 import { imageCreated, imageTask, videoTask, type Family } from '../envelopes.js';
 import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
+import { inputBytesRefused } from '../rate-limit.js';
 import { pathParam, type FastAnswer, type Handler, type RouteDeps } from '../route.js';
 
 declare module 'fastify' {
@@ -68,7 +69,12 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
     };
     const inFlight = new InFlightKeys();
     const replayBody = kind === 'video' ? (task: Task) => videoTask(task, urlFor) : (task: Task) => imageTask(task, urlFor);
-    return async (request, reply) => {
+    // The insert's reservation refused the inputs (another create of the key got there first): the pre-check's 429.
+    const refusal = async (error: unknown, owner: string): Promise<never> => {
+      if (!(error instanceof InputsOverLimit)) throw error;
+      throw inputBytesRefused(await ctx.service.activeInputBytes(owner), error.bytes, error.limit);
+    };
+    const handle: Handler = async (request, reply) => {
       const key = idempotencyKeyOf(request);
       const body = requireJsonBody(request);
       const validate = () => {
@@ -98,6 +104,7 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
         return replayBody(done.task);
       });
     };
+    return (request, reply) => handle(request, reply).catch((error: unknown) => refusal(error, request.owner));
   };
 }
 
