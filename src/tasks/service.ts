@@ -4,7 +4,18 @@ import type { TaskFailureCode } from '../failure-codes.js';
 import type { InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from '../store/store.js';
-import type { ClaimedTask, InsertOutcome, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../store/records.js';
+import type {
+  ClaimedTask,
+  InsertOutcome,
+  NewTask,
+  Task,
+  TaskError,
+  TaskListQuery,
+  TaskOutput,
+  UpstreamCancelRef,
+  UpstreamStep,
+  UpstreamTask,
+} from '../store/records.js';
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {
