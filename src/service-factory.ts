@@ -457,7 +457,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       keyLimits: new KeyLimits({
         requestsPerMinute: config.rateLimitPerMin,
         tasksInFlight: config.maxTasksInFlight,
-        countActive: (owner) => store.countActiveTasks(owner),
+        countActive: (owner, cap) => store.countActiveTasks(owner, cap),
         inputBytesPerKey: config.keyInputBytes,
         activeInputBytes: (owner) => service.activeInputBytes(owner),
       }),

@@ -19,8 +19,8 @@ export interface KeyLimitsOptions {
   readonly requestsPerMinute: number;
   /** Queued + processing tasks per key; 0 = no limit. */
   readonly tasksInFlight: number;
-  /** Counts an owner's queued and processing tasks (the store). */
-  readonly countActive: (owner: string) => Promise<number>;
+  /** Counts an owner's queued and processing tasks, up to `cap` (the store). */
+  readonly countActive: (owner: string, cap: number) => Promise<number>;
   /** Bytes of stored inputs (decoded data URLs) per key over its queued and processing tasks; 0 = no limit. */
   readonly inputBytesPerKey?: number;
   /** An owner's stored input bytes over its queued and processing tasks (the store's counter). */
@@ -134,7 +134,7 @@ export class KeyLimits {
     }
     // One store query per key at a time, however many requests are waiting on it.
     const current = entry;
-    current.pending ??= this.options.countActive(owner).then(
+    current.pending ??= this.options.countActive(owner, limit).then(
       (count) => {
         current.count = count;
         current.at = this.now();

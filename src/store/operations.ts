@@ -106,8 +106,8 @@ export const taskOperations = {
     () => ({}),
     (found): Record<string, number> => Object.fromEntries(found.map((row) => [row.status, num(row.n)])),
   ),
-  /** An owner's queued and processing tasks (the per-key tasks-in-flight limit reads it, cached). */
-  countActiveTasks: one(countActiveTasks, (owner: string) => ({ owner }), countOf),
+  /** An owner's queued and processing tasks, counted up to `cap` (the per-key tasks-in-flight limit reads it, cached). */
+  countActiveTasks: one(countActiveTasks, (owner: string, cap: number) => ({ owner, cap }), countOf),
   // Retention and stored inputs (sql/retention.ts).
   /** Bytes of stored inputs an owner's queued and processing tasks hold (the per-key limit's pre-check; the insert's reservation decides). */
   keyInputBytes: one(keyInputBytes, (owner: string) => ({ owner }), countOf),
