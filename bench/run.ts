@@ -15,10 +15,17 @@ import { load, type LoadResult } from './lib/load.js';
 import { cpuMicros, rssMiB, serve, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks } from './lib/seed.js';
+import { FLOORS } from './floors.js';
 import { openSqlite } from '../src/store/sqlite-driver.js';
 import { phaseUpstream, type UpstreamFigure } from './lib/upstream.js';
 
-const quick = process.argv.includes('--quick');
+/**
+ * `--guard`: the CI guard (.ci/run): short phases (ceiling, creates, polls of 10k tasks, the
+ * backlog phase), then each ratio to the ceiling is checked against its floor (floors.ts); the
+ * table is printed and the exit status is 1 when a phase fell below its floor.
+ */
+const guard = process.argv.includes('--guard');
+const quick = guard || process.argv.includes('--quick');
 /** `--profile`: every mediagate process writes a V8 CPU profile (flame graph) at exit. */
 const PROFILE_DIR = process.argv.includes('--profile') ? 'bench/results/profiles' : undefined;
 const CONNECTIONS = 50;
@@ -28,7 +35,9 @@ const WARMUP_S = quick ? 1 : 2;
 const KEY = 'mg_bench_key_0123456789abcdef';
 const AUTH = { authorization: `Bearer ${KEY}` };
 const JSON_HEADERS = { ...AUTH, 'content-type': 'application/json' };
-const STORE_SIZES = quick ? [10_000, 100_000] : [10_000, 1_000_000];
+const STORE_SIZES = guard ? [10_000] : quick ? [10_000, 100_000] : [10_000, 1_000_000];
+/** The backlog phase: queued tasks of the calling key, each holding a stored input of 1 KB. */
+const BACKLOG = 10_000;
 const PIPELINE_TASKS = quick ? 3000 : 20_000;
 /** The upstream phase: tasks in flight on a fake whose tasks take runMs, the channel's poll_per_s. */
 const UPSTREAM = quick ? { tasks: 2000, runMs: 20_000, pollPerS: 200, submitPerS: 500 } : { tasks: 10_000, runMs: 60_000, pollPerS: 200, submitPerS: 500 };
@@ -179,6 +188,61 @@ async function phasePoll(size: number): Promise<void> {
   }
 }
 
+/**
+ * A deep backlog of the calling key: data-URL creates with no backlog at start, then with
+ * 10,000 queued tasks of the key (each holding a stored input), and polls of those tasks. A
+ * create's cost must not grow with its key's backlog (test/growth.test.ts specifies the work;
+ * this is what it costs): the per-key input limit once summed the key's active tasks per create.
+ */
+async function phaseBacklog(): Promise<void> {
+  const small = await pngDataUrl(64, 64, false);
+  const creates = {
+    requests: [
+      {
+        method: 'POST' as const,
+        path: '/v1/video/generations',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ model: 'vendora/famw-3.0-i2v-spicy', prompt: 'fox', image: small, end_image: small }),
+      },
+    ],
+  };
+  const empty = await mkdtemp(join(tmpdir(), 'mediagate-bench-backlog-'));
+  let server = await mediagate(empty, ['serve', '--no-workers']);
+  try {
+    await measure('backlog: create video with data URLs, no backlog at start', server, '/v1/video/generations', creates);
+  } finally {
+    await server.stop();
+    await rm(empty, { recursive: true, force: true });
+  }
+  const deep = await mkdtemp(join(tmpdir(), 'mediagate-bench-backlog-'));
+  const ids = await seedTasks(deep, KEY, BACKLOG, 5000, { queued: true, inputBytes: 1024 });
+  server = await mediagate(deep, ['serve', '--no-workers']);
+  try {
+    await measure(`backlog: create video with data URLs, ${BACKLOG.toLocaleString('en')} queued for the key`, server, '/v1/video/generations', creates);
+    await measure(`backlog: poll video, ${BACKLOG.toLocaleString('en')} queued for the key`, server, '/v1/video/generations/x', {
+      requests: cycling(ids.video.map((id) => `/v1/video/generations/${id}`)),
+    });
+  } finally {
+    await server.stop();
+    await rm(deep, { recursive: true, force: true });
+  }
+}
+
+/** Each floored phase of this run against its floor; the failures. */
+function checkFloors(): string[] {
+  const lines = ['', '| guard: phase | ratio | documented | floor | |', '|---|---:|---:|---:|---|'];
+  const failures: string[] = [];
+  for (const { phase, documented, floor } of FLOORS) {
+    const row = rows.find((r) => r.name === phase);
+    if (!row) continue;
+    const ok = row.ratio >= floor;
+    if (!ok) failures.push(`${phase}: ${Math.round(row.ratio * 100)}% of the ceiling, under its floor of ${Math.round(floor * 100)}%`);
+    lines.push(`| ${phase} | ${Math.round(row.ratio * 100)}% | ${Math.round(documented * 100)}% | ${Math.round(floor * 100)}% | ${ok ? 'ok' : 'BELOW'} |`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return failures;
+}
+
 interface PipelineFigure {
   readonly backend: string;
   readonly tasks: number;
@@ -316,7 +380,7 @@ function upstreamMarkdown(u: UpstreamFigure): string[] {
 
 function markdown(pipelines: PipelineFigure[], renders: RenderFigure[], upstream: UpstreamFigure | undefined): string {
   const lines = [
-    `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION_S} s per phase after ${WARMUP_S} s of warm-up${quick ? ' (--quick)' : ''}.`,
+    `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION_S} s per phase after ${WARMUP_S} s of warm-up${guard ? ' (--guard)' : quick ? ' (--quick)' : ''}.`,
     '',
     '| phase | req/s | vs ceiling | p50 ms | p99 ms | server CPU µs/req | non-2xx | RSS before → after (MiB) |',
     '|---|---:|---:|---:|---:|---:|---:|---|',
@@ -338,7 +402,7 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[], upstream
   return lines.join('\n');
 }
 
-/** `--only=a,b` runs some phases: ceiling, create, poll, pipeline, renders, upstream (the ceiling always runs). */
+/** `--only=a,b` runs some phases: ceiling, create, poll, backlog, pipeline, renders, upstream (the ceiling always runs). */
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -346,11 +410,22 @@ const only = process.argv
 const wanted = (phase: string): boolean => only === undefined || only.includes(phase);
 
 async function main(): Promise<void> {
-  process.stderr.write(`mediagate bench${quick ? ' --quick' : ''}${only ? ` --only=${only.join(',')}` : ''}\n`);
+  process.stderr.write(`mediagate bench${guard ? ' --guard' : quick ? ' --quick' : ''}${only ? ` --only=${only.join(',')}` : ''}\n`);
   await phaseCeiling();
   if (wanted('create')) await phaseCreate();
   if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
+  if (wanted('backlog')) await phaseBacklog();
   const pipelines: PipelineFigure[] = [];
+  if (guard) {
+    process.stdout.write(`${markdown([], [], undefined)}\n`);
+    const failures = checkFloors();
+    if (failures.length > 0) {
+      process.stderr.write(`bench guard failed:\n${failures.map((f) => `  ${f}`).join('\n')}\n`);
+      process.exit(1);
+    }
+    process.stderr.write('bench guard passed\n');
+    return;
+  }
   if (wanted('pipeline')) {
     pipelines.push(await phasePipelineSqlite());
     const onPostgres = await phasePipelinePostgres();
