@@ -14,7 +14,7 @@ import sharp from 'sharp';
 import { load, type LoadResult } from './lib/load.js';
 import { cpuMicros, rssMiB, serve, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
-import { seedTasks } from './lib/seed.js';
+import { seedTasks, seedUsage } from './lib/seed.js';
 import { FLOORS, RELATIVE_FLOORS } from './floors.js';
 import { openSqlite } from '../src/store/sqlite-driver.js';
 import { phaseUpstream, type UpstreamFigure } from './lib/upstream.js';
@@ -154,6 +154,54 @@ async function phaseCreate(): Promise<void> {
         post({ model: 'vendora/famz-image-spicy-pro', prompt: 'a lighthouse', width: 2048, seed: 7 }),
       ].map((r) => ({ ...r, path: '/v1/images/generations/async' })),
     });
+  } finally {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The usage phase: a million final tasks over 30 days, read back as usage reports. */
+const USAGE_TASKS = 1_000_000;
+const USAGE_DAYS = 30;
+
+async function phaseUsage(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-usage-'));
+  const started = Date.now();
+  const seeded = await seedUsage(dataDir, KEY, USAGE_TASKS, USAGE_DAYS);
+  process.stderr.write(`  seeded ${USAGE_TASKS.toLocaleString('en')} final tasks and their rollup in ${Date.now() - started} ms\n`);
+  // What the rollup saves: the same sums read from the tasks themselves, once, in process.
+  const db = openSqlite(join(dataDir, 'mediagate.db'), { readOnly: true });
+  const timed = (sql: string): number => {
+    const at = process.hrtime.bigint();
+    db.prepare(sql).all();
+    return Number((process.hrtime.bigint() - at) / 1000n) / 1000;
+  };
+  const fromTasks = timed(
+    `SELECT model, strftime('%Y-%m-%d', completed_at / 1000, 'unixepoch') AS day, count(*), sum(usage_seconds), sum(usage_images), sum(cost)
+       FROM tasks WHERE status IN ('completed', 'failed', 'cancelled') GROUP BY 1, 2`,
+  );
+  const fromRollup = timed(`SELECT model, day, sum(tasks), sum(seconds), sum(images), sum(cost) FROM usage_daily GROUP BY 1, 2`);
+  db.close();
+  notes.push(
+    `Usage report over ${USAGE_TASKS.toLocaleString('en')} final tasks (${USAGE_DAYS} days x ${seeded.models} models): summed from the tasks ${fromTasks} ms, from the daily rollup ${fromRollup} ms (one read each, in process).`,
+  );
+  process.stderr.write(`  usage sums: from the tasks ${fromTasks} ms, from the rollup ${fromRollup} ms\n`);
+  const server = await mediagate(dataDir, ['serve', '--no-workers']);
+  try {
+    const range = `start=${seeded.start}&end=${seeded.end}`;
+    const check = (await (await fetch(`${server.url}/v1/usage?${range}`, { headers: AUTH })).json()) as { totals: { tasks: number; cost: number } };
+    if (check.totals.tasks !== seeded.tasks || Math.round(check.totals.cost * 1e6) !== seeded.cost) {
+      throw new Error(`usage report disagrees with the seed: ${JSON.stringify(check.totals)} vs ${seeded.tasks} tasks, ${seeded.cost} micro`);
+    }
+    await measure(
+      `usage report, ${USAGE_TASKS.toLocaleString('en')} tasks, by model and day (${USAGE_DAYS * seeded.models} rows)`,
+      server,
+      `/v1/usage?${range}`,
+      {
+        headers: AUTH,
+      },
+    );
+    await measure(`usage report, ${USAGE_TASKS.toLocaleString('en')} tasks, by model`, server, `/v1/usage?${range}&group_by=model`, { headers: AUTH });
   } finally {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -442,18 +490,21 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[], upstream
   return lines.join('\n');
 }
 
-/** `--only=a,b` runs some phases: ceiling, create, poll, backlog, pipeline, renders, upstream (the ceiling always runs). */
+/** `--only=a,b` runs some phases: ceiling, create, poll, usage, backlog, pipeline, renders, upstream (the ceiling always runs). */
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
   .split(',');
-const wanted = (phase: string): boolean => only === undefined || only.includes(phase);
+/** The guard's phases: those bench/floors.ts has floors for. */
+const GUARDED = ['create', 'poll', 'backlog'];
+const wanted = (phase: string): boolean => (only === undefined ? !guard || GUARDED.includes(phase) : only.includes(phase));
 
 async function main(): Promise<void> {
   process.stderr.write(`mediagate bench${guard ? ' --guard' : quick ? ' --quick' : ''}${only ? ` --only=${only.join(',')}` : ''}\n`);
   await phaseCeiling();
   if (wanted('create')) await phaseCreate();
   if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
+  if (wanted('usage')) await phaseUsage();
   if (wanted('backlog')) await phaseBacklog();
   const pipelines: PipelineFigure[] = [];
   if (guard) {

@@ -1,23 +1,28 @@
 /**
- * Generates src/client/models.generated.ts from the catalog: one request type per model, derived
- * from the same JSON Schema the server validates with (src/catalog/schema.ts), so a parameter a
- * model does not accept, or a value outside its list, is a compile error in the client.
+ * Generates the SDK's types from the server's own definitions:
+ * - src/client/models.generated.ts from the catalog: one request type per model, derived from the
+ *   same JSON Schema the server validates with (src/catalog/schema.ts), so a parameter a model
+ *   does not accept, or a value outside its list, is a compile error in the client;
+ * - src/client/wire.generated.ts from the wire shapes (src/wire/task-bodies.ts): the response
+ *   types of tasks, from the JSON Schemas the OpenAPI document carries.
  *
- *   npm run generate            writes the file
- *   npm run generate -- --check exits 1 when the file is stale (test/client-generated.test.ts does the same)
+ *   npm run generate            writes the files
+ *   npm run generate -- --check exits 1 when a file is stale (test/client-generated.test.ts does the same)
  *
  * What the types express: the exact accepted keys, required inputs, string-literal unions for listed
  * values (resolution, aspect_ratio, output_format, n), `size` as `WIDTHxHEIGHT` and exclusive of
  * `width`/`height`, nullability. What they cannot express (numeric ranges, item counts, "at least
  * one of") is written into each property's JSDoc and checked by the server.
  *
- * The SDK imports nothing of the server at run time: the generated file is self-contained.
+ * The SDK imports nothing of the server at run time: the generated files are self-contained.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MODELS, imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../src/catalog/index.js';
+import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, TASK_ERROR_SCHEMA, VIDEO_STATUSES, imageStatusSchema, videoTaskSchema } from '../src/wire/task-bodies.js';
 
 export const GENERATED_PATH = fileURLToPath(new URL('../src/client/models.generated.ts', import.meta.url));
+export const WIRE_GENERATED_PATH = fileURLToPath(new URL('../src/client/wire.generated.ts', import.meta.url));
 
 const MEDIA_FORMAT = 'media-input';
 /** Image dimensions: `size` is exclusive of `width` and `height` (the server answers invalid_parameter, param size). */
@@ -258,17 +263,123 @@ export function renderClientModels(rows: readonly ModelRow[] = MODELS): string {
   ].join('\n');
 }
 
+// --- response types, from the wire shapes -----------------------------------------------------
+
+/** A type written by name wherever its schema appears (compared as JSON). */
+type Named = ReadonlyMap<string, string>;
+
+function wireType(schema: Schema, indent: string, named: Named, top = false): string {
+  const name = top ? undefined : named.get(JSON.stringify(schema));
+  if (name !== undefined) return name;
+  const oneOf = schema['oneOf'];
+  if (Array.isArray(oneOf)) return oneOf.map((branch) => wireType(isSchema(branch) ? branch : {}, indent, named)).join(' | ');
+  if ('const' in schema) return literal(schema['const']);
+  const values = schema['enum'];
+  if (Array.isArray(values)) return values.map(literal).join(' | ');
+  const parts = typeNames(schema).map((type) => {
+    switch (type) {
+      case 'string':
+        return 'string';
+      case 'integer':
+      case 'number':
+        return 'number';
+      case 'boolean':
+        return 'boolean';
+      case 'null':
+        return 'null';
+      case 'array': {
+        const items = schema['items'];
+        const item = isSchema(items) ? wireType(items, indent, named) : 'unknown';
+        return /^[A-Za-z]+$/.test(item) ? `readonly ${item}[]` : `ReadonlyArray<${item}>`;
+      }
+      case 'object':
+        return wireObject(schema, indent, named);
+      default:
+        throw new Error(`unsupported JSON Schema type ${type} in a wire shape`);
+    }
+  });
+  if (parts.length === 0) throw new Error(`a wire schema without a type: ${JSON.stringify(schema)}`);
+  return parts.join(' | ');
+}
+
+function wireObject(schema: Schema, indent: string, named: Named): string {
+  const required = requiredKeys(schema);
+  const inner = `${indent}  `;
+  const lines = properties(schema).map(([key, prop]) => {
+    const doc = docOf(prop)
+      .map((line) => `${inner}${line}\n`)
+      .join('');
+    return `${doc}${inner}readonly ${key}${required.has(key) ? '' : '?'}: ${wireType(prop, inner, named)};`;
+  });
+  // Inline objects stay on one line when short, as a person would write them.
+  const flat = properties(schema).every(([, prop]) => docOf(prop).length === 0)
+    ? `{ ${lines.map((line) => line.trim().replace(/;$/, '')).join('; ')} }`
+    : undefined;
+  if (flat !== undefined && flat.length <= 80 && indent !== '') return flat;
+  return `{\n${lines.join('\n')}\n${indent}}`;
+}
+
+function docOf(schema: Schema): string[] {
+  const description = schema['description'];
+  return typeof description === 'string' && description !== '' ? [`/** ${escapeDoc(description)} */`] : [];
+}
+
+function dataOf(envelope: Schema): Schema {
+  const data = properties(envelope).find(([key]) => key === 'data')?.[1];
+  if (data === undefined) throw new Error('an image envelope schema without data');
+  return data;
+}
+
+/** The whole generated file of response types, deterministic for given wire schemas. */
+export function renderClientWire(): string {
+  const videoStatus: Schema = { enum: VIDEO_STATUSES };
+  const imageStatus: Schema = { enum: IMAGE_STATUSES };
+  const named: Named = new Map([
+    [JSON.stringify(videoStatus), 'TaskStatus'],
+    [JSON.stringify(imageStatus), 'ImageTaskStatus'],
+    [JSON.stringify(TASK_ERROR_SCHEMA), 'TaskError'],
+  ]);
+  const declare = (doc: string, name: string, schema: Schema): string => `/** ${doc} */\nexport interface ${name} ${wireObject(schema, '', named)}\n`;
+  return [
+    '// Generated by scripts/generate-client-types.ts from the wire shapes (src/wire). Do not edit:',
+    '// run `npm run generate`. test/client-generated.test.ts fails when this file is stale.',
+    '',
+    "/** Lifecycle of a task, in the video family's words (image statuses are mapped onto these). */",
+    `export type TaskStatus = ${wireType(videoStatus, '', new Map(), true)};`,
+    '',
+    "/** The image family's status words. */",
+    `export type ImageTaskStatus = ${wireType(imageStatus, '', new Map(), true)};`,
+    '',
+    declare('The error object of a failed video task.', 'TaskError', TASK_ERROR_SCHEMA),
+    declare('`GET /v1/video/generations/{id}`; timestamps are Unix seconds.', 'VideoTask', videoTaskSchema()),
+    declare('The `data` of `GET /v1/images/generations/async/{id}` (the SDK unwraps the envelope).', 'ImageTask', dataOf(imageStatusSchema())),
+    declare('The `data` of `POST /v1/images/generations/async`.', 'ImageTaskCreated', dataOf(IMAGE_CREATED_SCHEMA)).trimEnd(),
+    '',
+  ].join('\n');
+}
+
+/** Every generated file and its text. */
+export function renderAll(): ReadonlyArray<readonly [string, string]> {
+  return [
+    [GENERATED_PATH, renderClientModels()],
+    [WIRE_GENERATED_PATH, renderClientWire()],
+  ];
+}
+
 async function main(argv: readonly string[]): Promise<number> {
-  const text = renderClientModels();
-  if (argv.includes('--check')) {
-    const current = await readFile(GENERATED_PATH, 'utf8').catch(() => '');
-    if (current === text) return 0;
-    process.stderr.write(`${GENERATED_PATH} is stale: run \`npm run generate\`.\n`);
-    return 1;
+  let stale = 0;
+  for (const [path, text] of renderAll()) {
+    if (argv.includes('--check')) {
+      const current = await readFile(path, 'utf8').catch(() => '');
+      if (current === text) continue;
+      process.stderr.write(`${path} is stale: run \`npm run generate\`.\n`);
+      stale += 1;
+      continue;
+    }
+    await writeFile(path, text);
+    process.stdout.write(`wrote ${path}\n`);
   }
-  await writeFile(GENERATED_PATH, text);
-  process.stdout.write(`wrote ${GENERATED_PATH}\n`);
-  return 0;
+  return stale === 0 ? 0 : 1;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 
 /**
  * The one place that reads the environment. Every option is documented here (default, unit,
- * variable) and in the README; the result is a frozen object passed down explicitly. Nothing
+ * variable) and in docs/operations/configuration.md; the result is a frozen object passed down explicitly. Nothing
  * below this file reads `process.env`. Durations are set in seconds and held in milliseconds
  * (`...Ms`): converted here, once.
  */
@@ -17,6 +17,8 @@ export interface Config {
   readonly dataDir: string;
   /** MEDIAGATE_API_KEYS: comma-separated keys accepted in addition to stored ones. */
   readonly apiKeys: readonly string[];
+  /** MEDIAGATE_ADMIN_KEYS: comma-separated admin keys (they authorize /v1/admin/* and nothing else; docs/admin.md). */
+  readonly adminKeys: readonly string[];
   /** MEDIAGATE_PUBLIC_URL: base of output URLs. Default http://HOST:PORT. */
   readonly publicUrl: string;
   /** Whether MEDIAGATE_PUBLIC_URL was given (else it follows the bound address). */
@@ -92,9 +94,9 @@ export interface Config {
   /** MEDIAGATE_CORS_ORIGINS: origins (scheme://host[:port]) or `*` allowed to call the API from a browser. Default none (CORS off). */
   readonly corsOrigins: readonly string[] | '*';
   /**
-   * MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels (README, "Routing to
-   * real providers"), as an absolute path. Default unset: every model to the sandbox. Read and
-   * validated once at start: by the CLI (src/cli/serve.ts, `readChannels`, which reports a bad
+   * MEDIAGATE_CHANNELS_FILE: JSON file routing models to upstream channels
+   * (docs/guides/channels.md), as an absolute path. Default unset: every model to the sandbox. Read
+   * and validated once at start: by the CLI (src/cli/serve.ts, `readChannels`, which reports a bad
    * file and passes the table as `options.channels`), else by the factory itself.
    */
   readonly channelsFile: string | undefined;
@@ -252,17 +254,28 @@ function publicUrl(env: Env, host: string, port: number): string {
   return raw.replace(/\/+$/, '');
 }
 
-export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
-  const port = integer(env, 'PORT', 8080, 0, 65535);
-  const host = env['HOST']?.trim() || '127.0.0.1';
-  const apiKeys = (env['MEDIAGATE_API_KEYS'] ?? '')
+/** A comma-separated list of keys: each 8-256 printable ASCII characters without spaces. */
+function keyList(env: Env, name: string): string[] {
+  const keys = (env[name] ?? '')
     .split(',')
     .map((key) => key.trim())
     .filter((key) => key !== '');
-  for (const key of apiKeys) {
+  for (const key of keys) {
     if (!/^[\x21-\x7e]{8,256}$/.test(key)) {
-      throw new ConfigError('MEDIAGATE_API_KEYS: each key must be 8-256 printable ASCII characters without spaces.');
+      throw new ConfigError(`${name}: each key must be 8-256 printable ASCII characters without spaces.`);
     }
+  }
+  return keys;
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env['HOST']?.trim() || '127.0.0.1';
+  const apiKeys = keyList(env, 'MEDIAGATE_API_KEYS');
+  const adminKeys = keyList(env, 'MEDIAGATE_ADMIN_KEYS');
+  // One key, one role: a key in both lists would be an admin key and a client key at once.
+  if (adminKeys.some((key) => apiKeys.includes(key))) {
+    throw new ConfigError('MEDIAGATE_ADMIN_KEYS: a key must not also be in MEDIAGATE_API_KEYS (an admin key is refused on client operations).');
   }
   const concurrency = integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256);
   const rawChannelsFile = env['MEDIAGATE_CHANNELS_FILE']?.trim();
@@ -274,6 +287,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     host,
     dataDir: resolve(env['MEDIAGATE_DATA_DIR']?.trim() || './data'),
     apiKeys,
+    adminKeys,
     publicUrl: publicUrl(env, host, port),
     publicUrlExplicit: Boolean(env['MEDIAGATE_PUBLIC_URL']?.trim()),
     concurrency,

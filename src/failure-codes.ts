@@ -4,7 +4,7 @@
  * pool and TaskService record them; tests assert them. A new failure is a new entry here.
  */
 
-/** The upstream channels' failures (/work/shared/CHANNELS.md section 2); channels/failure.ts types its codes from these. */
+/** The upstream channels' failures (docs/guides/channels.md#upstream-failure-codes); channels/failure.ts types its codes from these. */
 export const CHANNEL_FAILURE_CODES = [
   /** The upstream failed the task. */
   'upstream_error',

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
-import { loadPricing, type Pricing } from './billing/index.js';
-import { createValidator } from './catalog/index.js';
+import { DEFAULT_CURRENCY, loadPricing, type Pricing } from './billing/index.js';
+import { createValidator, type ModelRow, type Validator } from './catalog/index.js';
+import { validationError } from './errors.js';
 import { SANDBOX_CHANNEL, loadChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
 import type { Config } from './config.js';
@@ -12,6 +13,7 @@ import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
 import { createLogger } from './logging.js';
 import { InputStore, inputKey } from './storage/inputs.js';
+import { createOutputUrls } from './storage/output-urls.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
@@ -145,6 +147,26 @@ function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (b
 }
 
 /**
+ * The catalog's validator, and, when some route leads off the sandbox, the check of the route's
+ * first target after it (docs/channels.md "Target profiles"): a parameter that target cannot
+ * express is the same 400 `unsupported_value` as the catalog's own, before the task exists.
+ */
+async function routeValidator(models: readonly ModelRow[], channels: ChannelsConfig): Promise<Validator> {
+  const validator = createValidator(models);
+  if (!routesUpstream(channels)) return validator;
+  const [{ createTargetCheck }, { ADAPTERS }] = await Promise.all([import('./channels/targets.js'), import('./channels/protocols/index.js')]);
+  const check = createTargetCheck(channels, ADAPTERS);
+  return {
+    validate(kind, input) {
+      const result = validator.validate(kind, input);
+      if (!result.ok) return result;
+      const problem = check(result.row.id, kind, result.params);
+      return problem === undefined ? result : { ok: false, error: validationError('unsupported_value', problem.param, problem.message) };
+    },
+  };
+}
+
+/**
  * The routing table of this process, from one place: the table the caller loaded (the CLI, to
  * report a bad file its own way; specs, with the secrets of their own environment), else the
  * file MEDIAGATE_CHANNELS_FILE names, read here with this process's environment; without one,
@@ -182,7 +204,7 @@ async function openStore(config: Config, logger: Logger) {
   const stopSigningRefresh = startSigningRefresh(signer, backend.store, config.signingRefreshMs, (error) =>
     logger.warn({ err: error }, 'reading the URL signing secrets failed; keeping the current ones'),
   );
-  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys });
+  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys, configuredAdmin: config.adminKeys });
   const generatedKey = await keys.init();
   return { backend, signer, stopSigningRefresh, keys, generatedKey };
 }
@@ -282,25 +304,30 @@ function createPool(
   });
 }
 
-/** How the webhook dispatcher presents a task and reports an attempt: known only at startWork. */
+/** How the webhook dispatcher reports an attempt: known only at startWork. */
 interface WebhookHooks {
-  present: ((task: Task) => object) | undefined;
   observe: ((outcome: DeliveryOutcome) => void) | undefined;
 }
 
 /**
  * Where workers run, webhooks are delivered: an API-only process leaves them to the workers.
- * Built now, started by startWork, which brings how tasks are presented (an API process's URLs).
+ * Payloads carry output URLs as a status poll on the API would: signed with `signer`, on
+ * `publicUrl` (an API process's address, known at listen; else MEDIAGATE_PUBLIC_URL).
  */
-function createWebhooks(config: Config, options: MediagateOptions, store: Store, service: TaskService, logger: Logger, hooks: WebhookHooks) {
+function createWebhooks(
+  config: Config,
+  options: MediagateOptions,
+  core: { store: Store; service: TaskService; signer: UrlSigner; publicUrl: () => string; pricing: Pricing | undefined },
+  logger: Logger,
+  hooks: WebhookHooks,
+) {
   if (!config.workers) return undefined;
+  const { store, service, signer, publicUrl, pricing } = core;
   return new WebhookDispatcher({
     store,
     service,
-    present: (task) => {
-      if (hooks.present === undefined) throw new Error('webhook dispatcher started before startWork');
-      return hooks.present(task);
-    },
+    urlFor: createOutputUrls({ signer, publicUrl, outputTtlMs: config.outputTtlMs }),
+    currency: pricing?.currency ?? DEFAULT_CURRENCY,
     allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     timeoutMs: config.webhookTimeoutMs,
     log: logger.child({ component: 'webhooks' }),
@@ -339,27 +366,25 @@ interface Core {
   readonly signer: UrlSigner;
   /** The task feed of this backend (tasks/feed.ts); the caller closes it. */
   readonly openFeed: () => TaskFeed;
-  /**
-   * Starts the workers, if any, the sweeper and the webhook dispatcher, whose payloads are the
-   * tasks as `present` gives them (a status poll's body) and whose attempts `observe` counts.
-   */
-  readonly startWork: (present: (task: Task) => object, observe?: (outcome: DeliveryOutcome) => void) => Promise<void>;
+  /** Starts the workers, if any, the sweeper and the webhook dispatcher, whose attempts `observe` counts. */
+  readonly startWork: (observe?: (outcome: DeliveryOutcome) => void) => Promise<void>;
 }
 
 /**
  * Store (migrated), keys, task service, storage, engine and worker pool; nothing runs yet.
+ * `publicUrl`: the base of output URLs in webhook payloads (an API process learns it at listen).
  * `channelMetrics`: where the upstream lifecycle records (the process's /metrics registry).
  */
-async function createCore(config: Config, options: MediagateOptions, channelMetrics?: ChannelMetrics): Promise<Core> {
+async function createCore(config: Config, options: MediagateOptions, publicUrl: () => string, channelMetrics?: ChannelMetrics): Promise<Core> {
   const channels = routingTable(config, options);
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
-  const secrets = [...config.apiKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const secrets = [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
   const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
   const store = backend.store;
   const channelOf = firstChannel(channels);
-  const service = new TaskService({ store, inputs, channelOf, inputBytesPerKey: config.keyInputBytes });
+  const service = new TaskService({ store, inputs, channelOf, inputBytesPerKey: config.keyInputBytes, ...(pricing === undefined ? {} : { pricing }) });
   const storage = new LocalStorage(outputRoot);
   const upstream = await createUpstream({ config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics: channelMetrics });
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
@@ -374,8 +399,8 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
   // One feed per process: the API's event streams and the workers' remote cancels share it.
   let feed: TaskFeed | undefined;
   const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
-  const hooks: WebhookHooks = { present: undefined, observe: undefined };
-  const webhooks = createWebhooks(config, options, store, service, logger, hooks);
+  const hooks: WebhookHooks = { observe: undefined };
+  const webhooks = createWebhooks(config, options, { store, service, signer, publicUrl, pricing }, logger, hooks);
   let sweeps: Sweeper[] = [];
   return {
     process: {
@@ -402,12 +427,11 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
     inputs,
     signer,
     openFeed,
-    async startWork(presentTask, observeOutcome) {
+    async startWork(observeOutcome) {
       await pool?.start();
       // SQLite has one process: its cancels reach the pool through the service's own event.
       if (pool && backend.kind === 'postgres') stopRemoteCancels(openFeed(), pool, service, workerLog);
       scheduler?.start();
-      hooks.present = presentTask;
       hooks.observe = observeOutcome;
       webhooks?.start();
       sweeps = startSweeps(config, service, storage, workRoot, logger);
@@ -421,27 +445,25 @@ async function createCore(config: Config, options: MediagateOptions, channelMetr
  */
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
   // Loaded here: a worker-only process never loads the HTTP stack.
-  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }, { presentTask }] = await Promise.all([
+  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
     import('./http/metrics.js'),
     import('./http/rate-limit.js'),
     import('./http/server.js'),
-    import('./http/output-urls.js'),
   ]);
   const metrics = createMetrics();
-  const { process: core, channels, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, metrics.channels);
+  // With PORT=0 the address is known only after listen; output URLs follow it.
+  let publicUrl = config.publicUrl;
+  const { process: core, channels, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, () => publicUrl, metrics.channels);
   const { store, keys, service } = core;
   const feed = openFeed();
   service.on('settled', (task) => observeSettled(metrics, task));
 
-  // With PORT=0 the address is known only after listen; output URLs follow it.
-  let publicUrl = config.publicUrl;
   const models = routedModels(channels);
-  const present = presentTask({ signer, publicUrl: () => publicUrl, outputTtlMs: config.outputTtlMs });
   const http = buildHttpServer(
     {
       models,
       pricing: core.pricing,
-      validator: createValidator(models),
+      validator: await routeValidator(models, channels),
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,
@@ -487,7 +509,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     async start() {
       const url = await http.listen({ port: config.port, host: config.host });
       if (config.port === 0 && !config.publicUrlExplicit) publicUrl = url;
-      await startWork(present, (outcome) => metrics.webhookDeliveries.inc({ outcome }));
+      await startWork((outcome) => metrics.webhookDeliveries.inc({ outcome }));
       return { url };
     },
     async close(drainMs) {
@@ -504,14 +526,11 @@ export async function createMediagate(config: Config, options: MediagateOptions 
  */
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
   // Webhook payloads carry output URLs as a status poll on the API would (MEDIAGATE_PUBLIC_URL).
-  const { presentTask } = await import('./http/output-urls.js');
-  const presenter = (signer: UrlSigner): ((task: Task) => object) =>
-    presentTask({ signer, publicUrl: () => config.publicUrl, outputTtlMs: config.outputTtlMs });
+  const publicUrl = (): string => config.publicUrl;
   const port = config.metricsPort;
   if (port === undefined) {
-    const { process: core, startWork, signer } = await createCore(config, options);
-    const present = presenter(signer);
-    return { ...core, start: () => startWork(present) };
+    const { process: core, startWork } = await createCore(config, options, publicUrl);
+    return { ...core, start: () => startWork() };
   }
   const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }, { createChannelMetrics }] = await Promise.all([
     import('./http/metrics.js'),
@@ -520,8 +539,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
   ]);
   const metrics = createTaskMetrics();
   // The channel series on the same registry: a worker process is where upstream tasks run.
-  const { process: core, startWork, signer } = await createCore(config, options, createChannelMetrics(metrics.registry));
-  const present = presenter(signer);
+  const { process: core, startWork } = await createCore(config, options, publicUrl, createChannelMetrics(metrics.registry));
   core.service.on('settled', (task) => observeSettled(metrics, task));
   let listener: MetricsListener | undefined;
   return {
@@ -534,7 +552,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
         token: config.metricsToken,
         refresh: async () => setTaskGauge(metrics, await core.store.countByStatus()),
       });
-      await startWork(present, (outcome) => metrics.webhookDeliveries.inc({ outcome }));
+      await startWork((outcome) => metrics.webhookDeliveries.inc({ outcome }));
     },
     get metricsUrl() {
       return listener?.url;

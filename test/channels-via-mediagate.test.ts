@@ -1,6 +1,6 @@
-// The interface through a `mediagate` channel (CHANNELS.md sections 1-2): mediagate A routes
+// The interface through a `mediagate` channel (docs/guides/channels.md#configuration, #what-clients-see): mediagate A routes
 // every model to a second mediagate B, as `MEDIAGATE_TEST_TOPOLOGY=via-channel` does for the
-// whole conformance suite (README, "Tests"). This spec proves that topology does what it says:
+// whole conformance suite (docs/development.md, "Tests"). This spec proves that topology does what it says:
 // a task created at A is created at B with B's key, its output is copied into A's storage and
 // served under A's signed URL with the bytes B rendered, the statuses are mapped, and a task B
 // fails keeps B's error (code, param) at A.

@@ -1,5 +1,5 @@
 /**
- * The operator's first-run edges (issue 14): `--version`, a taken port, `keys list` without a
+ * The operator's first-run edges: `--version`, a taken port, `keys list` without a
  * store, the keys table, the 0.0.0.0 warning, and `npm start` (the README's command) stopping
  * cleanly on SIGTERM sent to the very process it started.
  */

@@ -1,11 +1,12 @@
 /**
- * src/client/models.generated.ts is derived from the catalog by scripts/generate-client-types.ts.
- * This spec re-generates it in memory and fails when the committed file differs, so a catalog
- * change without `npm run generate` cannot ship stale SDK types.
+ * src/client/models.generated.ts is derived from the catalog, and src/client/wire.generated.ts from
+ * the wire shapes (src/wire), by scripts/generate-client-types.ts. This spec re-generates them in
+ * memory and fails when a committed file differs, so a catalog or wire change without
+ * `npm run generate` cannot ship stale SDK types.
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { GENERATED_PATH, renderClientModels, typeName } from '../scripts/generate-client-types.js';
+import { GENERATED_PATH, WIRE_GENERATED_PATH, renderClientModels, renderClientWire, typeName } from '../scripts/generate-client-types.js';
 import { IMAGE_MODEL_IDS, VIDEO_MODEL_IDS } from '../src/client/index.js';
 import { MODELS } from '../src/catalog/index.js';
 import type { ModelRow } from '../src/catalog/index.js';
@@ -47,5 +48,27 @@ describe('generated client model types', () => {
 
   it('is deterministic', () => {
     expect(renderClientModels()).toBe(renderClientModels());
+  });
+});
+
+describe('generated client response types', () => {
+  it('are up to date with the wire shapes (run `npm run generate` when this fails)', async () => {
+    const committed = await readFile(WIRE_GENERATED_PATH, 'utf8');
+    expect(committed === renderClientWire(), 'src/client/wire.generated.ts is stale: run `npm run generate`').toBe(true);
+  });
+
+  it('import nothing: the SDK takes no server code at run time', async () => {
+    expect(await readFile(WIRE_GENERATED_PATH, 'utf8')).not.toMatch(/^\s*import\b/m);
+  });
+
+  it('follow the wire schema: every field of the video task and the image data is declared', () => {
+    const text = renderClientWire();
+    const video = text.slice(text.indexOf('export interface VideoTask {')).split('\n}\n')[0] ?? '';
+    for (const field of ['id', 'object', 'model', 'status', 'outputs', 'created_at', 'started_at', 'completed_at', 'progress', 'error']) {
+      expect(video).toContain(`\n  readonly ${field}: `);
+    }
+    expect(text).toContain('readonly status: TaskStatus;');
+    expect(text).toContain('readonly status: ImageTaskStatus;');
+    expect(text).toContain('readonly error: null | TaskError;');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The light client package (packages/client, `@mediagate/client`, issue #14 item 2): built from the
+ * The light client package (packages/client, `@mediagate/client`): built from the
  * client's one source, packed with `npm pack`, installed from the tarball into an empty directory
  * with the network off. It must declare no dependency, install as exactly one package, and work
  * there in plain Node.js: the SDK imported by its package name, and the `mediagate-client` bin

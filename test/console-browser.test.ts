@@ -360,7 +360,7 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
 });
 
 /**
- * The history as the list operation gives it (decisions §8.2) and Cancel (§8.1), in Chromium:
+ * The history as the list operation gives it (decisions §8.2) and Cancel (decisions §8.1), in Chromium:
  * 25 tasks of two models made through the API, one of them held running. The page lists them
  * newest first, pages with Load more without duplicates, filters by status and by model, and
  * its Cancel button cancels a running task (one of a key of its own, so that the 25 stay as they

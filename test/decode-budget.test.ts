@@ -1,5 +1,5 @@
 /**
- * Decoding is bounded per process, not per image (issue #15 item 4): a few KB of interlaced PNG
+ * Decoding is bounded per process, not per image: a few KB of interlaced PNG
  * declaring 7000x7000 pixels is decoded whole (~200 MB as RGBA), so two workers decoding two at
  * once, or more, multiply it. The sandbox takes each decode's pixels from one process-wide
  * budget (MEDIAGATE_DECODE_PIXEL_BUDGET), read from the header before decoding.

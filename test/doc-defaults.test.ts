@@ -1,6 +1,7 @@
 /**
  * The defaults the docs state are the defaults the code has: every integer default in the
- * README's configuration table equals `loadConfig({})`, and SECURITY.md's figures match too.
+ * configuration reference (docs/operations/configuration.md) equals `loadConfig({})`, and
+ * SECURITY.md's figures match too.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -28,10 +29,10 @@ function asSet(field: keyof Config, variable: string): unknown {
 }
 
 describe('documented defaults', () => {
-  it('every integer default in the README configuration table is the code default', () => {
+  it('every integer default in the configuration reference is the code default', () => {
     const fields = fieldsByVariable();
     const checked: string[] = [];
-    for (const match of read('README.md').matchAll(/^\| `([A-Z_]+)` \| `(\d+)`/gm)) {
+    for (const match of read('docs/operations/configuration.md').matchAll(/^\| `([A-Z_]+)` \| `(\d+)`/gm)) {
       const variable = match[1] ?? '';
       const field = fields.get(variable);
       if (field === undefined) continue;

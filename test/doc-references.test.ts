@@ -1,18 +1,25 @@
-// Comments in src/ cite "seed rule N" and "decisions §N"; each must name a heading in docs/ a
-// reader can open (docs/interface.md, "Where the code's references point"), and the docs' own
-// #links must land on a heading.
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+// The repository stands on its own: every reference in its code, specs and docs resolves inside
+// it. "seed rule N" and "decisions §N" name a heading of docs/ (docs/interface.md, "Where the
+// code's references point"); markdown links and mentions of repository paths name files that
+// exist, and their #anchors name headings; nothing cites a document kept outside the repository,
+// a tracker's issue number, a name from how the work was organised, or a machine's absolute path.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const self = relative(root, fileURLToPath(import.meta.url));
 
-function files(dir: string, suffix: string): string[] {
+/** Build output, dependencies, run data: not the repository's text. */
+const SKIPPED_DIRECTORIES = new Set(['node_modules', 'dist', '.git', 'data', 'test-artifacts', '.bench-out', 'tmp']);
+const TEXT = /\.(ts|mts|cts|js|mjs|cjs|json|md|css|html|sql|yml|yaml)$|^run$/;
+
+function files(dir: string, accept: (name: string) => boolean): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return files(path, suffix);
-    return entry.name.endsWith(suffix) ? [path] : [];
+    if (entry.isDirectory()) return SKIPPED_DIRECTORIES.has(entry.name) ? [] : files(path, accept);
+    return accept(entry.name) ? [path] : [];
   });
 }
 
@@ -55,11 +62,52 @@ function references(where: string, text: string): Reference[] {
   return found;
 }
 
-const docs = files(join(root, 'docs'), '.md').map((path) => ({ path, text: readFileSync(path, 'utf8') }));
+/** What a reader of this repository cannot open: each pattern with what to write instead. */
+const OUTSIDE: readonly { pattern: RegExp; instead: string }[] = [
+  {
+    pattern: /\b(?:INTERFACE-DECISIONS|PROVIDER-PROTOCOLS|STYLE-ANCHORS|DEPENDENCY-FACTS)\b|\b(?:CHANNELS|DESIGN|OBJECT-STORAGE)\.md\b|\.\.\/shared\b/g,
+    instead: 'a document outside the repository: cite the page of docs/ that says it',
+  },
+  { pattern: /\bissues?\s+#?\d+/gi, instead: "a tracker's issue: say what the code does and why" },
+  {
+    pattern: /\bsections?\s+(?:\d+(?:\.\d+)*|[A-G]\d?)\b|(?<![\w.])[A-G]\.\d+(?:\.\d+)*\b/g,
+    instead: 'a numbered section of no page here: cite "decisions §N" or a docs/ page and its #anchor',
+  },
+  { pattern: /\bchannels-[A-Z]\b|\bthe lead\b|\blead's\b/gi, instead: 'a name from how the work was organised: name the thing itself' },
+  { pattern: /(?<![\w.~-])\/(?:work|home|Users|root)\/[\w.-]/g, instead: "a machine's absolute path" },
+];
+
+/**
+ * Repository paths named in a text: `docs/x.md#anchor`, `src/a/b.ts`, `test/helpers/`. Only a
+ * file with an extension or a directory with its slash counts: `test/model` is a model id.
+ */
+const REPOSITORY_PATH = /(?<![\w/.@~-])((?:docs|src|test|console|packages|scripts|bench)\/(?:[\w.-]+\/)*(?:[\w-]+(?:\.\w+)+)?)(?:#([\w-]+))?(?![\w/-])/g;
+/** Made by the tools (`npm run build`, `npm run bench`), not kept in the repository. */
+const GENERATED = /(^|\/)(dist|node_modules|tmp)\/|^bench\/results\/profiles\//;
+/** Markdown links with a target in the repository (not http:, https:, mailto:). */
+const MARKDOWN_LINK = /\]\((?!https?:|mailto:)([^)\s#]*)(?:#([^)\s]+))?\)/g;
+
+const texts = files(root, (name) => TEXT.test(name) && name !== 'package-lock.json')
+  .map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }))
+  .filter((file) => file.path !== self);
+const docs = texts.filter((file) => file.path.startsWith('docs/') && file.path.endsWith('.md'));
 const known = new Set(docs.flatMap((doc) => [...anchors(doc.text)]));
 
+/** Problems of a path named from `from` (relative to `base`), with its anchor when it has one. */
+function unresolved(base: string, target: string, anchor: string | undefined): string | undefined {
+  const path = resolve(root, base, target);
+  if (!existsSync(path)) return 'no such file';
+  if (anchor === undefined || !path.endsWith('.md') || statSync(path).isDirectory()) return undefined;
+  return anchors(readFileSync(path, 'utf8')).has(anchor) ? undefined : `no heading #${anchor}`;
+}
+
+/** Each line of each text with its number, for messages that point at it. */
+function lines(): { at: string; file: string; line: string }[] {
+  return texts.flatMap((file) => file.text.split('\n').map((line, index) => ({ at: `${file.path}:${index + 1}`, file: file.path, line })));
+}
+
 describe('references from the code to docs/', () => {
-  const found = files(join(root, 'src'), '.ts').flatMap((path) => references(relative(root, path), readFileSync(path, 'utf8')));
+  const found = texts.filter((file) => !file.path.endsWith('.md')).flatMap((file) => references(file.path, file.text));
 
   it('finds the references the code makes', () => {
     expect(found.length).toBeGreaterThan(10);
@@ -79,6 +127,95 @@ describe('references from the code to docs/', () => {
   });
 });
 
+describe('references inside the documentation', () => {
+  it('every "decisions §N" and "seed rule N" of a markdown page names a heading of docs/', () => {
+    const broken = texts
+      .filter((file) => file.path.endsWith('.md'))
+      .flatMap((doc) => references(doc.path, doc.text))
+      .filter((reference) => reference.anchor === undefined || !known.has(reference.anchor))
+      .map((reference) => `${reference.where}: "${reference.text}"`);
+    expect(broken).toEqual([]);
+  });
+});
+
+describe('links and paths resolve inside the repository', () => {
+  it('every markdown link names a file of the repository, and its #anchor a heading there', () => {
+    const broken = texts
+      .filter((file) => file.path.endsWith('.md'))
+      .flatMap((file) =>
+        [...file.text.matchAll(MARKDOWN_LINK)].flatMap((match) => {
+          const target = match[1] ?? '';
+          const problem = unresolved(dirname(file.path), target === '' ? (file.path.split('/').pop() ?? '') : target, match[2]);
+          return problem ? [`${file.path}: ${match[0]}: ${problem}`] : [];
+        }),
+      );
+    expect(broken).toEqual([]);
+  });
+
+  it('every repository path named in code, specs or docs exists, and a docs/ #anchor is a heading', () => {
+    const broken = lines().flatMap(({ at, line }) =>
+      [...line.matchAll(REPOSITORY_PATH)].flatMap((match) => {
+        const target = match[1] ?? '';
+        if (GENERATED.test(target)) return [];
+        const problem = unresolved('.', target, match[2]);
+        return problem ? [`${at}: ${match[0]}: ${problem}`] : [];
+      }),
+    );
+    expect(broken).toEqual([]);
+  });
+
+  it('reads the paths it checks', () => {
+    const named = (text: string) => [...text.matchAll(REPOSITORY_PATH)].map((match) => `${match[1] ?? ''}${match[2] ? `#${match[2]}` : ''}`);
+    expect(named('see docs/interface.md#decisions-2, `src/store/sql/`. And GET /docs/x or https://h/src/y.')).toEqual([
+      'docs/interface.md#decisions-2',
+      'src/store/sql/',
+    ]);
+    expect(unresolved('.', 'docs/interface.md', 'decisions-2')).toBeUndefined();
+    expect(unresolved('.', 'docs/interface.md', 'decisions-99')).toBe('no heading #decisions-99');
+    expect(unresolved('.', 'docs/nowhere.md', undefined)).toBe('no such file');
+  });
+});
+
+describe('nothing cites what lies outside the repository', () => {
+  it('no outside document, issue number, organisational name or machine path', () => {
+    const broken = lines().flatMap(({ at, line }) =>
+      OUTSIDE.flatMap(({ pattern, instead }) => [...line.matchAll(pattern)].map((match) => `${at}: "${match[0]}": ${instead}`)),
+    );
+    expect(broken).toEqual([]);
+  });
+
+  it('recognises each form', () => {
+    const flagged = (text: string) => OUTSIDE.some(({ pattern }) => [...text.matchAll(pattern)].length > 0);
+    for (const text of [
+      'see INTERFACE-DECISIONS §6',
+      '(PROVIDER-PROTOCOLS.md section A)',
+      'CHANNELS.md section 2',
+      'in ../shared/DESIGN.md',
+      'as issue 11 asks',
+      'Issue #15 item 4',
+      '(section 8.3)',
+      'checklist B.12',
+      'the B.7 DELETE table (A.4.6)',
+      "beside channels-B's fakes",
+      "the lead's specs",
+      'at /work/shared/x',
+      'in /home/me/repo',
+    ]) {
+      expect(flagged(text), text).toBe(true);
+    }
+    for (const text of [
+      'MEDIAGATE_CHANNELS_FILE',
+      'docs/channels.md',
+      'GET /v1/video/generations',
+      'https://example.com/home/x',
+      'WiseLibs/better-sqlite3#1515',
+      'the /mnt/mediagate volume',
+    ]) {
+      expect(flagged(text), text).toBe(false);
+    }
+  });
+});
+
 describe('links inside docs/', () => {
   it('every #anchor link lands on a heading of its page', () => {
     const broken = docs.flatMap((doc) => {
@@ -86,8 +223,41 @@ describe('links inside docs/', () => {
       return [...doc.text.matchAll(/\]\(#([^)]+)\)/g)]
         .map((match) => match[1] ?? '')
         .filter((anchor) => !own.has(anchor))
-        .map((anchor) => `${relative(root, doc.path)}#${anchor}`);
+        .map((anchor) => `${doc.path}#${anchor}`);
     });
     expect(broken).toEqual([]);
+  });
+});
+
+describe('the README is the front door', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+  it('stays short: what mediagate is, the two commands, trying it, and where to go next', () => {
+    expect(readme.split('\n').length).toBeLessThanOrEqual(250);
+  });
+
+  it('starts with exactly the two commands', () => {
+    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
+    const commands = [...quickStart.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => (match[1] ?? '').trim());
+    expect(commands).toEqual(['npm ci && npm start', 'npm ci && npm test']);
+  });
+
+  it('reaches every page of docs/, through its links and theirs', () => {
+    const byPath = new Map(texts.map((file) => [file.path, file.text]));
+    const reached = new Set<string>();
+    const visit = (path: string) => {
+      if (reached.has(path)) return;
+      reached.add(path);
+      for (const match of (byPath.get(path) ?? '').matchAll(MARKDOWN_LINK)) {
+        if (!match[1]) continue; // a #link within the page
+        const target = relative(root, resolve(root, dirname(path), match[1]));
+        const isDirectory = existsSync(join(root, target)) && statSync(join(root, target)).isDirectory();
+        // A directory link lands on its listing: every page in it is one click away.
+        if (isDirectory) for (const doc of docs.filter((page) => dirname(page.path) === target)) visit(doc.path);
+        else visit(target);
+      }
+    };
+    visit('README.md');
+    expect(docs.map((doc) => doc.path).filter((path) => !reached.has(path))).toEqual([]);
   });
 });

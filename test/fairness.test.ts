@@ -1,5 +1,5 @@
 /**
- * Fairness between API keys (issue #15 item 1): one key's flood or slow inputs must not starve
+ * Fairness between API keys (docs/operations/configuration.md#fair-scheduling-between-keys): one key's flood or slow inputs must not starve
  * another key. Store level: claims and graphile-worker jobs take the keys with work in turn
  * (fair_rank, migration 7). End to end: a key whose image inputs trickle one byte a second
  * holds only its share of the fetch stage, and another key's task runs at once, on SQLite and

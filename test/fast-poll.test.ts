@@ -1,5 +1,5 @@
 /**
- * Status polls answered before routing (src/http/fast-poll.ts): the same bytes, headers and
+ * Status polls answered before routing (src/http/dispatch.ts): the same bytes, headers and
  * metrics as the Fastify route, and every request it cannot answer left to the router.
  * `inject()` never passes through the server, so it always shows the router's answer.
  */

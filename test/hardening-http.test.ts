@@ -218,13 +218,13 @@ describe('request ids, headers, and no stack traces', () => {
   });
 
   it('a fault is a 500 in the envelope with no stack trace or internals', async () => {
-    const fault = new Error('database exploded at /work/secret/path.ts:12');
+    const fault = new Error('database exploded at /srv/app/secret/path.ts:12');
     server.app.service.get = () => Promise.reject(fault);
     for (const path of ['/v1/video/generations/vid_x', '/v1/images/generations/async/img_x']) {
       const reply = await call(server, 'GET', path);
       expect(reply.status).toBe(500);
       expect(reply.text).not.toContain('exploded');
-      expect(reply.text).not.toContain('/work/');
+      expect(reply.text).not.toContain('/srv/app/');
       expect(reply.text).not.toMatch(/\n\s+at /);
       if (path.startsWith('/v1/images')) expect(reply.json).toMatchObject({ code: 'internal_error', data: null });
       else expect(videoError(reply)).toMatchObject({ type: 'server_error', code: 'internal_error', param: '' });

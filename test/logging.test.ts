@@ -164,7 +164,7 @@ describe('createScrubber', () => {
   });
 });
 
-describe('task lines (issue 14)', () => {
+describe('task lines', () => {
   it('say what happened to each task, with its model, duration and failure code', async () => {
     lines = [];
     const done = await post('/v1/video/generations', { model: 'vendora/famw-2.7-t2v', prompt: 'a calm sea', duration: 2 });

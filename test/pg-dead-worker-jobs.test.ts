@@ -1,5 +1,5 @@
 /**
- * A SIGKILLed PostgreSQL worker leaves its locked queue jobs behind (issue #15 item 7):
+ * A SIGKILLed PostgreSQL worker leaves its locked queue jobs behind:
  * graphile-worker holds a lock for 4 hours, and the jobs the reaper retired (it gives their
  * tasks new jobs) are kept as permanently failed after that. The reaper now unlocks a dead
  * worker's jobs with graphile-worker's force_unlock_workers and removes the retired ones.

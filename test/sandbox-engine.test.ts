@@ -310,7 +310,7 @@ describe('sandbox inputs: failures name the field', () => {
 
   it('seed rule 3 passes a fetched image within the limits', async () => {
     const { path } = await render(engine, { prompt: 'x', resolution: '360p', duration: 1, image: `${server.origin}/fine.png` }, { model: RULE3_MODEL });
-    // A square image on a model that lists no aspect ratios snaps to 16:9 (§6).
+    // A square image on a model that lists no aspect ratios snaps to 16:9 (decisions §6).
     expect(videoStream(await probe(path))).toMatchObject({ width: 640, height: 360 });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Issue 15 item 6: the URL signing secret rotates (`mediagate secrets rotate [--grace <s>]`).
+ * The URL signing secret rotates (`mediagate secrets rotate [--grace <s>]`).
  * The store's compare-and-set keeps the secret that was current as the previous one, even under
  * concurrent rotations; a running server picks a rotation up at its next refresh
  * (MEDIAGATE_SIGNING_REFRESH_S) without a restart; an old URL verifies during the grace and

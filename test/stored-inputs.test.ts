@@ -1,5 +1,6 @@
 /**
- * Issue #15 items 2 and 3 over HTTP, on each backend: a data-URL input is stored on disk at
+ * Stored inputs and retention (docs/operations/running.md#stored-inputs-and-retention) over
+ * HTTP, on each backend: a data-URL input is stored on disk at
  * creation (the task row keeps a small reference), a 32 MiB create leaves the server
  * answering, the input is what the engine draws, inputs are deleted when the task ends
  * (completed, failed, cancelled), final tasks are deleted with their files after
@@ -383,7 +384,7 @@ describe('a stored input given to an upstream (DashScope) as a published URL', (
       model: 'vendora/famw-2.7-i2v',
       prompt: 'published',
       duration: 5,
-      resolution: '480p',
+      resolution: '720p',
       image: `data:image/png;base64,${png.toString('base64')}`,
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);

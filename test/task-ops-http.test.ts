@@ -1,5 +1,5 @@
 /**
- * Cancel, list and idempotent creates (decisions §8.1, §8.2, §8.4) over HTTP against the real
+ * Cancel, list and idempotent creates (decisions §8.1, decisions §8.2, decisions §8.4) over HTTP against the real
  * server on each backend: a paced engine makes renders long enough to cancel mid-way. On
  * PostgreSQL, two API processes receive the same Idempotency-Key at the same instant.
  */

@@ -1,4 +1,4 @@
-// One paid job per task across a crash (CHANNELS.md section 3): a mediagate child process routes
+// One paid job per task across a crash (docs/guides/channels.md#what-an-operator-can-rely-on): a mediagate child process routes
 // tasks to a fake DashScope through a proxy in this process, which SIGKILLs the child at the
 // worst moments: after the upstream accepted a submission but before the child got the answer
 // (so before it stored the upstream id), while it polls, and while it copies an output the fake

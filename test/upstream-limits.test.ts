@@ -1,6 +1,6 @@
 // A channel's limits as the upstream sees them: a fake counting requests per wall-clock second
 // shows submit_per_s and poll_per_s kept, and no more than max_in_flight tasks are held upstream
-// at once (CHANNELS.md section 1), in one process and (PostgreSQL) in two sharing a database:
+// at once (docs/guides/channels.md#configuration), in one process and (PostgreSQL) in two sharing a database:
 // two services in this process, and two real `mediagate worker` processes.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

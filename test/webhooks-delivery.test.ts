@@ -183,8 +183,15 @@ describe.each(BACKENDS)('webhook deliveries on %s', (backend) => {
       expect(seen.size).toBe(6);
       expect(new Set(received.map((item) => item.headers['webhook-id'])).size).toBe(6);
 
-      // The log: one succeeded delivery per event, one attempt each.
-      const log = await deliveries(endpoint.id);
+      // The log: one succeeded delivery per event, one attempt each. The receiver sees a request
+      // before the sender has written its 204, so the log is awaited until every row is settled.
+      const log = await eventually(
+        async () => {
+          const rows = await deliveries(endpoint.id);
+          return rows.length === 6 && rows.every((row) => row['status'] !== 'pending') && rows;
+        },
+        { deadline: 20_000, what: 'six settled deliveries in the log' },
+      );
       expect(log).toHaveLength(6);
       for (const delivery of log) {
         expect(delivery).toMatchObject({

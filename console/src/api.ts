@@ -174,7 +174,7 @@ export class Api {
     return viewOfImage(envelope.data, task.model, envelope);
   }
 
-  /** INTERFACE-DECISIONS §8.2, both families. */
+  /** The list operation (decisions §8.2), both families. */
   async list(
     kind: 'video' | 'image',
     query: { limit: number; after?: string; status?: string; model?: string },

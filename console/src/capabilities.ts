@@ -1,5 +1,5 @@
 /**
- * Which operations added after the seed (INTERFACE-DECISIONS §8) this server has: read from its
+ * Which operations added after the seed (decisions §8) this server has: read from its
  * public OpenAPI document, so the console never asks for an operation that is not there (a
  * probe that fails would be an error in the browser console). A listed operation that still
  * answers 404/405 is treated as absent by its caller.

@@ -2,10 +2,10 @@ import { ApiRefusal, isFinal, isMissingOperation, type Api, type TaskView } from
 import { h, replace, uid } from './dom.js';
 
 /**
- * The tasks of this key: the list operation of INTERFACE-DECISIONS §8.2 (both families, paged,
+ * The tasks of this key: the list operation of decisions §8.2 (both families, paged,
  * filtered by status and model) when the server answers it, else the tasks made in this tab
  * (kept in sessionStorage, like the key). Running tasks get a Cancel button when the server has
- * the cancel operation (§8.1).
+ * the cancel operation (decisions §8.1).
  */
 
 const TAB_STORAGE = 'mediagate.tasks';

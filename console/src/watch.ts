@@ -1,7 +1,7 @@
 import { ApiRefusal, isFinal, isMissingOperation, viewOfImage, viewOfVideo, type Api, type ImageTaskData, type TaskView, type VideoTask } from './api.js';
 
 /**
- * Follows a task to its end: the server-sent events of INTERFACE-DECISIONS §8.3 when the server
+ * Follows a task to its end: the server-sent events of decisions §8.3 when the server
  * answers them, else polling that backs off while nothing changes (0.5 s growing by half to 5 s,
  * back to 0.5 s when progress moves). Whether events exist is learnt once, from the first try.
  */

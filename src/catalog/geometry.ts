@@ -1,5 +1,5 @@
 /**
- * Output geometry (INTERFACE-DECISIONS §6): resolution x aspect ratio -> exact pixel size.
+ * Output geometry (decisions §6): resolution x aspect ratio -> exact pixel size.
  * Pure functions with no imports, so the catalog, the engines and the tests agree on one rule.
  *
  * Every engine must honour these numbers: clients rely on `720p` at `16:9` being 1280x720.

@@ -37,6 +37,11 @@ export interface RequestInput {
   readonly body: unknown;
   /** Size of the raw body in bytes (seed rule 2 limits it for one model). */
   readonly bodyBytes: number;
+  /**
+   * The calling key's models (docs/admin.md), when it is limited to some: another model is
+   * refused exactly as a model this deployment does not offer.
+   */
+  readonly allowsModel?: ((model: string) => boolean) | undefined;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -308,7 +313,7 @@ export function createValidator(rows: readonly ModelRow[]): Validator {
       if (typeof model !== 'string') {
         return fail({ rank: Rank.Model, code: 'invalid_parameter', param: 'model', message: `'model' must be a string; got ${describeValue(model)}.` });
       }
-      const entry = compiled.get(model);
+      const entry = input.allowsModel === undefined || input.allowsModel(model) ? compiled.get(model) : undefined;
       if (!entry) {
         return fail({
           rank: Rank.Model,

@@ -1,5 +1,5 @@
 /**
- * MEDIAGATE_CHANNELS_FILE (CHANNELS.md section 1): read once at start, validated whole, every
+ * MEDIAGATE_CHANNELS_FILE (docs/guides/channels.md#configuration): read once at start, validated whole, every
  * fault reported with the JSON path at fault. The caller prints `faults` and exits 78
  * (EX_CONFIG). The result is the routing table: model -> ordered targets.
  *
@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { MODELS, type ModelRow } from '../catalog/index.js';
+import { parseProfile, type TargetProfile } from './profiles.js';
 import type { ProtocolName } from './protocol.js';
 
 export const PROTOCOLS: readonly ProtocolName[] = ['sandbox', 'mediagate', 'dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate'];
@@ -39,6 +40,8 @@ export interface ChannelConfig {
 export interface RouteTarget {
   readonly channel: string;
   readonly upstreamModel: string;
+  /** The target's profile as declared in the file (`to[j].profile`); built-in ones are looked up by profileFor. */
+  readonly profile?: TargetProfile;
 }
 
 export interface ChannelsConfig {
@@ -245,7 +248,8 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
             faults.push(`${tat}: must be an object with "channel"`);
             return;
           }
-          for (const key of Object.keys(target)) if (key !== 'channel' && key !== 'upstream_model') faults.push(`${tat}.${key}: unknown field`);
+          for (const key of Object.keys(target))
+            if (key !== 'channel' && key !== 'upstream_model' && key !== 'profile') faults.push(`${tat}.${key}: unknown field`);
           if (typeof target.channel !== 'string' || !declared.has(target.channel)) {
             faults.push(`${tat}.channel: no channel '${String(target.channel)}' (declare it under channels, or use "sandbox")`);
           } else if (targets.some((t) => t.channel === target.channel)) {
@@ -254,8 +258,18 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
           if (target.upstream_model !== undefined && (typeof target.upstream_model !== 'string' || target.upstream_model.trim() === '')) {
             faults.push(`${tat}.upstream_model: must be a non-empty string`);
           }
+          let profile: TargetProfile | undefined;
+          const protocol = typeof target.channel === 'string' ? channels.get(target.channel)?.protocol : undefined;
+          if (target.profile !== undefined && protocol !== undefined) {
+            const upstream = typeof target.upstream_model === 'string' ? target.upstream_model : typeof model === 'string' ? model : '';
+            profile = parseProfile(target.profile, `${tat}.profile`, protocol, upstream, faults);
+          }
           if (typeof target.channel === 'string') {
-            targets.push({ channel: target.channel, upstreamModel: typeof target.upstream_model === 'string' ? target.upstream_model : '' });
+            targets.push({
+              channel: target.channel,
+              upstreamModel: typeof target.upstream_model === 'string' ? target.upstream_model : '',
+              ...(profile ? { profile } : {}),
+            });
           }
         });
       }
@@ -264,7 +278,7 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
       for (const id of matched) {
         routes.set(
           id,
-          targets.map((t) => ({ channel: t.channel, upstreamModel: t.upstreamModel === '' ? id : t.upstreamModel })),
+          targets.map((t) => ({ ...t, upstreamModel: t.upstreamModel === '' ? id : t.upstreamModel })),
         );
       }
     });

@@ -1,5 +1,5 @@
 /**
- * How an upstream failure reaches our task (CHANNELS.md section 2). The codes are the channel
+ * How an upstream failure reaches our task (docs/guides/channels.md#upstream-failure-codes). The codes are the channel
  * part of the task failure codes (failure-codes.ts); the lifecycle puts them in the task's
  * `error` with `type` `generation_error`.
  */

@@ -1,5 +1,5 @@
 /**
- * Per-channel metrics (issue 11, CHANNELS.md section 4). Defined here, recorded by the upstream
+ * Per-channel metrics (docs/operations/metrics.md#channels). Defined here, recorded by the upstream
  * lifecycle through `ChannelMetrics`, served at GET /metrics with the process's other series.
  * Every series is labelled by `channel` (the configured name, never a URL or key); counts are
  * per process, like the rest of /metrics (sum them across processes).

@@ -1,8 +1,9 @@
 /**
- * Copies one upstream output into a file of ours, checking it on the way (CHANNELS.md sections 2
- * and 3): a URL on the channel's own origin (scheme, host, port of base_url) is trusted as the
- * operator configured it; any other host, first URL or redirect hop, goes through the outbound
- * client's URL and address policy (outbound/). Bytes and time are capped; the file must be the promised
+ * Copies one upstream output into a file of ours, checking it on the way
+ * (docs/guides/channels.md#what-clients-see and #what-an-operator-can-rely-on): a URL on the
+ * channel's own origin (scheme, host, port of base_url) is trusted as the operator configured it;
+ * any other host, first URL or redirect hop, goes through the outbound client's URL and address
+ * policy (outbound/). Bytes and time are capped; the file must be the promised
  * media by its bytes (MP4: an `ftyp` box first; PNG: its signature). Failures are values with
  * code `output_invalid`; `transient` says whether trying again later may help (network, 5xx).
  *

@@ -16,7 +16,7 @@ export function fail(error: unknown): never {
     process.exit(78); // EX_CONFIG
   }
   if (error instanceof ChannelsConfigError) {
-    // One line per fault, each naming the JSON path at fault (CHANNELS.md section 1).
+    // One line per fault, each naming the JSON path at fault (docs/guides/channels.md#configuration).
     process.stderr.write(`mediagate: configuration error: MEDIAGATE_CHANNELS_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
     process.exit(error.exitCode);
   }

@@ -15,7 +15,7 @@ export async function worker(): Promise<void> {
   if (!config.databaseUrl) {
     process.stderr.write(
       'mediagate: warning: `mediagate worker` without DATABASE_URL shares the SQLite file in MEDIAGATE_DATA_DIR; ' +
-        'separate worker processes are meant for PostgreSQL (see README, "Scaling out on PostgreSQL").\n',
+        'separate worker processes are meant for PostgreSQL (see docs/operations/scaling-out.md).\n',
     );
   }
   const app = await createMediagateWorker(config, { channels, ...(pricing === undefined ? {} : { pricing }) });

@@ -8,7 +8,7 @@ const DEFAULT_RECONNECT_MS = 1_000;
 const MAX_RECONNECT_MS = 15_000;
 /** Connections in a row that may fail (no event received) before the stream gives up. */
 const DEFAULT_MAX_RECONNECTS = 5;
-/** The server sends a comment at least every 15 s (section 8.3); four missed ones mean a dead connection. */
+/** The server sends a comment at least every 15 s (decisions §8.3); four missed ones mean a dead connection. */
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 
 export interface TaskStreamSpec<T> {
@@ -20,8 +20,8 @@ export interface TaskStreamSpec<T> {
 }
 
 /**
- * The states of one task as they change, from `GET .../{id}/events` (section 8.3): the first is the
- * current state, the last a final one. A dropped connection is reopened with `Last-Event-ID`, so
+ * The states of one task as they change, from `GET .../{id}/events` (decisions §8.3): the first
+ * is the current state, the last a final one. A dropped connection is reopened with `Last-Event-ID`, so
  * no state is missed; `lastEventId` is where a later stream could resume.
  */
 export class TaskEventStream<T> implements AsyncIterable<T> {

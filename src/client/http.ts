@@ -117,7 +117,7 @@ function retryableStatus(result: HttpResult, spec: RequestSpec): boolean {
 /** Whether a repeat of this request is harmless: a read, or a create that carries an idempotency key. */
 const retries = (spec: RequestSpec): boolean => spec.idempotent || spec.idempotencyKey !== undefined;
 
-/** 1-255 printable ASCII characters (section 8.4); checked before sending so a typo is not a round trip. */
+/** 1-255 printable ASCII characters (decisions §8.4); checked before sending so a typo is not a round trip. */
 export function checkIdempotencyKey(key: string): string {
   if (!/^[\x20-\x7e]{1,255}$/.test(key)) {
     throw new MediagateError('idempotencyKey must be 1-255 printable ASCII characters.');

@@ -1,5 +1,5 @@
 /**
- * One page of a list (section 8.2: newest first, `has_more`, `last_id`), which is also an async
+ * One page of a list (decisions §8.2: newest first, `has_more`, `last_id`), which is also an async
  * iterable over every item of this page and all pages after it: the next page is fetched with
  * `after = last_id` while `has_more` is true.
  *

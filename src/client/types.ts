@@ -1,6 +1,7 @@
 /**
  * Response shapes of the mediagate API (docs/interface.md), as the SDK returns them, and the
- * options of its calls. The request shapes are generated per model in models.generated.ts.
+ * options of its calls. The request shapes are generated per model in models.generated.ts, the
+ * task bodies from the server's wire shapes in wire.generated.ts.
  *
  * Glossary
  * - family: `video` (`/v1/video/...`, the task object) or `image` (`/v1/images/...`, an envelope
@@ -9,58 +10,12 @@
  *   progress callbacks and the CLI.
  */
 
-/** Lifecycle of a task, in the video family's words (image statuses are mapped onto these). */
-export type TaskStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+import type { ImageTask, ImageTaskStatus, TaskStatus, VideoTask } from './wire.generated.js';
+
+// The task bodies are generated from the server's wire shapes (scripts/generate-client-types.ts).
+export type { ImageTask, ImageTaskCreated, ImageTaskStatus, TaskError, TaskStatus, VideoTask } from './wire.generated.js';
 
 export type TaskKind = 'video' | 'image';
-
-/** The error object of a failed video task. */
-export interface TaskError {
-  readonly type: string;
-  readonly code: string;
-  readonly message: string;
-  readonly param: string;
-}
-
-/** `GET /v1/video/generations/{id}`; timestamps are Unix seconds. */
-export interface VideoTask {
-  readonly id: string;
-  readonly object: 'video.generation';
-  readonly model: string;
-  readonly status: TaskStatus;
-  /** Empty until the task completes; then one `{type:'video', url}` (signed, no key needed). */
-  readonly outputs: ReadonlyArray<{ readonly type: 'video'; readonly url: string }>;
-  readonly created_at: number;
-  readonly started_at: number | null;
-  readonly completed_at: number | null;
-  /** 0-100; null right after creation. */
-  readonly progress: number | null;
-  readonly error: TaskError | null;
-}
-
-export type ImageTaskStatus = 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE' | 'CANCELLED';
-
-/** The `data` of `GET /v1/images/generations/async/{id}` (the SDK unwraps the envelope). */
-export interface ImageTask {
-  readonly task_id: string;
-  readonly status: ImageTaskStatus;
-  /** `"0%"` to `"100%"`. */
-  readonly progress: string;
-  /** URLs of the generated images (signed, no key needed); empty until SUCCESS. */
-  readonly outputs: readonly string[];
-  readonly submit_time: number;
-  /** 0 until started. */
-  readonly start_time: number;
-  /** 0 until finished. */
-  readonly finish_time: number;
-  /** `""` unless the task failed. */
-  readonly fail_reason: string;
-}
-
-/** The `data` of `POST /v1/images/generations/async`. */
-export interface ImageTaskCreated {
-  readonly task_id: string;
-}
 
 /** One task of either family, observed once, in one shape. */
 export interface TaskSnapshot<T extends VideoTask | ImageTask = VideoTask | ImageTask> {
@@ -178,7 +133,7 @@ export interface EventsOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** Query of `videos.list` (section 8.2). */
+/** Query of `videos.list` (decisions §8.2). */
 export interface VideoListParams {
   /** 1-100; default 20 (server side). */
   readonly limit?: number;
@@ -218,7 +173,7 @@ export interface ImageEnvelope<T> {
   readonly data: T;
 }
 
-/** The events a webhook endpoint can subscribe to (section 8.5). */
+/** The events a webhook endpoint can subscribe to (decisions §8.5). */
 export type WebhookEventType = 'video.completed' | 'video.failed' | 'video.cancelled' | 'image.completed' | 'image.failed' | 'image.cancelled';
 
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [

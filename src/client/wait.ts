@@ -44,7 +44,11 @@ export function snapshot<T extends VideoTask | ImageTask>(task: T): TaskSnapshot
       status,
       progress: imageProgress(task.progress),
       outputs: task.outputs,
-      error: status === 'failed' ? { code: '', param: '', message: task.fail_reason || 'The task failed.' } : null,
+      // A server that names the failure (data.error) gives its code and param; an older one only the text.
+      error:
+        status === 'failed'
+          ? { code: task.error?.code ?? '', param: task.error?.param ?? '', message: task.error?.message ?? (task.fail_reason || 'The task failed.') }
+          : null,
       task,
     };
   }
@@ -96,9 +100,9 @@ function progressReporter<T extends VideoTask | ImageTask>(options: WaitOptions<
 }
 
 /**
- * Whether the events endpoint is missing (404/405 from a server without section 8.3, or a proxy
- * in between) or the stream is unusable: the wait then polls. An unknown task is also 404 there;
- * the first poll reports it as the NotFoundError it is.
+ * Whether the events endpoint is missing (404/405 from a server without live events, see
+ * decisions §8.3, or a proxy in between) or the stream is unusable: the wait then polls. An
+ * unknown task is also 404 there; the first poll reports it as the NotFoundError it is.
  */
 function eventsUnavailable(error: unknown): boolean {
   if (error instanceof StreamError) return true;
@@ -106,7 +110,7 @@ function eventsUnavailable(error: unknown): boolean {
 }
 
 /**
- * Waits until the task is final, over its event stream (section 8.3) when `stream` is given and
+ * Waits until the task is final, over its event stream (decisions §8.3) when `stream` is given and
  * `options.events` is not false, polling when the stream is unavailable or keeps failing.
  * Resolves with the completed task; a failed or cancelled one is a TaskFailedError; an abort is an
  * AbortError carrying the task id (the task keeps running).

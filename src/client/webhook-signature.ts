@@ -3,7 +3,7 @@ import { MediagateError } from './errors.js';
 import type { WebhookEvent } from './types.js';
 
 /**
- * Checks a webhook delivery the Standard Webhooks way (section 8.5): `webhook-signature` holds one
+ * Checks a webhook delivery the Standard Webhooks way (decisions §8.5): `webhook-signature` holds one
  * or more space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`,
  * keyed by the base64-decoded part of the secret after `whsec_`; the timestamp must be within the
  * tolerance of now (replays); signatures are compared in constant time. Needs no API key, so a

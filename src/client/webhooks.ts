@@ -49,7 +49,7 @@ function endpointPath(id: string): string {
 }
 
 /**
- * `client.webhooks`: the calling key's endpoints (section 8.5), and `verify`/`unwrap` for a
+ * `client.webhooks`: the calling key's endpoints (decisions §8.5), and `verify`/`unwrap` for a
  * receiver (which need no API key: the same functions are exported as `verifyWebhook` and
  * `unwrapWebhook`).
  */

@@ -11,17 +11,10 @@ import type { ConnectionLimits } from './connection-limits.js';
 import type { JsonLimits } from './json-limits.js';
 import type { Metrics } from './metrics.js';
 import type { KeyLimits } from './rate-limit.js';
-import type { FetchAllowList } from '../outbound/address-policy.js';
-import type { Resolve } from '../outbound/url-refusal.js';
+import type { WebhookEndpointPolicy } from '../webhooks/endpoints.js';
 
-/** What the webhook routes need beyond the store. */
-export interface WebhookRouteOptions {
-  /** MEDIAGATE_WEBHOOK_MAX_ENDPOINTS. */
-  readonly maxEndpoints: number;
-  /** The media inputs' allow list: an endpoint URL passes the same address policy. */
-  readonly allow: FetchAllowList;
-  /** DNS resolution of the URL's host at registration (tests); default the system resolver. */
-  readonly resolve?: Resolve;
+/** What the webhook routes need beyond the store: the endpoint rules' settings, and a wake-up. */
+export interface WebhookRouteOptions extends WebhookEndpointPolicy {
   /** A redelivery was asked for: wakes this process's dispatcher (others see it within a second). */
   readonly notify?: () => void;
 }

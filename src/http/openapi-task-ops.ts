@@ -4,6 +4,8 @@
  * through these paths.
  */
 
+import { IMAGE_STATUSES, VIDEO_STATUSES } from '../wire/task-bodies.js';
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const taskIdParam = { name: 'task_id', in: 'path', required: true, schema: { type: 'string' } };
@@ -109,8 +111,8 @@ function cancelOperation(operationId: string, family: 'video' | 'image', taskSch
   };
 }
 
-export const listVideos = listOperation('listVideos', 'video', ['queued', 'processing', 'completed', 'failed', 'cancelled'], 'VideoTaskList', 'VideoError');
-export const listImages = listOperation('listImages', 'image', ['QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE', 'CANCELLED'], 'ImageTaskList', 'ImageError');
+export const listVideos = listOperation('listVideos', 'video', VIDEO_STATUSES, 'VideoTaskList', 'VideoError');
+export const listImages = listOperation('listImages', 'image', IMAGE_STATUSES, 'ImageTaskList', 'ImageError');
 
 export const cancelVideo = cancelOperation('cancelVideo', 'video', 'VideoTask', 'VideoError');
 export const cancelImage = cancelOperation('cancelImage', 'image', 'ImageStatus', 'ImageError');

@@ -10,12 +10,16 @@ import {
   listImages,
   listVideos,
 } from './openapi-task-ops.js';
+import { ADMIN_PATHS, ADMIN_SCHEMAS } from './openapi-admin.js';
 import { WEBHOOK_PATHS, WEBHOOK_SCHEMAS, webhookEvents } from './openapi-webhooks.js';
+import { IMAGE_ERROR_SCHEMA, VIDEO_ERROR_SCHEMA } from '../wire/envelopes.js';
+import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, VIDEO_STATUSES, imageStatusSchema, videoTaskSchema } from '../wire/task-bodies.js';
 
 /**
  * The OpenAPI 3.1 document, derived from the catalog: each model's request body is its row's
  * JSON Schema (the one the server validates with), and the create operations take `oneOf`
- * them, discriminated by `model`.
+ * them, discriminated by `model`. The response bodies' schemas are the wire shapes' own
+ * (src/wire/).
  */
 
 export const componentName = (row: ModelRow): string => `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
@@ -28,44 +32,6 @@ export function requestSchema(row: ModelRow): JsonSchema {
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 
-const VIDEO_ERROR = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['type', 'code', 'message', 'param'],
-      properties: {
-        type: { type: 'string', examples: ['invalid_request_error'] },
-        code: {
-          type: 'string',
-          examples: [
-            'missing_parameter',
-            'invalid_parameter',
-            'unsupported_parameter',
-            'unsupported_value',
-            'task_not_found',
-            'task_not_cancellable',
-            'idempotency_key_reused',
-            'idempotency_key_in_use',
-            'webhook_not_found',
-            'webhook_delivery_not_found',
-            'webhook_limit_reached',
-          ],
-        },
-        message: { type: 'string' },
-        param: { type: 'string', description: 'The top-level field at fault; empty when none.' },
-      },
-    },
-  },
-};
-
-const IMAGE_ERROR = {
-  type: 'object',
-  required: ['code', 'message', 'data'],
-  properties: { code: { type: 'string' }, message: { type: 'string' }, data: { type: 'null' } },
-};
-
 /**
  * Statuses an operation can produce: `cancelled` only once a cancel route is in the table (a
  * client must not be told to handle a state nothing reaches).
@@ -73,72 +39,10 @@ const IMAGE_ERROR = {
 function statuses(routes: readonly Route[]): { video: string[]; image: string[] } {
   const cancel = routes.some((route) => route.path.endsWith('/cancel'));
   return {
-    video: ['queued', 'processing', 'completed', 'failed', ...(cancel ? ['cancelled'] : [])],
-    image: ['QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE', ...(cancel ? ['CANCELLED'] : [])],
+    video: VIDEO_STATUSES.filter((status) => cancel || status !== 'cancelled'),
+    image: IMAGE_STATUSES.filter((status) => cancel || status !== 'CANCELLED'),
   };
 }
-
-const videoTask = (status: readonly string[]) => ({
-  type: 'object',
-  required: ['id', 'object', 'model', 'status', 'outputs', 'created_at'],
-  properties: {
-    id: { type: 'string' },
-    object: { const: 'video.generation' },
-    model: { type: 'string' },
-    status: { enum: status },
-    outputs: {
-      type: 'array',
-      items: { type: 'object', required: ['type', 'url'], properties: { type: { const: 'video' }, url: { type: 'string', format: 'uri' } } },
-    },
-    created_at: { type: 'integer', format: 'int64', description: 'Unix time, seconds.' },
-    started_at: { type: ['integer', 'null'], format: 'int64' },
-    completed_at: { type: ['integer', 'null'], format: 'int64' },
-    progress: { type: ['integer', 'null'], minimum: 0, maximum: 100 },
-    error: {
-      oneOf: [
-        { type: 'null' },
-        {
-          type: 'object',
-          required: ['type', 'code', 'message', 'param'],
-          properties: { type: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string' } },
-        },
-      ],
-    },
-  },
-});
-
-const IMAGE_CREATED = {
-  type: 'object',
-  required: ['code', 'message', 'data'],
-  properties: {
-    code: { const: 'success' },
-    message: { const: '' },
-    data: { type: 'object', required: ['task_id'], properties: { task_id: { type: 'string' } } },
-  },
-};
-
-const imageStatus = (status: readonly string[]) => ({
-  type: 'object',
-  required: ['code', 'message', 'data'],
-  properties: {
-    code: { const: 'success' },
-    message: { const: '' },
-    data: {
-      type: 'object',
-      required: ['task_id', 'status', 'progress', 'outputs', 'submit_time', 'start_time', 'finish_time', 'fail_reason'],
-      properties: {
-        task_id: { type: 'string' },
-        status: { enum: status },
-        progress: { type: 'string', pattern: '^\\d{1,3}%$', examples: ['0%', '100%'] },
-        outputs: { type: 'array', items: { type: 'string', format: 'uri' } },
-        submit_time: { type: 'integer', description: 'Unix time, seconds.' },
-        start_time: { type: 'integer', description: '0 until started.' },
-        finish_time: { type: 'integer', description: '0 until finished.' },
-        fail_reason: { type: 'string', description: 'Empty unless the task failed.' },
-      },
-    },
-  },
-});
 
 const MODEL = {
   type: 'object',
@@ -210,9 +114,47 @@ function errorResponses(schema: string) {
     '400': r('Validation error'),
     '413': r('Body larger than the configured cap'),
     '415': r('Content-Type is not application/json'),
+    '402': r("The task's maximum cost does not fit what is left of the API key's budget (budget_exceeded)"),
     ...keyedResponses(schema),
   };
 }
+
+const USAGE_FIGURES = {
+  tasks: { type: 'integer' },
+  seconds: { type: 'integer' },
+  images: { type: 'integer' },
+  cost: { type: 'number' },
+};
+
+/** GET /v1/usage: the calling key's final tasks over whole UTC days, with its budget. */
+const USAGE_REPORT = {
+  type: 'object',
+  required: ['object', 'currency', 'start', 'end', 'totals', 'data', 'budget'],
+  properties: {
+    object: { const: 'usage' },
+    currency: { type: 'string' },
+    start: { type: 'integer', description: 'Unix seconds: the start of the first UTC day covered.' },
+    end: { type: 'integer', description: 'Unix seconds: the end of the last UTC day covered.' },
+    totals: { type: 'object', properties: USAGE_FIGURES },
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { model: { type: ['string', 'null'] }, day: { type: ['string', 'null'], examples: ['2026-11-25'] }, ...USAGE_FIGURES },
+      },
+    },
+    budget: {
+      type: 'object',
+      properties: {
+        budget: { type: ['number', 'null'] },
+        budget_period: { enum: ['day', 'month', null] },
+        spent: { type: 'number' },
+        reserved: { type: 'number' },
+        resets_at: { type: ['integer', 'null'] },
+      },
+    },
+  },
+};
 
 function createBody(kind: 'video' | 'image', models: readonly ModelRow[]) {
   const rows = models.filter((row) => row.kind === kind);
@@ -264,21 +206,34 @@ function webhookPaths(): Record<string, unknown> {
   );
 }
 
+/** The admin operations (admin keys only), each with the responses every keyed operation can give. */
+function adminPaths(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(ADMIN_PATHS).map(([path, item]) => [
+      path,
+      Object.fromEntries(Object.entries(item).map(([method, operation]) => [method, withKeyed(operation, 'VideoError')])),
+    ]),
+  );
+}
+
 export function buildOpenApi(serverUrl: string, routes: readonly Route[], models: readonly ModelRow[]): Record<string, unknown> {
   const status = statuses(routes);
   const schemas: Record<string, unknown> = {
-    VideoTask: videoTask(status.video),
-    VideoError: VIDEO_ERROR,
-    ImageCreated: IMAGE_CREATED,
-    ImageStatus: imageStatus(status.image),
-    ImageError: IMAGE_ERROR,
+    VideoTask: videoTaskSchema(status.video),
+    VideoError: VIDEO_ERROR_SCHEMA,
+    ImageCreated: IMAGE_CREATED_SCHEMA,
+    ImageStatus: imageStatusSchema(status.image),
+    ImageError: IMAGE_ERROR_SCHEMA,
     Model: MODEL,
     ModelPricing: MODEL_PRICING,
     ModelList: MODEL_LIST,
+    Usage: USAGE_REPORT,
     ...TASK_OPS_SCHEMAS,
   };
   const webhooks = routes.some((route) => route.path === '/v1/webhooks');
   if (webhooks) Object.assign(schemas, WEBHOOK_SCHEMAS);
+  const admin = routes.some((route) => route.path.startsWith('/v1/admin/'));
+  if (admin) Object.assign(schemas, ADMIN_SCHEMAS);
   for (const row of models) schemas[componentName(row)] = requestSchema(row);
   return {
     openapi: '3.1.0',
@@ -293,6 +248,7 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     ...(webhooks ? { webhooks: webhookEvents() } : {}),
     paths: {
       ...(webhooks ? webhookPaths() : {}),
+      ...(admin ? adminPaths() : {}),
       '/v1/video/generations': {
         post: {
           operationId: 'createVideo',
@@ -353,6 +309,35 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
         },
       },
       '/v1/images/generations/async/{task_id}/events': eventsPath('image'),
+      '/v1/usage': {
+        get: {
+          operationId: 'getUsage',
+          summary: "The API key's usage and budget",
+          description: 'Final tasks by model and UTC day (from the daily rollup), totals, and the budget. `start`/`end` are widened to whole UTC days.',
+          parameters: [
+            {
+              name: 'start',
+              in: 'query',
+              required: false,
+              schema: { type: 'integer' },
+              description: 'Unix seconds; default: the budget period, else 30 days ago.',
+            },
+            {
+              name: 'end',
+              in: 'query',
+              required: false,
+              schema: { type: 'integer' },
+              description: 'Unix seconds; default: the end of the budget period, else today.',
+            },
+            { name: 'group_by', in: 'query', required: false, schema: { enum: ['model', 'day', 'model,day'] } },
+          ],
+          responses: {
+            '200': { description: 'The report', content: json(ref('Usage')) },
+            '400': { description: 'A bad query (invalid_parameter, param start, end or group_by)', content: json(ref('VideoError')) },
+            ...keyedResponses('VideoError'),
+          },
+        },
+      },
       '/v1/models': {
         get: {
           operationId: 'listModels',

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpContext } from './context.js';
-import type { Family, UrlFor } from './envelopes.js';
+import type { Family } from '../wire/envelopes.js';
+import type { UrlFor } from '../wire/task-bodies.js';
 
 /** Methods a route may declare; HEAD is answered wherever GET is (Fastify's `exposeHeadRoutes`). */
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -9,6 +10,8 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface RouteDeps {
   readonly ctx: HttpContext;
   readonly urlFor: UrlFor;
+  /** The currency of usage figures: the pricing file's, "USD" without one. */
+  readonly currency: string;
   /** Aborted when the server starts closing: long-lived responses (event streams) end then. */
   readonly closing: AbortSignal;
   /** The routes this server has (the OpenAPI document describes exactly those). */
@@ -29,12 +32,15 @@ export interface Route {
   /** Fastify pattern: `:name` is one path segment, a final `*` the rest of the path. */
   readonly path: string;
   readonly methods: readonly Method[];
-  /** The error envelope of the route (envelopes.ts); agrees with `familyOf(path)` (a spec checks). */
+  /** The error envelope of the route (wire/envelopes.ts); agrees with `familyOf(path)` (a spec checks). */
   readonly family: Family;
   /** The `route` label of the request metrics; default `path`. */
   readonly metricsLabel?: string;
-  /** Whether the route takes an API key (the auth hook, then the key's request quota). */
-  readonly auth: boolean;
+  /**
+   * Whether the route takes an API key (the auth hook, then the key's request quota): `true` a
+   * client key, `'admin'` an admin key (docs/admin.md); each refuses the other role.
+   */
+  readonly auth: boolean | 'admin';
   /** JSON Schema of the 200 body: Fastify's serializer for it, and the fast answer's. */
   readonly response?: object;
   readonly handler: (deps: RouteDeps) => Handler;

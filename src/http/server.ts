@@ -1,3 +1,4 @@
+import { DEFAULT_CURRENCY } from '../billing/index.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
@@ -9,10 +10,10 @@ import { withoutPrompts } from '../logging.js';
 import type { HttpContext } from './context.js';
 import { defaultHeaders } from './default-headers.js';
 import { createDispatch } from './dispatch.js';
-import { errorBody, familyOf } from './envelopes.js';
+import { errorBody, familyOf } from '../wire/envelopes.js';
 import { registerCors } from './cors.js';
 import { LazyChildLogger } from './lazy-logger.js';
-import { createOutputUrls } from './output-urls.js';
+import { createOutputUrls } from '../storage/output-urls.js';
 import { applyConnectionLimits, checkIntervalMs, type ConnectionLimits } from './connection-limits.js';
 import { createRequestIds } from './request-ids.js';
 import { logResponse } from './request-log.js';
@@ -77,7 +78,7 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
   const closingStreams = new AbortController();
-  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), closing: closingStreams.signal, routes };
+  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), currency: ctx.pricing?.currency ?? DEFAULT_CURRENCY, closing: closingStreams.signal, routes };
   let closing = false;
   const dispatch = createDispatch({
     routes,
@@ -238,9 +239,11 @@ function registerErrorAnswers(app: FastifyInstance, ctx: HttpContext, allowedMet
     return reply.code(apiError.status).send(errorBody(family, apiError));
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
-    const allowed = allowedMethods(path);
+    // Without an admin key the admin API is not there: no 405 tells its paths apart either.
+    const hidden = path.startsWith('/v1/admin/') && !(await ctx.keys.hasAdminKeys());
+    const allowed = hidden ? undefined : allowedMethods(path);
     const error = allowed ? errors.methodNotAllowed(request.method, allowed) : errors.notFound(request.method, request.url);
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
     return reply.code(error.status).send(errorBody(familyOf(request.url), error));
@@ -259,12 +262,13 @@ function registerRoutes(app: FastifyInstance, ctx: HttpContext, routes: readonly
     }
   });
   const auth = authHook(ctx.keys, ctx.keyLimits);
+  const adminAuth = authHook(ctx.keys, ctx.keyLimits, 'admin');
   for (const route of routes) {
     const options: RouteOptions = {
       method: [...route.methods],
       url: route.path,
       config: { route },
-      ...(route.auth ? { onRequest: auth } : {}),
+      ...(route.auth === 'admin' ? { onRequest: adminAuth } : route.auth ? { onRequest: auth } : {}),
       ...(route.response ? { schema: { response: { 200: route.response } } } : {}),
       handler: route.handler(deps),
     };

@@ -7,7 +7,7 @@ import type { StoredFile } from './storage.js';
 /**
  * Media inputs sent by value (Base64 data URLs) live on disk under `<dataDir>/inputs/<task id>/`,
  * not in the task row: a 32 MiB data URL written into the row, and read back at every claim,
- * ran through synchronous SQLite on the event loop (issue #15). The row carries a reference
+ * ran through synchronous SQLite on the event loop, stalling every other request for seconds. The row carries a reference
  * instead, `mediagate-input:<name>;<mime>;<bytes>`. References appear only where the catalog
  * accepted a media value, and a client's media value is an `https://` URL or a `data:` URL, so
  * a reference can never be mistaken for one (nor a client string for a reference: the prompt

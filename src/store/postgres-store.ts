@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
 import type { JobQueueSql, Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
@@ -12,6 +12,7 @@ import { completeMany, fail, release, releaseWithJob } from './sql/settle.js';
 import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
+import { releaseReservation, reserveBudget } from './sql/usage.js';
 import { channelFull, ensureChannelLimit, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
 import type { Store } from './store.js';
 import { driveAsync, execute, type Runner, type Steps } from './table.js';
@@ -64,6 +65,7 @@ function taskColumns(tasks: readonly NewTask[]): InsertTasksParams {
     createdAts: tasks.map((t) => t.createdAt),
     params: tasks.map((t) => JSON.stringify(t.params)),
     channels: tasks.map((t) => t.channel ?? 'sandbox'),
+    reservedCosts: tasks.map((t) => t.reserve ?? 0),
     inputBytes: tasks.map((t) => t.inputBytes ?? 0),
   };
 }
@@ -161,7 +163,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
   }
 
   private async insertBatch(tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
-    if (tasks.some((task) => (task.inputBytes ?? 0) > 0)) return this.transaction((db) => this.insertReserving(db, tasks));
+    if (tasks.some(reserves)) return this.transaction((db) => this.insertReserving(db, tasks));
     return this.insertRows(this.db, tasks);
   }
 
@@ -187,19 +189,28 @@ export class PostgresStore extends TableStore implements Store, Runner {
   }
 
   /**
-   * A batch in which some tasks carry stored inputs, in one transaction: each task's bytes are
-   * reserved by the guarded upsert of its owner's `key_inputs` row (which holds the row until
-   * the commit, so creates of one key in any process reserve one after the other), in owner
-   * order so that two batches never wait on each other's rows; then the rows that fit, in one
-   * statement; then the reservations of tasks whose idempotency key was held are given back.
-   * Batches without inputs (most) never come here.
+   * A batch in which some tasks reserve against a budget or carry stored inputs, in one
+   * transaction: each reservation is the guarded write of its key's row (which holds the row
+   * until the commit, so creates of one key in any process reserve one after the other), taken
+   * in key order, and for each key its input bytes (`key_inputs`) before its budget
+   * (`api_keys`), the order in which a settle's triggers take them, so that two batches never
+   * wait on each other's rows in opposite orders; then the rows that fit, in one statement; then
+   * the reservations of tasks whose idempotency key was held are given back. Batches without a
+   * budgeted key or stored inputs (most) never come here.
    */
   private async insertReserving(db: Executor, tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
-    const refused = new Set<NewTask>();
-    const reserving = tasks.filter((task) => (task.inputBytes ?? 0) > 0).sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+    const refused = new Map<NewTask, InsertOutcome>();
+    const reserving = tasks.filter(reserves).sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
     for (const task of reserving) {
-      const reserved = await db.changes(reserveInputBytes, { owner: task.owner, bytes: task.inputBytes ?? 0, limit: task.inputLimit ?? 0 });
-      if (reserved === 0) refused.add(task);
+      const bytes = task.inputBytes ?? 0;
+      if (bytes > 0 && (await db.changes(reserveInputBytes, { owner: task.owner, bytes, limit: task.inputLimit ?? 0 })) === 0) {
+        refused.set(task, 'inputs_over_limit');
+        continue;
+      }
+      if (task.reserve !== undefined && (await db.changes(reserveBudget, { id: task.owner, amount: task.reserve, now: task.createdAt })) === 0) {
+        if (bytes > 0) await db.changes(releaseInputBytes, { owner: task.owner, bytes });
+        refused.set(task, 'budget_exceeded');
+      }
     }
     const fitting = tasks.filter((task) => !refused.has(task));
     const outcomes = new Map<NewTask, InsertOutcome>();
@@ -208,9 +219,11 @@ export class PostgresStore extends TableStore implements Store, Runner {
       if (task) outcomes.set(task, outcome);
     });
     for (const task of reserving) {
-      if (outcomes.get(task) === 'key_taken') await db.changes(releaseInputBytes, { owner: task.owner, bytes: task.inputBytes ?? 0 });
+      if (outcomes.get(task) !== 'key_taken') continue;
+      if (task.reserve !== undefined) await db.changes(releaseReservation, { id: task.owner, amount: task.reserve });
+      if ((task.inputBytes ?? 0) > 0) await db.changes(releaseInputBytes, { owner: task.owner, bytes: task.inputBytes ?? 0 });
     }
-    return tasks.map((task) => outcomes.get(task) ?? 'inputs_over_limit');
+    return tasks.map((task) => outcomes.get(task) ?? refused.get(task) ?? 'budget_exceeded');
   }
 
   async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[] = []): Promise<ClaimedTask[]> {
@@ -240,8 +253,8 @@ export class PostgresStore extends TableStore implements Store, Runner {
     });
   }
 
-  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
-    return this.completions.add({ id, attempt, outputs: JSON.stringify(outputs), now });
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, usage: TaskUsage): Promise<boolean> {
+    return this.completions.add({ id, attempt, outputs: JSON.stringify(outputs), now, seconds: usage.seconds, images: usage.images, cost: usage.cost });
   }
 
   private async completeBatch(batch: readonly CompleteRequest[]): Promise<boolean[]> {
@@ -253,6 +266,9 @@ export class PostgresStore extends TableStore implements Store, Runner {
       attempts: ordered.map((r) => r.attempt),
       outputs: ordered.map((r) => r.outputs),
       nows: ordered.map((r) => r.now),
+      seconds: ordered.map((r) => r.seconds),
+      images: ordered.map((r) => r.images),
+      costs: ordered.map((r) => r.cost),
     });
     const won = new Set(rows.map((row) => `${row.attempt}:${row.id}`));
     return batch.map((request) => unique.has(request) && won.has(`${request.attempt}:${request.id}`));
@@ -308,6 +324,9 @@ interface CompleteRequest {
   readonly attempt: number;
   readonly outputs: string;
   readonly now: number;
+  readonly seconds: number;
+  readonly images: number;
+  readonly cost: number;
 }
 
 /**
@@ -330,4 +349,9 @@ function firstOfEach<T extends { readonly id: string }>(batch: readonly T[], key
  */
 function refusedByServer(error: unknown): boolean {
   return error instanceof pg.DatabaseError;
+}
+
+/** Whether a new task reserves anything in its insert's transaction (a budget, stored input bytes). */
+function reserves(task: NewTask): boolean {
+  return task.reserve !== undefined || (task.inputBytes ?? 0) > 0;
 }

@@ -1,4 +1,4 @@
-import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './sqlite-driver.js';
@@ -11,13 +11,23 @@ import { complete, fail, release } from './sql/settle.js';
 import { takeIdempotencyKey } from './sql/idempotency.js';
 import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertTask } from './sql/tasks-insert.js';
+import { releaseReservation, reserveBudget } from './sql/usage.js';
 import { channelFull, saveUpstream } from './sql/upstream.js';
 import type { Store } from './store.js';
 import { drive, execute, type Runner, type Steps } from './table.js';
 
 /** A settle (processing -> completed | failed) waiting for its group commit. */
 type Settle =
-  | { readonly to: 'completed'; readonly id: string; readonly attempt: number; readonly now: number; readonly outputs: string }
+  | {
+      readonly to: 'completed';
+      readonly id: string;
+      readonly attempt: number;
+      readonly now: number;
+      readonly outputs: string;
+      readonly seconds: number;
+      readonly images: number;
+      readonly cost: number;
+    }
   | { readonly to: 'failed'; readonly id: string; readonly attempt: number; readonly now: number; readonly error: string };
 
 /**
@@ -56,19 +66,26 @@ export class SqliteStore extends TableStore implements Store, Runner {
   constructor(private readonly database: SqliteConnection) {
     super();
     this.driver = database.driver;
-    // Per task, in the batch's one transaction: the input bytes' reservation (guarded by the
-    // limit), the idempotency key, the row. One writer: the guard reads what every earlier create left.
+    // Per task, in the batch's one transaction: the budget reservation (guarded), the input
+    // bytes' reservation (guarded by the limit), the idempotency key, the row; a refusal gives
+    // back what was reserved before it. SQLite has one writer, so each guard reads what every
+    // earlier create left.
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
-      tasks.map(({ idempotency, inputBytes = 0, inputLimit = 0, ...task }): InsertOutcome => {
-        if (inputBytes > 0 && this.changes(reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) return 'inputs_over_limit';
+      tasks.map(({ idempotency, reserve, inputBytes = 0, inputLimit = 0, ...task }): InsertOutcome => {
+        if (reserve !== undefined && this.changes(reserveBudget, { id: task.owner, amount: reserve, now: task.createdAt }) === 0) return 'budget_exceeded';
+        if (inputBytes > 0 && this.changes(reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) {
+          if (reserve !== undefined) this.changes(releaseReservation, { id: task.owner, amount: reserve });
+          return 'inputs_over_limit';
+        }
         if (
           idempotency &&
           this.changes(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0
         ) {
+          if (reserve !== undefined) this.changes(releaseReservation, { id: task.owner, amount: reserve });
           if (inputBytes > 0) this.changes(releaseInputBytes, { owner: task.owner, bytes: inputBytes });
           return 'key_taken';
         }
-        this.changes(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox', inputBytes });
+        this.changes(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox', reservedCost: reserve ?? 0, inputBytes });
         return 'inserted';
       }),
     );
@@ -145,8 +162,8 @@ export class SqliteStore extends TableStore implements Store, Runner {
     return row ? toClaimedTask(row) : undefined;
   }
 
-  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
-    return this.settles.add({ to: 'completed', id, attempt, now, outputs: JSON.stringify(outputs) });
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, usage: TaskUsage): Promise<boolean> {
+    return this.settles.add({ to: 'completed', id, attempt, now, outputs: JSON.stringify(outputs), ...usage });
   }
 
   fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {

@@ -1,9 +1,15 @@
-import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
-import type { KeyOperations, MetaOperations, TaskOperations, WebhookOperations } from './operations.js';
+import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
+import type { KeyOperations, MetaOperations, TaskOperations, UsageOperations, WebhookOperations } from './operations.js';
 
 export type { JobQueueSql } from './dialect.js';
 export type {
   ApiKeyRecord,
+  BudgetPeriod,
+  KeyAuthRecord,
+  KeyPatch,
+  KeyRole,
+  KeySettings,
+  NewKey,
   ClaimedDelivery,
   NewWebhookDelivery,
   WebhookAttemptRecord,
@@ -25,11 +31,13 @@ export type {
  * statement and result and from which these interfaces take them; the methods listed here are
  * the ones whose execution differs between the databases (each runner writes its own).
  */
-export interface TaskStore extends TaskOperations {
+export interface TaskStore extends TaskOperations, UsageOperations {
   /**
-   * Inserts a queued task, and in the same transaction reserves its input bytes for its owner
-   * (`inputs_over_limit` when they do not fit under `inputLimit`) and takes its idempotency key
-   * (`key_taken` when a live row holds it); either refusal stores nothing.
+   * Inserts a queued task, and in the same transaction reserves `task.reserve` against its
+   * key's budget (guarded: `budget_exceeded` when it does not fit), reserves its input bytes for
+   * its owner (guarded: `inputs_over_limit` when they do not fit under `inputLimit`) and takes its
+   * idempotency key (if any: `key_taken` when a live row holds it). Nothing is inserted,
+   * reserved or taken unless all of it is.
    */
   insertTask(task: NewTask): Promise<InsertOutcome>;
   /**
@@ -44,8 +52,8 @@ export interface TaskStore extends TaskOperations {
    * queued, or processing with an expired lease. A duplicate or late job gets undefined.
    */
   claimTaskById(id: string, workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined>;
-  /** processing -> completed. */
-  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean>;
+  /** processing -> completed, with the task's usage (the charge trigger books it in the same transaction). */
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, usage: TaskUsage): Promise<boolean>;
   /** processing -> failed. */
   fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
   /**
@@ -79,8 +87,11 @@ export type MetaStore = MetaOperations;
 /** Webhook endpoints, the delivery outbox and its attempts (sql/webhooks.ts). */
 export type WebhookStore = WebhookOperations;
 
+/** Budgets and usage reports (migration 9; sql/usage.ts). */
+export type UsageStore = UsageOperations;
+
 /** The whole store, as a backend opens it: its parts on one database. */
-export interface Store extends TaskStore, KeyStore, MetaStore, WebhookStore {
+export interface Store extends TaskStore, KeyStore, MetaStore, WebhookStore, UsageStore {
   readonly dialect: 'sqlite' | 'postgres';
   migrate(): Promise<number[]>;
   close(): Promise<void>;

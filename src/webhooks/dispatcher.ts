@@ -10,7 +10,9 @@ import { newSortableId } from '../tasks/ids.js';
 import type { TaskService } from '../tasks/service.js';
 import type { ClaimedDelivery, NewWebhookDelivery, WebhookEndpointRecord, WebhookStore } from '../store/store.js';
 import type { Task } from '../store/records.js';
+import type { UrlFor } from '../wire/task-bodies.js';
 import { eventOf } from './events.js';
+import { webhookPayload } from './payload.js';
 import { DEFAULT_RETRY_SCHEDULE_MS, retryDelay } from './schedule.js';
 import { signWebhook } from './signing.js';
 
@@ -26,8 +28,10 @@ export interface WebhookDispatcherOptions {
   readonly store: WebhookStore;
   /** Settles and cancels of this process wake the announcer at once. */
   readonly service: TaskService;
-  /** The task as a status poll returns it (the video object; the image envelope). Synchronous. */
-  readonly present: (task: Task) => object;
+  /** Signed output URLs for the payloads (storage/output-urls.ts), as a status poll signs them. */
+  readonly urlFor: UrlFor;
+  /** The currency of a final task's usage (the pricing file's, "USD" without one). */
+  readonly currency: string;
   /** The media inputs' allow list (MEDIAGATE_FETCH_ALLOW_*): the same address policy. */
   readonly allow: FetchAllowList;
   /** Extra TLS options for the connections (a test CA). */
@@ -175,9 +179,16 @@ export class WebhookDispatcher {
     if (type === undefined) return [];
     const matching = endpoints.filter((endpoint) => endpoint.events.includes(type));
     if (matching.length === 0) return [];
-    const timestamp = new Date(task.completedAt ?? Date.now()).toISOString();
-    const payload = JSON.stringify({ type, timestamp, data: this.options.present(task) });
-    return matching.map((endpoint) => ({ id: newSortableId('msg'), endpointId: endpoint.id, owner: task.owner, type, taskId: task.id, payload }));
+    const built = webhookPayload(task, this.options.urlFor, this.options.currency);
+    if (built === undefined) return [];
+    return matching.map((endpoint) => ({
+      id: newSortableId('msg'),
+      endpointId: endpoint.id,
+      owner: task.owner,
+      type,
+      taskId: task.id,
+      payload: built.payload,
+    }));
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {

@@ -22,7 +22,7 @@ const wan = { protocol: 'dashscope', base_url: 'https://dashscope-intl.aliyuncs.
 const star = { model: '*', to: [{ channel: 'sandbox' }] };
 
 describe('channels file', () => {
-  it('the example of CHANNELS.md resolves to ordered targets, with defaults', () => {
+  it('the configuration example resolves to ordered targets, with defaults', () => {
     const config = parseChannelsConfig(
       JSON.stringify({
         channels: {

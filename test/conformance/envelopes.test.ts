@@ -1,6 +1,6 @@
 /**
- * Conformance: status codes and envelopes of both families (INTERFACE-DECISIONS §1, §2 body
- * shape, §5 task visibility, §7 authentication) and the seed's request-size rule 2.
+ * Conformance: status codes and envelopes of both families (decisions §1; decisions §2,
+ * body shape; decisions §5, task visibility; decisions §7, authentication) and the seed's request-size rule 2.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -70,7 +70,7 @@ function expect401(family: Family, res: HttpResult): void {
   expectFamilyError(family, res, 401, 'invalid_api_key', 'Authorization', 'authentication_error');
 }
 
-describe('authentication (decisions §1, §7)', () => {
+describe('authentication (decisions §1, decisions §7)', () => {
   const rejected: ReadonlyArray<readonly [string, (key: string) => string | null]> = [
     ['no Authorization header', () => null],
     ['Bearer with an unknown key', () => 'Bearer mg_not_a_real_key_0123456789'],
@@ -114,7 +114,7 @@ describe('authentication (decisions §1, §7)', () => {
   });
 });
 
-describe('unknown and foreign task ids (decisions §1, §5)', () => {
+describe('unknown and foreign task ids (decisions §1, decisions §5)', () => {
   it('video: unknown id -> 404 task_not_found, param task_id', async () => {
     expectFamilyError('video', await api.getVideo('AAAAAAAAAAAAAAAAAAAAAAAA'), 404, 'task_not_found', 'task_id');
   });
@@ -281,7 +281,7 @@ describe('unknown routes and methods (decisions §1: 404 not_found / 405 method_
   const notFound: ReadonlyArray<readonly [string, string, Family]> = [
     ['GET', '/v1/nope', 'video'],
     ['GET', '/nope', 'video'],
-    // `/` leads to the web console (issue 13); a path beside it is still unknown.
+    // `/` leads to the web console; a path beside it is still unknown.
     ['GET', '/console/nope', 'video'],
     ['POST', '/v1/video/generation', 'video'],
     ['POST', '/v2/video/generations', 'video'],

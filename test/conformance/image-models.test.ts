@@ -1,6 +1,7 @@
 /**
  * Conformance: `POST /v1/images/generations/async` validation and the status envelope, for both
- * image models, transcribed from the seed's image model table and INTERFACE-DECISIONS §1/§2/§4.
+ * image models, transcribed from the seed's image model table and decisions §1,
+ * decisions §2 and decisions §4.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';

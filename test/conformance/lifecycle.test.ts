@@ -1,5 +1,5 @@
 /**
- * Conformance: task lifecycles with real rendering (INTERFACE-DECISIONS §4, §5, §6).
+ * Conformance: task lifecycles with real rendering (decisions §4, decisions §5, decisions §6).
  *
  * Video: queued -> processing -> completed, progress and timestamps, one `{type:"video", url}`
  * output fetchable without the API key, H.264/MP4 (+faststart) of the resolved geometry and

@@ -1,6 +1,6 @@
 /**
  * The video model table, transcribed by hand from the seed ("Video models" table and
- * model-specific rules 1-6) and INTERFACE-DECISIONS §2/§3. Deliberately independent of
+ * model-specific rules 1-6) and decisions §2 and decisions §3. Deliberately independent of
  * `src/catalog`: this is the second transcription the implementation is checked against.
  */
 
@@ -11,7 +11,7 @@ export type OptionalParam =
 export type ArrayParam = 'images' | 'videos' | 'audios';
 export type MediaParam = 'image' | 'end_image' | 'audio';
 
-/** Every parameter a row may or may not accept (seed "Common video request parameters" + §3 `extra`). */
+/** Every parameter a row may or may not accept (seed "Common video request parameters" + decisions §3 `extra`). */
 export const ALL_OPTIONAL_PARAMS: readonly OptionalParam[] = [
   'negative_prompt',
   'image',

@@ -2,7 +2,7 @@
  * Conformance: `POST /v1/video/generations` validation for all 21 video models.
  *
  * Cases are generated from `video-model-table.ts`, a hand transcription of the seed's video model
- * table and INTERFACE-DECISIONS §2/§3 (not of `src/`). Every case is one HTTP request to a real
+ * table and decisions §2 and decisions §3 (not of `src/`). Every case is one HTTP request to a real
  * server; a valid request must yield a queued task, an invalid one a 400 with the exact `code`
  * and `param`.
  */

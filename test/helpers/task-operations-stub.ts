@@ -8,12 +8,14 @@
  *
  * Tasks change only when a test says so (`advance`), and faults are injected on request
  * (`faults`), so the SDK's behaviour is observable step by step. Specs receive a `TaskOperationsTarget`
- * (`url`, `apiKey`); the lead's end-to-end specs can hand them the real server instead where no
- * stub control is used.
+ * (`url`, `apiKey`); an end-to-end spec can hand them the real server instead where it uses no
+ * stub control.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Task } from '../../src/store/records.js';
+import { IMAGE_STATUS_WORDS, imageCreated, imageTaskData, taskBody } from '../../src/wire/task-bodies.js';
 
 export interface TaskOperationsTarget {
   readonly url: string;
@@ -59,13 +61,7 @@ export interface Faults {
   events503: number;
 }
 
-const IMAGE_STATUS: Readonly<Record<Status, string>> = {
-  queued: 'QUEUED',
-  processing: 'IN_PROGRESS',
-  completed: 'SUCCESS',
-  failed: 'FAILURE',
-  cancelled: 'CANCELLED',
-};
+const IMAGE_STATUS: Readonly<Record<Status, string>> = IMAGE_STATUS_WORDS;
 const FINAL = new Set<Status>(['completed', 'failed', 'cancelled']);
 
 export class TaskOperationsStub implements TaskOperationsTarget {
@@ -147,37 +143,35 @@ export class TaskOperationsStub implements TaskOperationsTarget {
     return task;
   }
 
-  #videoTask(task: StubTask): Record<string, unknown> {
+  /** The stub's task as a store record, so that its bodies come from the server's own presenter. */
+  #record(task: StubTask): Task {
+    const failed = task.status === 'failed';
     return {
       id: task.id,
-      object: 'video.generation',
+      kind: task.family,
       model: task.model,
+      owner: task.key,
       status: task.status,
-      outputs: task.status === 'completed' ? [{ type: 'video', url: `${this.url}/files/${task.id}.mp4` }] : [],
-      created_at: task.createdAt,
-      started_at: task.status === 'queued' ? null : task.createdAt,
-      completed_at: task.completedAt,
       progress: task.progress,
-      error: task.status === 'failed' ? { type: 'generation_error', code: 'generation_failed', message: 'The render failed.', param: '' } : null,
+      createdAt: task.createdAt * 1000,
+      startedAt: task.status === 'queued' ? null : task.createdAt * 1000,
+      completedAt: task.completedAt === null ? null : task.completedAt * 1000,
+      error: failed ? { type: 'generation_error', code: 'generation_failed', message: 'The render failed.', param: '' } : null,
+      outputs:
+        task.status === 'completed'
+          ? [{ type: task.family, key: `${task.id}.${task.family === 'video' ? 'mp4' : 'png'}`, contentType: 'application/octet-stream' }]
+          : [],
+      attempt: 1,
+      version: task.history.length + 1,
+      usage: task.status === 'completed' || failed || task.status === 'cancelled' ? { seconds: 0, images: 0, cost: 0 } : null,
     };
   }
 
-  #imageTask(task: StubTask): Record<string, unknown> {
-    return {
-      task_id: task.id,
-      status: IMAGE_STATUS[task.status],
-      progress: `${task.progress ?? 0}%`,
-      outputs: task.status === 'completed' ? [`${this.url}/files/${task.id}.png`] : [],
-      submit_time: task.createdAt,
-      start_time: task.status === 'queued' ? 0 : task.createdAt,
-      finish_time: task.completedAt ?? 0,
-      fail_reason: task.status === 'failed' ? 'The render failed.' : '',
-    };
-  }
+  readonly #urlFor = (key: string): string => `${this.url}/files/${key}`;
 
   /** The task exactly as a status poll returns it (the video object; the image envelope). */
-  #view(task: StubTask): Record<string, unknown> {
-    return task.family === 'video' ? this.#videoTask(task) : { code: 'success', message: '', data: this.#imageTask(task) };
+  #view(task: StubTask): object {
+    return taskBody(this.#record(task), this.#urlFor, 'USD');
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -310,7 +304,7 @@ export class TaskOperationsStub implements TaskOperationsTarget {
   }
 
   #createdView(task: StubTask): unknown {
-    return task.family === 'video' ? this.#videoTask(task) : { code: 'success', message: '', data: { task_id: task.id } };
+    return task.family === 'video' ? this.#view(task) : imageCreated(this.#record(task));
   }
 
   #listRoute(family: Family, key: string, url: URL, ok: (payload: unknown) => void, fail: (status: number, code: string, param?: string) => void): void {
@@ -336,8 +330,12 @@ export class TaskOperationsStub implements TaskOperationsTarget {
     const page = items.slice(0, limit);
     const hasMore = items.length > limit;
     const lastId = page.at(-1)?.id ?? null;
-    if (family === 'video') return ok({ object: 'list', data: page.map((task) => this.#videoTask(task)), has_more: hasMore, last_id: lastId });
-    ok({ code: 'success', message: '', data: { items: page.map((task) => this.#imageTask(task)), has_more: hasMore, last_id: lastId } });
+    if (family === 'video') return ok({ object: 'list', data: page.map((task) => this.#view(task)), has_more: hasMore, last_id: lastId });
+    ok({
+      code: 'success',
+      message: '',
+      data: { items: page.map((task) => imageTaskData(this.#record(task), this.#urlFor, 'USD')), has_more: hasMore, last_id: lastId },
+    });
   }
 
   #eventsRoute(task: StubTask, req: IncomingMessage, res: ServerResponse): void {

@@ -2,7 +2,7 @@
  * Runs the type checker over the type-level tests, so `npx vitest run test/types` fails when a
  * refused parameter compiles (its `@ts-expect-error` becomes TS2578) or an accepted one does not.
  * `npm run typecheck` covers the same files; this makes the check part of the vitest run too.
- * The README's SDK example is compiled the same way, so the documentation cannot drift.
+ * The SDK guide's and the README's examples are compiled the same way, so the documentation cannot drift.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -43,14 +43,17 @@ function check(files: readonly string[], virtual: ReadonlyMap<string, string> = 
   });
 }
 
-/** Every ```ts block of the README section `## Client SDK`, importing the sources instead of the package. */
-function readmeExamples(): string[] {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const start = readme.indexOf('## Client SDK');
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end === -1 ? undefined : end);
-  const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
-  if (blocks.length === 0) throw new Error('README has no ```ts block under "## Client SDK"');
+/**
+ * Every ```ts block of the SDK guide (docs/guides/sdk.md) and of the README's "Try it", importing
+ * the sources instead of the package.
+ */
+function documentedExamples(): string[] {
+  const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+  const blocks = ['docs/guides/sdk.md', 'README.md'].flatMap((path) => {
+    const found = [...read(path).matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+    if (found.length === 0) throw new Error(`${path} has no \`\`\`ts block`);
+    return found;
+  });
   return blocks.map((code) => code.replaceAll("from 'mediagate/client'", "from '../../src/client/index.js'"));
 }
 
@@ -59,11 +62,11 @@ describe('SDK type-level tests', () => {
     expect(check(FILES)).toEqual([]);
   });
 
-  it('the README examples compile against the SDK, their @ts-expect-error lines included', () => {
-    const examples = readmeExamples();
+  it('the documented examples compile against the SDK, their @ts-expect-error lines included', () => {
+    const examples = documentedExamples();
     expect(examples[0]).toContain('createAndWait');
     examples.forEach((example, index) => {
-      const path = fileURLToPath(new URL(`./readme-example-${index}.virtual.ts`, import.meta.url));
+      const path = fileURLToPath(new URL(`./doc-example-${index}.virtual.ts`, import.meta.url));
       expect(check([path], new Map([[path, example]]))).toEqual([]);
     });
   });

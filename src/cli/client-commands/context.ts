@@ -13,7 +13,7 @@ import {
 } from '../../client/index.js';
 
 /**
- * Exit codes of the client commands (also in README "Command line"):
+ * Exit codes of the client commands (also in docs/guides/cli.md):
  * 0 done; 1 any other failure (network, server error, rate limit); 2 usage (bad flags, unreadable
  * file, bad base URL); 3 the server refused a parameter; 4 no key or a key the server refused;
  * 5 the task ended failed or cancelled; 6 no such task, model or webhook endpoint; 7 conflict (a

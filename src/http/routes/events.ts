@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { errors } from '../../errors.js';
 import type { Task, TaskStatus } from '../../store/records.js';
-import type { Family } from '../envelopes.js';
+import type { Family } from '../../wire/envelopes.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
 import { ofFamily, taskBody } from './tasks.js';
 

@@ -2,14 +2,15 @@ import type { FastifyRequest } from 'fastify';
 import { findModel } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import type { Task, TaskStatus } from '../../store/records.js';
-import { imageTask, type Family } from '../envelopes.js';
+import type { Family } from '../../wire/envelopes.js';
+import { IMAGE_STATUS_WORDS, VIDEO_STATUSES, imageTaskData } from '../../wire/task-bodies.js';
 import type { Handler, RouteDeps } from '../route.js';
 import { ofFamily, requireOwnedTask, taskBody } from './tasks.js';
 
 /** Each family's status words (decisions §8), to the stored status. */
 const STATUS_WORDS: Readonly<Record<Family, Readonly<Record<string, TaskStatus>>>> = {
-  video: { queued: 'queued', processing: 'processing', completed: 'completed', failed: 'failed', cancelled: 'cancelled' },
-  image: { QUEUED: 'queued', IN_PROGRESS: 'processing', SUCCESS: 'completed', FAILURE: 'failed', CANCELLED: 'cancelled' },
+  video: Object.fromEntries(VIDEO_STATUSES.map((status) => [status, status])),
+  image: Object.fromEntries(VIDEO_STATUSES.map((status) => [IMAGE_STATUS_WORDS[status], status])),
 };
 
 const ID_PREFIX: Readonly<Record<Family, string>> = { video: 'vid_', image: 'img_' };
@@ -104,7 +105,7 @@ export function listTasks(family: Family): (deps: RouteDeps) => Handler {
       const hasMore = rows.length > query.limit;
       const lastId = page.at(-1)?.id ?? null;
       if (family === 'video') return { object: 'list', data: page.map(body), has_more: hasMore, last_id: lastId };
-      const items = page.map((task) => imageTask(task, deps.urlFor).data);
+      const items = page.map((task) => imageTaskData(task, deps.urlFor, deps.currency));
       return { code: 'success', message: '', data: { items, has_more: hasMore, last_id: lastId } };
     };
   };

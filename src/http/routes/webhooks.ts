@@ -1,118 +1,34 @@
 import type { FastifyRequest } from 'fastify';
-import { errors, validationError } from '../../errors.js';
-import { FetchError } from '../../outbound/client.js';
-import { assertPublicUrl } from '../../outbound/url-refusal.js';
-import type { WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/store.js';
-import { newSortableId } from '../../tasks/ids.js';
-import { isWebhookEvent, WEBHOOK_EVENTS } from '../../webhooks/events.js';
-import { newWebhookSecret } from '../../webhooks/signing.js';
-import { seconds } from '../envelopes.js';
+import { errors } from '../../errors.js';
+import type { WebhookEndpointRecord } from '../../store/store.js';
+import { registerWebhookEndpoint } from '../../webhooks/endpoints.js';
+import { webhookDeliveryBody, webhookEndpointBody, webhookEndpointCreatedBody } from '../../wire/webhooks.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
 import { pageLimit, queryValue } from './task-ops.js';
 import { requireJsonBody } from './tasks.js';
 
 /*
- * Webhook endpoints of the calling key (decisions 8.5): register, list, delete, the delivery log
- * and a manual redelivery. The video family's envelope (the path is not under /v1/images).
+ * Webhook endpoints of the calling key: register, list, delete, the delivery log and a manual
+ * redelivery. The video family's envelope (the path is not under /v1/images). What an endpoint
+ * may be (fields, events, URL policy, how many) is webhooks/endpoints.ts; the bodies are
+ * wire/webhooks.ts.
  */
 
-const DEFAULT_MAX_ENDPOINTS = 20;
-const MAX_URL_LENGTH = 2048;
 const ENDPOINT_ID = /^wh_[A-Za-z0-9_-]{30}$/;
 const DELIVERY_ID = /^msg_[A-Za-z0-9_-]{30}$/;
-
-export interface WebhookBody {
-  id: string;
-  object: 'webhook';
-  url: string;
-  events: string[];
-  created_at: number;
-}
-
-function endpointBody(endpoint: WebhookEndpointRecord): WebhookBody {
-  return { id: endpoint.id, object: 'webhook', url: endpoint.url, events: [...endpoint.events], created_at: seconds(endpoint.createdAt) };
-}
-
-function deliveryBody(delivery: WebhookDeliveryRecord, attempts: readonly WebhookAttemptRecord[]): object {
-  return {
-    id: delivery.id,
-    object: 'webhook.delivery',
-    webhook_id: delivery.endpointId,
-    type: delivery.type,
-    task_id: delivery.taskId,
-    status: delivery.status,
-    attempts: delivery.attempts,
-    next_attempt_at: delivery.status === 'pending' && delivery.nextAttemptAt !== null ? seconds(delivery.nextAttemptAt) : null,
-    last_status_code: delivery.lastStatusCode,
-    last_error: delivery.lastError,
-    created_at: seconds(delivery.createdAt),
-    updated_at: seconds(delivery.updatedAt),
-    attempt_log: attempts.map((attempt) => ({
-      attempt: attempt.attempt,
-      at: seconds(attempt.at),
-      status_code: attempt.statusCode,
-      error: attempt.error,
-      duration_ms: attempt.durationMs,
-    })),
-  };
-}
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** `events`: absent = all six; else a non-empty array of the six names (kept in their canonical order). */
-function parseEvents(value: unknown): string[] {
-  if (value === undefined) return [...WEBHOOK_EVENTS];
-  const items: readonly unknown[] = Array.isArray(value) ? value : [];
-  if (!Array.isArray(value) || items.length === 0 || items.length > 20 || items.some((item) => typeof item !== 'string')) {
-    throw validationError('invalid_parameter', 'events', `events must be a non-empty array of event names (${WEBHOOK_EVENTS.join(', ')}).`);
-  }
-  const unknown = items.find((item): item is string => typeof item === 'string' && !isWebhookEvent(item));
-  if (unknown !== undefined) {
-    throw validationError('unsupported_value', 'events', `events: '${unknown.slice(0, 100)}' is not one of ${WEBHOOK_EVENTS.join(', ')}.`);
-  }
-  return WEBHOOK_EVENTS.filter((event) => items.includes(event));
-}
-
-/** The URL rules and the address policy of media inputs; the 400 names `url` whatever failed. */
-async function checkUrl(value: unknown, deps: RouteDeps): Promise<string> {
-  if (value === undefined) throw validationError('missing_parameter', 'url', 'url is required: the https:// address deliveries are POSTed to.');
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_URL_LENGTH) {
-    throw validationError('invalid_parameter', 'url', `url must be an https:// URL of at most ${MAX_URL_LENGTH} characters.`);
-  }
-  const options = deps.ctx.webhooks;
-  try {
-    await assertPublicUrl(value, options?.allow ?? {}, ...(options?.resolve ? [options.resolve] : []));
-  } catch (error) {
-    if (error instanceof FetchError) throw validationError('invalid_parameter', 'url', `url is refused: ${error.message}.`);
-    throw error;
-  }
-  return new URL(value).href;
-}
 
 /** `POST /v1/webhooks` `{url, events?}`: the endpoint and its secret, shown this once. */
 export function createWebhook(deps: RouteDeps): Handler {
   return async (request) => {
     const body = requireJsonBody(request);
-    if (!isRecord(body)) throw validationError('invalid_parameter', 'body', 'The body must be a JSON object {url, events?}.');
-    const extra = Object.keys(body).find((key) => key !== 'url' && key !== 'events');
-    if (extra !== undefined)
-      throw validationError('unsupported_parameter', extra, `'${extra.slice(0, 100)}' is not a parameter of a webhook endpoint (url, events).`);
-    const events = parseEvents(body['events']);
-    const url = await checkUrl(body['url'], deps);
-    const { store } = deps.ctx;
-    const limit = deps.ctx.webhooks?.maxEndpoints ?? DEFAULT_MAX_ENDPOINTS;
-    if ((await store.countWebhookEndpoints(request.owner)) >= limit) throw errors.webhookLimitReached(limit);
-    const endpoint: WebhookEndpointRecord = { id: newSortableId('wh'), owner: request.owner, url, events, secret: newWebhookSecret(), createdAt: Date.now() };
-    await store.insertWebhookEndpoint(endpoint);
-    return { ...endpointBody(endpoint), secret: endpoint.secret };
+    const endpoint = await registerWebhookEndpoint(deps.ctx.store, request.owner, body, deps.ctx.webhooks ?? {});
+    return webhookEndpointCreatedBody(endpoint);
   };
 }
 
 /** `GET /v1/webhooks`: the key's endpoints, oldest first, without secrets. */
 export function listWebhooks(deps: RouteDeps): Handler {
-  return async (request) => ({ object: 'list', data: (await deps.ctx.store.listWebhookEndpoints(request.owner)).map(endpointBody) });
+  return async (request) => ({ object: 'list', data: (await deps.ctx.store.listWebhookEndpoints(request.owner)).map(webhookEndpointBody) });
 }
 
 async function requireEndpoint(deps: RouteDeps, request: FastifyRequest): Promise<WebhookEndpointRecord> {
@@ -142,7 +58,7 @@ export function listWebhookDeliveries(deps: RouteDeps): Handler {
     const page = rows.slice(0, limit);
     return {
       object: 'list',
-      data: page.map(({ delivery, attempts }) => deliveryBody(delivery, attempts)),
+      data: page.map(({ delivery, attempts }) => webhookDeliveryBody(delivery, attempts)),
       has_more: rows.length > limit,
       last_id: page.at(-1)?.delivery.id ?? null,
     };
@@ -160,7 +76,7 @@ export function redeliverWebhook(deps: RouteDeps): Handler {
     if (await store.redeliverWebhook(id, endpoint.id, Date.now())) deps.ctx.webhooks?.notify?.();
     const [page] = await store.listWebhookDeliveries(endpoint.id, afterOf(id), 1);
     if (page === undefined || page.delivery.id !== id) throw errors.webhookDeliveryNotFound(id);
-    return deliveryBody(page.delivery, page.attempts);
+    return webhookDeliveryBody(page.delivery, page.attempts);
   };
 }
 

@@ -8,6 +8,7 @@ import { requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, release, releaseWithJob } from './settle.js';
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
 import { channelFull, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './upstream.js';
+import { releaseReservation, reserveBudget } from './usage.js';
 
 /**
  * The statements the runners run themselves (sqlite-store.ts, postgres-store.ts), outside the
@@ -24,6 +25,8 @@ function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
     releaseInputBytes,
     insertKeyedTasks,
     insertKeyedTasksWithJobs(jobs),
+    reserveBudget,
+    releaseReservation,
     claimTakeovers,
     claimQueued,
     claimById,

@@ -1,5 +1,5 @@
 /**
- * Progress of an upstream task (CHANNELS.md section 2): the upstream's own figure when it gives
+ * Progress of an upstream task (docs/guides/channels.md#what-clients-see): the upstream's own figure when it gives
  * one, else an estimate from the time it has run; never going back; at most 99 until the output
  * is stored.
  */

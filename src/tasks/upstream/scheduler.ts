@@ -15,6 +15,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { copyOutput } from '../../channels/output-copy.js';
+import { meter } from '../../billing/index.js';
 import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
 import type { ChannelMetrics } from '../../channels/metrics.js';
@@ -154,6 +155,10 @@ export class UpstreamScheduler {
       const room = (this.options.maxSteps ?? 64) - this.running.size;
       const claimed = room > 0 ? await this.options.service.claimUpstream(this.timings.leaseMs, room) : [];
       for (const task of claimed) this.track(this.step(task));
+      // Upstream cancels still owed (no answer last time, or won by a process without channels).
+      const left = room - claimed.length;
+      const cancels = left > 0 ? await this.options.service.claimUpstreamCancels(this.timings.leaseMs, left) : [];
+      for (const pending of cancels) this.track(this.canceller.retry(pending));
       const due = await this.options.service.nextUpstreamDue();
       if (due !== undefined) delay = Math.min(delay, due - this.now());
       if (claimed.length >= room && room > 0) delay = 0;
@@ -419,14 +424,15 @@ export class UpstreamScheduler {
     const upstreamId = task.upstreamId ?? '';
     const since = task.since ?? task.createdAt;
     if (this.now() - since > timeoutMs) {
-      if (upstreamId !== '') {
-        const job = { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId: task.requestId };
-        await this.canceller.cancel(job, 'the upstream task ran past timeout_s');
-      }
+      // Failed first: a cancel that gets no answer is then kept as owed on the final task and tried again.
       await this.fail(
         task,
         failure('upstream_timeout', `The upstream task ran past the channel's timeout_s (${timeoutMs / 1000} s).`, '', task.requestId ?? undefined),
       );
+      if (upstreamId !== '') {
+        const job = { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId: task.requestId };
+        await this.canceller.cancel(job, 'the upstream task ran past timeout_s');
+      }
       return;
     }
     await sleep(await this.options.service.waitForChannelSlot(task.channel, 'poll', pollPerS));
@@ -477,7 +483,8 @@ export class UpstreamScheduler {
         await this.fail(task, answer.error);
         return;
       case 'succeeded':
-        await this.copyAndComplete(task, answer.outputs, baseUrl, backedOff);
+        // What the upstream says it used, when its adapter reads it: the operator's record, not the bill.
+        await this.copyAndComplete(task, answer.outputs, baseUrl, backedOff, answer.reportedUsage);
         return;
     }
   }
@@ -487,6 +494,7 @@ export class UpstreamScheduler {
     outputs: readonly { readonly type: 'video' | 'image'; readonly url: string }[],
     baseUrl: string,
     retryMs: number,
+    reportedUsage: unknown,
   ): Promise<void> {
     const { service, storage } = this.options;
     const expect = task.kind === 'image' ? 'image' : 'video';
@@ -503,7 +511,7 @@ export class UpstreamScheduler {
     await rm(scratch, { recursive: true, force: true });
     await mkdir(scratch, { recursive: true });
     try {
-      await this.copyInto(scratch, task, wanted, expect, baseUrl, retryMs);
+      await this.copyInto(scratch, task, wanted, expect, baseUrl, retryMs, reportedUsage);
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
@@ -516,15 +524,15 @@ export class UpstreamScheduler {
     expect: 'video' | 'image',
     baseUrl: string,
     retryMs: number,
+    reportedUsage: unknown,
   ): Promise<void> {
     const { service, storage } = this.options;
-    const stored: TaskOutput[] = [];
+    const ext = expect === 'image' ? 'png' : 'mp4';
+    const copies: { path: string; type: 'video' | 'image'; contentType: string }[] = [];
     for (const [index, output] of wanted.entries()) {
-      const ext = expect === 'image' ? 'png' : 'mp4';
       const destination = join(scratch, `${task.attempt}-${index}.${ext}`);
       const copied = await copyOutput(output.url, { channelBaseUrl: baseUrl, expect, destination, allow: this.options.fetchAllow });
       if (!copied.ok) {
-        await Promise.all(stored.map((file) => storage.delete(file.key)));
         if (copied.transient) {
           this.options.log.warn({ task: task.id, reason: copied.error.message }, 'output copy failed; trying again');
           await service.saveUpstream(task, { ...this.base(task), upstreamState: 'accepted', nextCheckAt: this.now() + retryMs, intervalMs: retryMs });
@@ -534,9 +542,14 @@ export class UpstreamScheduler {
         return;
       }
       this.metrics?.copied(task.channel, copied.bytes);
-      stored.push({ type: expect, key: await storage.put(task.id, destination, ext), contentType: copied.contentType });
+      copies.push({ path: destination, type: expect, contentType: copied.contentType });
     }
-    const won = await service.completeUpstream(task, stored);
+    // Billed from our copies, as a render is from its files: the delivered duration, not the requested one.
+    const metered = await meter(copies);
+    if (!metered.ok) this.options.log.warn({ task: task.id, reason: metered.reason }, 'could not measure the outputs; billing the requested duration');
+    const stored: TaskOutput[] = [];
+    for (const copy of copies) stored.push({ type: copy.type, key: await storage.put(task.id, copy.path, ext), contentType: copy.contentType });
+    const won = await service.completeUpstream(task, stored, metered.ok ? metered.value : undefined, reportedUsage);
     if (!won) {
       await Promise.all(stored.map((file) => storage.delete(file.key)));
       await this.lost(task);

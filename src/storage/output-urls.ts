@@ -1,6 +1,7 @@
-import type { UrlSigner } from '../storage/signing.js';
-import type { Task } from '../store/records.js';
-import { imageTask, videoTask, type UrlFor } from './envelopes.js';
+import type { UrlSigner } from './signing.js';
+
+/** A signed, expiring URL of an output file, from its storage key and its task's completion time. */
+export type UrlFor = (key: string, completedAt: number) => string;
 
 export interface OutputUrlOptions {
   readonly signer: UrlSigner;
@@ -33,10 +34,4 @@ export function createOutputUrls(options: OutputUrlOptions): UrlFor {
     }
     return url;
   };
-}
-
-/** A task as a status poll of its family returns it (the video object; the image envelope): webhook payloads. */
-export function presentTask(options: OutputUrlOptions): (task: Task) => object {
-  const urlFor = createOutputUrls(options);
-  return (task) => (task.kind === 'video' ? videoTask(task, urlFor) : imageTask(task, urlFor));
 }
