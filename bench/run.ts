@@ -303,16 +303,16 @@ function cpuRatio(row: HttpRow): number {
 
 const percent = (ratio: number): string => `${ratio < 0.1 ? Math.round(ratio * 1000) / 10 : Math.round(ratio * 100)}%`;
 
-/** Each floored phase of this run against its floor; the failures. */
-function checkFloors(): string[] {
+/** Each floored phase of this run against its floor; the failures, by phase. */
+function checkFloors(): Map<string, string> {
   const lines = ['', '| guard: phase | ratio to the ceiling, by server CPU per request | documented | floor | |', '|---|---:|---:|---:|---|'];
-  const failures: string[] = [];
+  const failures = new Map<string, string>();
   for (const { phase, documented, floor } of FLOORS) {
     const row = rows.find((r) => r.name === phase);
     if (!row) continue;
     const ratio = cpuRatio(row);
     const ok = ratio >= floor;
-    if (!ok) failures.push(`${phase}: ${percent(ratio)} of the ceiling (server CPU per request), under its floor of ${percent(floor)}`);
+    if (!ok) failures.set(phase, `${phase}: ${percent(ratio)} of the ceiling (server CPU per request), under its floor of ${percent(floor)}`);
     lines.push(`| ${phase} | ${percent(ratio)} | ${percent(documented)} | ${percent(floor)} | ${ok ? 'ok' : 'BELOW'} |`);
   }
   for (const { phase, against, floor } of RELATIVE_FLOORS) {
@@ -322,7 +322,8 @@ function checkFloors(): string[] {
     // A phase that completed no request (each took longer than the load generator's timeout) is 0.
     const ratio = row.cpuUsPerRequest === 0 ? 0 : Math.round((base.cpuUsPerRequest / row.cpuUsPerRequest) * 100) / 100;
     const ok = ratio >= floor;
-    if (!ok) failures.push(`${phase}: ${percent(ratio)} of "${against}" by server CPU per request, under its floor of ${percent(floor)}`);
+    if (!ok)
+      failures.set(`${phase} / ${against}`, `${phase}: ${percent(ratio)} of "${against}" by server CPU per request, under its floor of ${percent(floor)}`);
     lines.push(
       `| ${phase} | ${percent(ratio)} of "${against}" (${row.cpuUsPerRequest} against ${base.cpuUsPerRequest} µs) | | ${percent(floor)} | ${ok ? 'ok' : 'BELOW'} |`,
     );
@@ -499,24 +500,47 @@ const only = process.argv
 const GUARDED = ['create', 'poll', 'backlog'];
 const wanted = (phase: string): boolean => (only === undefined ? !guard || GUARDED.includes(phase) : only.includes(phase));
 
-async function main(): Promise<void> {
-  process.stderr.write(`mediagate bench${guard ? ' --guard' : quick ? ' --quick' : ''}${only ? ` --only=${only.join(',')}` : ''}\n`);
+/** The phases of one pass (the ceiling first: every ratio is to the ceiling of its own pass). */
+async function phases(): Promise<void> {
   await phaseCeiling();
   if (wanted('create')) await phaseCreate();
   if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
   if (wanted('usage')) await phaseUsage();
   if (wanted('backlog')) await phaseBacklog();
-  const pipelines: PipelineFigure[] = [];
-  if (guard) {
-    process.stdout.write(`${markdown([], [], undefined)}\n`);
-    const failures = checkFloors();
-    if (failures.length > 0) {
-      process.stderr.write(`bench guard failed:\n${failures.map((f) => `  ${f}`).join('\n')}\n`);
-      process.exit(1);
-    }
+}
+
+/**
+ * The guard: a pass of its phases, checked against the floors; when a phase is below its floor,
+ * a second pass, and the guard fails on the phases below their floors in both. A regression is
+ * below in every pass; a spike of the machine's load during one phase (a poll phase has measured
+ * 15% of the ceiling in one pass and 39-49% in the others) seldom hits the same phase twice.
+ */
+async function runGuard(): Promise<void> {
+  await phases();
+  process.stdout.write(`${markdown([], [], undefined)}\n`);
+  const first = checkFloors();
+  if (first.size === 0) {
     process.stderr.write('bench guard passed\n');
     return;
   }
+  process.stderr.write(`below their floors in the first pass, measured again:\n${[...first.values()].map((f) => `  ${f}`).join('\n')}\n`);
+  rows.length = 0;
+  await phases();
+  process.stdout.write(`${markdown([], [], undefined)}\n`);
+  const second = checkFloors();
+  const failures = [...second].filter(([phase]) => first.has(phase)).map(([, message]) => message);
+  if (failures.length > 0) {
+    process.stderr.write(`bench guard failed (below the floor in both passes):\n${failures.map((f) => `  ${f}`).join('\n')}\n`);
+    process.exit(1);
+  }
+  process.stderr.write('bench guard passed (on the second pass)\n');
+}
+
+async function main(): Promise<void> {
+  process.stderr.write(`mediagate bench${guard ? ' --guard' : quick ? ' --quick' : ''}${only ? ` --only=${only.join(',')}` : ''}\n`);
+  if (guard) return runGuard();
+  await phases();
+  const pipelines: PipelineFigure[] = [];
   if (wanted('pipeline')) {
     pipelines.push(await phasePipelineSqlite());
     const onPostgres = await phasePipelinePostgres();
