@@ -16,6 +16,7 @@ import { cpuMicros, rssMiB, serve, stopChild, type Served } from './lib/proc.js'
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks, seedUsage } from './lib/seed.js';
 import { FLOORS, RELATIVE_FLOORS } from './floors.js';
+import { envKeyId, hashKey } from '../src/auth/api-keys.js';
 import { openSqlite } from '../src/store/sqlite-driver.js';
 import { phaseUpstream, type UpstreamFigure } from './lib/upstream.js';
 
@@ -202,6 +203,75 @@ async function phaseUsage(): Promise<void> {
       },
     );
     await measure(`usage report, ${USAGE_TASKS.toLocaleString('en')} tasks, by model`, server, `/v1/usage?${range}&group_by=model`, { headers: AUTH });
+  } finally {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Budgets on and off side by side, on one server with a pricing file: the same creates and
+ * polls from a key without a budget and from one with a (never reached) lifetime budget, whose
+ * creates reserve their maximum cost in the insert's transaction.
+ */
+const BUDGET_KEY = 'mg_bench_budget_key_0123456789ab';
+const ADMIN_KEY = 'mg_bench_admin_key_0123456789abc';
+
+async function phaseBudgets(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-budgets-'));
+  const pricingFile = join(dataDir, 'pricing.json');
+  await writeFile(pricingFile, JSON.stringify({ currency: 'USD', models: { '*': { per_task: 0.01, per_second: 0.02, per_image: 0.03 } } }));
+  const server = await mediagate(dataDir, ['serve', '--no-workers'], {
+    MEDIAGATE_API_KEYS: `${KEY},${BUDGET_KEY}`,
+    MEDIAGATE_ADMIN_KEYS: ADMIN_KEY,
+    MEDIAGATE_PRICING_FILE: pricingFile,
+  });
+  const admin = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
+  const budgeted = { authorization: `Bearer ${BUDGET_KEY}`, 'content-type': 'application/json' };
+  try {
+    // An environment key's id is derived from its hash (auth/api-keys.ts).
+    const budgetedId = envKeyId(hashKey(BUDGET_KEY));
+    const patched = await fetch(`${server.url}/v1/admin/keys/${budgetedId}`, {
+      method: 'PATCH',
+      headers: admin,
+      body: JSON.stringify({ budget: 1_000_000_000, budget_period: null }),
+    });
+    if (patched.status !== 200) throw new Error(`budgets phase: PATCH answered ${patched.status}`);
+    const creates = (headers: Record<string, string>): Request[] =>
+      [
+        { model: 'vendora/famw-2.7-t2v', prompt: 'a red fox in snow', duration: 8, aspect_ratio: '16:9' },
+        { model: 'vendora/famw-2.7-i2v', prompt: 'the fox runs', image: 'https://example.com/fox.png', resolution: '1080p' },
+      ].map((body) => ({ method: 'POST', path: '/v1/video/generations', headers, body: JSON.stringify(body) }));
+    const ids = async (headers: Record<string, string>): Promise<string[]> => {
+      const made: string[] = [];
+      for (let i = 0; i < 200; i += 1) {
+        const answer = await fetch(`${server.url}/v1/video/generations`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: `poll ${i}`, duration: 4 }),
+        });
+        made.push(((await answer.json()) as { id: string }).id);
+      }
+      return made;
+    };
+    const pollsOf = (headers: Record<string, string>, list: string[]): Request[] => {
+      let next = 0;
+      return [
+        { method: 'GET', headers, setupRequest: (request) => ({ ...request, path: `/v1/video/generations/${list[(next = (next + 1) % list.length)] ?? ''}` }) },
+      ];
+    };
+    const plainIds = await ids(JSON_HEADERS);
+    const budgetedIds = await ids(budgeted);
+    // The budget cache of a process is filled by the first create of each key after the PATCH.
+    await new Promise<void>((resolve) => setTimeout(resolve, 5_500));
+    await measure('create video, priced, key without a budget', server, '/v1/video/generations', { requests: creates(JSON_HEADERS) });
+    await measure('create video, priced, key with a budget (reserved at create)', server, '/v1/video/generations', { requests: creates(budgeted) });
+    await measure('poll video, priced, key without a budget', server, '/v1/video/generations/x', { requests: pollsOf(JSON_HEADERS, plainIds) });
+    await measure('poll video, priced, key with a budget', server, '/v1/video/generations/x', { requests: pollsOf(budgeted, budgetedIds) });
+    const after = (await (await fetch(`${server.url}/v1/admin/keys/${budgetedId}`, { headers: admin })).json()) as { reserved: number; budget: number };
+    notes.push(
+      `Budgets phase: the budgeted key held ${after.reserved} of its ${after.budget} budget in reservations at the end (no workers: nothing settles).`,
+    );
   } finally {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -491,7 +561,7 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[], upstream
   return lines.join('\n');
 }
 
-/** `--only=a,b` runs some phases: ceiling, create, poll, usage, backlog, pipeline, renders, upstream (the ceiling always runs). */
+/** `--only=a,b` runs some phases: ceiling, create, poll, usage, budgets, backlog, pipeline, renders, upstream (the ceiling always runs). */
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -506,6 +576,7 @@ async function phases(): Promise<void> {
   if (wanted('create')) await phaseCreate();
   if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
   if (wanted('usage')) await phaseUsage();
+  if (wanted('budgets')) await phaseBudgets();
   if (wanted('backlog')) await phaseBacklog();
 }
 

@@ -102,7 +102,13 @@ export const errors = {
     new ApiError(429, 'rate_limit_exceeded', '', message, 'rate_limit_error', { headers }),
   budgetExceeded: (message: string) => new ApiError(402, 'budget_exceeded', '', message, 'billing_error'),
   invalidSignature: () => new ApiError(403, 'invalid_signature', 'sig', 'The file URL has an invalid signature or has expired.'),
-  urlExpired: () => new ApiError(403, 'url_expired', 'exp', 'The file URL has expired; fetch the task again for a fresh one.'),
+  urlExpired: () =>
+    new ApiError(
+      403,
+      'url_expired',
+      'exp',
+      "The file URL has expired: a file is kept until its URL's expiry and the URL never changes, so create the task again for a new file.",
+    ),
   requestTimeout: () => new ApiError(408, 'request_timeout', '', 'The request did not arrive within the server timeout.'),
   headersTooLarge: (limit: number) => new ApiError(431, 'headers_too_large', '', `The request headers are larger than the limit of ${limit} bytes.`),
   fileGone: () => new ApiError(404, 'not_found', '', 'The file no longer exists.'),

@@ -11,8 +11,8 @@ import type { ChannelMetrics } from './channels/metrics.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
-import { createLogger } from './logging.js';
-import { InputStore, inputKey } from './storage/inputs.js';
+import { createLogger, createScrubber } from './logging.js';
+import { InputStore, inputKey, publishingTask } from './storage/inputs.js';
 import { createOutputUrls } from './storage/output-urls.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
@@ -139,7 +139,7 @@ const PUBLISHED_INPUT_TTL_S = 3600;
  */
 function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (bytes: Buffer, mime: string) => Promise<string> {
   return async (bytes, mime) => {
-    const { folder, name } = await inputs.publish(bytes, mime);
+    const { folder, name } = await inputs.publish(bytes, mime, publishingTask.getStore());
     const exp = Math.floor(Date.now() / 1000) + PUBLISHED_INPUT_TTL_S;
     const key = inputKey(folder, name);
     return `${publicUrl.replace(/\/$/, '')}/${key}?exp=${exp}&sig=${signer.sign(key, exp)}`;
@@ -222,6 +222,11 @@ interface UpstreamParts {
   readonly metrics: ChannelMetrics | undefined;
 }
 
+/** What the logs and upstream texts never show: the configured API keys, the channels' keys, the metrics token. */
+function secretsOf(config: Config, channels: ChannelsConfig): string[] {
+  return [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+}
+
 /**
  * The upstream side of a process, when some route leads off the sandbox: the cancel of a
  * cancelled task's upstream job (every process, API-only ones included: the one that wins a
@@ -259,6 +264,7 @@ async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: Upstre
         log,
         metrics,
         canceller,
+        scrub: createScrubber(secretsOf(config, channels)),
         ...(options.upstreamTimings === undefined ? {} : { timings: options.upstreamTimings }),
       })
     : undefined;
@@ -330,6 +336,7 @@ function createWebhooks(
     currency: pricing?.currency ?? DEFAULT_CURRENCY,
     allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     timeoutMs: config.webhookTimeoutMs,
+    caps: { perEndpoint: config.webhookPerEndpoint, perKey: config.webhookPerKey },
     log: logger.child({ component: 'webhooks' }),
     observe: (outcome) => hooks.observe?.(outcome),
     ...(config.webhookRetryScheduleMs === undefined ? {} : { retryScheduleMs: config.webhookRetryScheduleMs }),
@@ -378,7 +385,7 @@ interface Core {
 async function createCore(config: Config, options: MediagateOptions, publicUrl: () => string, channelMetrics?: ChannelMetrics): Promise<Core> {
   const channels = routingTable(config, options);
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
-  const secrets = [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const secrets = secretsOf(config, channels);
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
   const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
@@ -467,6 +474,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,
+      eventStreamLimits: { maxPerKey: config.sseMaxPerKey, maxLifetimeMs: config.sseMaxLifetimeMs, keyCheckMs: 2000 },
       store,
       keys,
       storage,

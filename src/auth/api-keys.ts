@@ -164,6 +164,14 @@ export class KeyRegistry {
   async resolve(key: string): Promise<KeyInfo | undefined> {
     const cached = this.resolveCached(key);
     if (cached !== undefined) return cached;
+    return this.resolveFresh(key);
+  }
+
+  /**
+   * As resolve(), but always asks the store (and refreshes or drops the cached answer): what a
+   * long-lived request (an event stream) uses to learn that its key was revoked since.
+   */
+  async resolveFresh(key: string): Promise<KeyInfo | undefined> {
     let memo: string | undefined;
     const hashOnce = (): string => (memo ??= hashKey(key));
     if (!this.plausible(key, hashOnce)) {

@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { validationError, type ApiError, type ValidationCode } from '../errors.js';
 import { checkMediaString, decodeDataUrl } from '../media/data-url.js';
 import { checkRule3Image } from '../media/image-header.js';
-import { MEDIA_FORMAT, imageRequestSchema, videoRequestSchema, type JsonSchema } from './schema.js';
+import { INPUT_LIMITS, MEDIA_FORMAT, URL_MAX_LENGTH_KEYWORD, imageRequestSchema, videoRequestSchema, type JsonSchema } from './schema.js';
 import type { ImageModelRow, ModelKind, ModelRow, ResolvedParams, VideoModelRow } from './types.js';
 
 /**
@@ -110,6 +110,21 @@ function fromAjv(error: ErrorObject, data: Record<string, unknown>): Candidate {
       };
     case 'minLength':
       return { rank: Rank.Type, code: 'invalid_parameter', param, message: `'${path}' must not be empty.` };
+    // Too long is a well-formed value outside what is supported, as a ref_name over its bytes.
+    case 'maxLength':
+      return {
+        rank: Rank.Value,
+        code: 'unsupported_value',
+        param,
+        message: `'${path}' must be at most ${String(params['limit'])} characters; got ${codePoints(lookup(data, error.instancePath))}.`,
+      };
+    case URL_MAX_LENGTH_KEYWORD:
+      return {
+        rank: Rank.Value,
+        code: 'unsupported_value',
+        param,
+        message: `'${path}' is a URL of ${String(lookup(data, error.instancePath)).length} characters; at most ${INPUT_LIMITS.urlChars} are allowed.`,
+      };
     case 'enum':
     case 'const':
       return {
@@ -137,6 +152,15 @@ function fromAjv(error: ErrorObject, data: Record<string, unknown>): Candidate {
     default:
       return { rank: Rank.Type, code: 'invalid_parameter', param, message: `'${path}' is invalid: ${error.message ?? error.keyword}.` };
   }
+}
+
+function codePoints(value: unknown): number {
+  return typeof value === 'string' ? [...value].length : 0;
+}
+
+/** True when `value` is an https URL longer than `max` (a data URL is bounded by the body, not here). */
+export function urlTooLong(value: string, max: number): boolean {
+  return value.length > max && /^https:/i.test(value);
 }
 
 function describePattern(param: string): string {
@@ -288,6 +312,12 @@ function pick(candidates: readonly Candidate[]): Candidate | undefined {
 export function createValidator(rows: readonly ModelRow[]): Validator {
   const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
   ajv.addFormat(MEDIA_FORMAT, { type: 'string', validate: (value: string) => checkMediaString(value).ok });
+  ajv.addKeyword({
+    keyword: URL_MAX_LENGTH_KEYWORD,
+    type: 'string',
+    schemaType: 'number',
+    validate: (max: number, value: string) => !urlTooLong(value, max),
+  });
   const compiled = new Map<string, { row: ModelRow; check: ValidateFunction }>();
   for (const row of rows) {
     const schema: JsonSchema = row.kind === 'video' ? videoRequestSchema(row) : imageRequestSchema(row);

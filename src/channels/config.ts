@@ -32,6 +32,11 @@ export interface ChannelConfig {
   /** Never logged; '' for the sandbox. */
   readonly apiKey: string;
   readonly maxInFlight: number;
+  /**
+   * `max_in_flight_per_key`: slots of this channel one API key may hold while another key's task
+   * waits for one (default: half of max_in_flight, rounded up). Alone, a key may use them all.
+   */
+  readonly maxInFlightPerKey: number;
   readonly submitPerS: number;
   readonly pollPerS: number;
   readonly timeoutS: number;
@@ -72,12 +77,13 @@ const SANDBOX: ChannelConfig = {
   apiKeyEnv: '',
   apiKey: '',
   maxInFlight: Number.MAX_SAFE_INTEGER,
+  maxInFlightPerKey: Number.MAX_SAFE_INTEGER,
   submitPerS: Number.POSITIVE_INFINITY,
   pollPerS: Number.POSITIVE_INFINITY,
   timeoutS: CHANNEL_DEFAULTS.timeout_s,
 };
 
-const CHANNEL_FIELDS = new Set(['protocol', 'base_url', 'api_key_env', 'max_in_flight', 'submit_per_s', 'poll_per_s', 'timeout_s']);
+const CHANNEL_FIELDS = new Set(['protocol', 'base_url', 'api_key_env', 'max_in_flight', 'max_in_flight_per_key', 'submit_per_s', 'poll_per_s', 'timeout_s']);
 const SECRET_FIELDS = new Set(['api_key', 'apikey', 'key', 'token', 'secret', 'password', 'authorization']);
 const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -179,8 +185,15 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
   const submitPerS = positive('submit_per_s', false);
   const pollPerS = positive('poll_per_s', false);
   const timeoutS = positive('timeout_s', false);
+  let maxInFlightPerKey = Math.ceil(maxInFlight / 2);
+  const perKey = raw['max_in_flight_per_key'];
+  if (perKey !== undefined) {
+    if (typeof perKey !== 'number' || !Number.isInteger(perKey) || perKey <= 0 || perKey > maxInFlight) {
+      faults.push(`${at}.max_in_flight_per_key: must be a positive integer, at most max_in_flight`);
+    } else maxInFlightPerKey = perKey;
+  }
   if (faults.length > before) return undefined;
-  return { name, protocol: protocol as ProtocolName, baseUrl, apiKeyEnv, apiKey, maxInFlight, submitPerS, pollPerS, timeoutS };
+  return { name, protocol: protocol as ProtocolName, baseUrl, apiKeyEnv, apiKey, maxInFlight, maxInFlightPerKey, submitPerS, pollPerS, timeoutS };
 }
 
 /** Validates the file's text. Throws ChannelsConfigError with every fault found. */

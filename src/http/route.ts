@@ -1,3 +1,4 @@
+import type { EventStreams } from './event-streams.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpContext } from './context.js';
 import type { Family } from '../wire/envelopes.js';
@@ -16,6 +17,8 @@ export interface RouteDeps {
   readonly closing: AbortSignal;
   /** The routes this server has (the OpenAPI document describes exactly those). */
   readonly routes: readonly Route[];
+  /** The event streams open in this process, per key (caps, lifetime, key re-checks). */
+  readonly streams: EventStreams;
 }
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;

@@ -1,3 +1,4 @@
+import { EventStreams } from './event-streams.js';
 import { DEFAULT_CURRENCY } from '../billing/index.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -78,7 +79,15 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
   const closingStreams = new AbortController();
-  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), currency: ctx.pricing?.currency ?? DEFAULT_CURRENCY, closing: closingStreams.signal, routes };
+  const streams = new EventStreams(ctx.keys, ctx.eventStreamLimits);
+  const deps: RouteDeps = {
+    ctx,
+    urlFor: createOutputUrls(ctx),
+    currency: ctx.pricing?.currency ?? DEFAULT_CURRENCY,
+    closing: closingStreams.signal,
+    routes,
+    streams,
+  };
   let closing = false;
   const dispatch = createDispatch({
     routes,
@@ -105,6 +114,7 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     closing = true;
     // Event streams never end by themselves; a close waits for open connections.
     closingStreams.abort();
+    streams.close();
     done();
   });
   registerRoutes(app, ctx, routes, deps);

@@ -385,6 +385,17 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 11,
+    name: 'webhook deliveries in flight, by owner and endpoint',
+    // The claim counts each key's and each endpoint's attempts in flight (leased: settling clears
+    // the lease) to cap them; the first index holds only those few rows. (10 is another change's.)
+    up: () => [
+      `CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (owner, endpoint_id, next_attempt_at) WHERE lease_owner IS NOT NULL`,
+      // Each endpoint's first due deliveries, read by the claim endpoint by endpoint.
+      `CREATE INDEX webhook_deliveries_endpoint_due ON webhook_deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending'`,
+    ],
+  },
+  {
     version: 12,
     name: 'upstream cancels pending a retry (docs/channels.md "The lifecycle", step 7)',
     // Final tasks whose upstream job still needs its cancel: few, and claimed by next_check_at.

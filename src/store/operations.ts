@@ -60,6 +60,8 @@ import {
 import {
   claimWebhookDeliveries,
   countWebhookEndpoints,
+  DEFAULT_DELIVERY_CAPS,
+  type DeliveryCaps,
   deleteWebhookAttempts,
   deleteWebhookDeliveries,
   deleteWebhookEndpoint,
@@ -348,7 +350,7 @@ export const webhookOperations = {
   /** Due deliveries leased to `owner` until `leaseUntil`, with `attempts` incremented. */
   claimWebhookDeliveries: all(
     claimWebhookDeliveries,
-    (owner: string, now: number, leaseUntil: number, limit: number) => ({ owner, now, leaseUntil, limit }),
+    (owner: string, now: number, leaseUntil: number, limit: number, caps: DeliveryCaps = DEFAULT_DELIVERY_CAPS) => ({ owner, now, leaseUntil, limit, ...caps }),
     each(toClaimedDelivery),
   ),
   nextWebhookDue: one(nextWebhookDue, () => ({}), dueOf),

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, SubmitLimits, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
 import type { JobQueueSql, Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
@@ -13,7 +13,7 @@ import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
 import { releaseReservation, reserveBudget } from './sql/usage.js';
-import { channelFull, ensureChannelLimit, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
+import { channelFull, ensureChannelLimit, keyOverShare, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
 import type { Store } from './store.js';
 import { driveAsync, execute, type Runner, type Steps } from './table.js';
 
@@ -296,13 +296,15 @@ export class PostgresStore extends TableStore implements Store, Runner {
     return num(row?.n ?? 0) === 1;
   }
 
-  async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+  async markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'> {
     await this.db.changes(ensureChannelLimit, { channel: step.channel, bucket: 'submit' });
     return this.transaction(async (db) => {
       await db.rows(lockChannelSubmit, { channel: step.channel });
       // A new statement after the lock: its snapshot sees every `submitting` committed before.
-      const [held] = await db.rows(channelFull, { channel: step.channel, max: maxInFlight });
+      const [held] = await db.rows(channelFull, { channel: step.channel, max: limits.maxInFlight });
       if (num(held?.full ?? 0) === 1) return 'full';
+      const [share] = await db.rows(keyOverShare, { channel: step.channel, owner: limits.owner, perKey: limits.perKey });
+      if (num(share?.over ?? 0) === 1) return 'full';
       return (await db.changes(saveUpstream, upstreamSaveParams(id, attempt, step))) === 1 ? 'marked' : 'lost';
     });
   }

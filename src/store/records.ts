@@ -156,6 +156,15 @@ export interface UpstreamTask {
 }
 
 /** The state a non-final upstream step leaves the task in (every column named, none implied). */
+/** The bounds a submission is checked against: the channel's max_in_flight, and the key's share of it while others wait. */
+export interface SubmitLimits {
+  readonly maxInFlight: number;
+  /** The key the task belongs to. */
+  readonly owner: string;
+  /** max_in_flight_per_key. */
+  readonly perKey: number;
+}
+
 export interface UpstreamStep {
   readonly status: 'queued' | 'processing';
   readonly channel: string;

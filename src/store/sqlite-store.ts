@@ -1,4 +1,4 @@
-import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, SubmitLimits, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './sqlite-driver.js';
@@ -12,7 +12,7 @@ import { takeIdempotencyKey } from './sql/idempotency.js';
 import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertTask } from './sql/tasks-insert.js';
 import { releaseReservation, reserveBudget } from './sql/usage.js';
-import { channelFull, saveUpstream } from './sql/upstream.js';
+import { channelFull, keyOverShare, saveUpstream } from './sql/upstream.js';
 import type { Store } from './store.js';
 import { drive, execute, type Runner, type Steps } from './table.js';
 
@@ -183,9 +183,10 @@ export class SqliteStore extends TableStore implements Store, Runner {
     return this.changes(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1;
   }
 
-  async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+  async markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'> {
     // One writer, and the driver runs this to the end: count and write cannot interleave.
-    if (num(this.first(channelFull, { channel: step.channel, max: maxInFlight })?.full ?? 0) === 1) return 'full';
+    if (num(this.first(channelFull, { channel: step.channel, max: limits.maxInFlight })?.full ?? 0) === 1) return 'full';
+    if (num(this.first(keyOverShare, { channel: step.channel, owner: limits.owner, perKey: limits.perKey })?.over ?? 0) === 1) return 'full';
     return this.changes(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1 ? 'marked' : 'lost';
   }
 

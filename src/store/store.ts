@@ -1,4 +1,4 @@
-import type { ClaimedTask, InsertOutcome, NewTask, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, SubmitLimits, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
 import type { KeyOperations, MetaOperations, TaskOperations, UsageOperations, WebhookOperations } from './operations.js';
 
 export type { JobQueueSql } from './dialect.js';
@@ -75,7 +75,7 @@ export interface TaskStore extends TaskOperations, UsageOperations {
    * upstream; counted and written under the channel's `submit` row lock (PostgreSQL), so
    * processes sharing the database keep the bound together. False: full, or the fence lost.
    */
-  markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'>;
+  markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'>;
 }
 
 /** API keys, by hash (auth/ depends on this alone). */

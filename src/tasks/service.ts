@@ -505,8 +505,8 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /** queued -> `submitting` (the marker before the adapter's submit), within the channel's max_in_flight. */
-  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
-    return this.store.markSubmitting(task.id, task.attempt, step, maxInFlight);
+  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number, perKey: number = maxInFlight): Promise<'marked' | 'full' | 'lost'> {
+    return this.store.markSubmitting(task.id, task.attempt, step, { maxInFlight, owner: task.owner, perKey });
   }
 
   /**

@@ -7,7 +7,7 @@ import { createVersionTable, isApplied, lockMigrations, recordApplied } from './
 import { requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, release, releaseWithJob } from './settle.js';
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
-import { channelFull, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './upstream.js';
+import { channelFull, keyOverShare, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './upstream.js';
 import { releaseReservation, reserveBudget } from './usage.js';
 
 /**
@@ -40,6 +40,7 @@ function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
     saveUpstream,
     saveUpstreamWithJob(jobs),
     channelFull,
+    keyOverShare,
     lockChannelSubmit,
     createVersionTable,
     isApplied,

@@ -61,6 +61,20 @@ export const channelFull = operation<{ channel: string; max: number }, { full: I
               ELSE 0 END AS full`,
 );
 
+/**
+ * Whether `owner` holds its share of a channel (`perKey` tasks upstream) while another key has a
+ * task waiting for the channel (queued, not submitted): then the next free slot is the other
+ * key's, not this one's. Alone, a key may use every slot.
+ */
+export const keyOverShare = operation<{ channel: string; owner: string; perKey: number }, { over: Int }>(
+  'key-over-share',
+  () => `SELECT CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.owner = @owner
+                                                 AND t.upstream_state IS NOT NULL LIMIT @perKey) AS held) >= @perKey
+              AND EXISTS (SELECT 1 FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.owner <> @owner
+                             AND t.status = 'queued' AND t.upstream_state IS NULL)
+              THEN 1 ELSE 0 END AS over`,
+);
+
 /** One non-final step's outcome, fenced by the attempt the step claimed. */
 const saveSource = `UPDATE tasks AS t
          SET status = @status, channel = @channel, target = @target, upstream_state = @upstreamState,

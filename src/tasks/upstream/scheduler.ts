@@ -22,7 +22,7 @@ import type { ChannelMetrics } from '../../channels/metrics.js';
 import type { UpstreamFailure } from '../../channels/failure.js';
 import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
 import { isTaskFailureCode } from '../../failure-codes.js';
-import type { InputStore } from '../../storage/inputs.js';
+import { publishingTask, type InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
 import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../../store/records.js';
@@ -80,6 +80,13 @@ export interface UpstreamSchedulerOptions {
   readonly metrics?: ChannelMetrics | undefined;
   /** Upstream cancels (shared with the process's 'cancelled' listener); one is made when absent. */
   readonly canceller?: UpstreamCanceller;
+  /**
+   * What every text of an upstream (a failure's message and param; the code is one of ours) passes through before
+   * it is stored and shown: the logs' scrubber (logging.ts: keys, `Bearer` tokens, the
+   * channels' own API keys, data URLs, length). An upstream that echoes our Authorization
+   * header must not put our key in a task. Default: unchanged (specs of other behaviours).
+   */
+  readonly scrub?: (text: string) => string;
 }
 
 /** How often the in-flight gauge is refreshed from the store. */
@@ -226,7 +233,16 @@ export class UpstreamScheduler {
       return;
     }
     const ctx = this.options.contexts.forTarget(target);
-    if (task.upstreamState === null) return this.submit(task, targets, ctx, adapter, channel.maxInFlight, channel.submitPerS, channel.timeoutS * 1000);
+    if (task.upstreamState === null)
+      return this.submit(
+        task,
+        targets,
+        ctx,
+        adapter,
+        { maxInFlight: channel.maxInFlight, maxInFlightPerKey: channel.maxInFlightPerKey },
+        channel.submitPerS,
+        channel.timeoutS * 1000,
+      );
     if (task.upstreamState === 'submitting') return this.resolveUnknown(task, ctx, adapter, 'the process stopped before the answer was stored');
     return this.poll(task, ctx, adapter, channel.pollPerS, channel.timeoutS * 1000, channel.baseUrl);
   }
@@ -258,7 +274,7 @@ export class UpstreamScheduler {
     targets: readonly RouteTarget[],
     ctx: ChannelContext,
     adapter: ProtocolAdapter,
-    maxInFlight: number,
+    { maxInFlight, maxInFlightPerKey }: { maxInFlight: number; maxInFlightPerKey: number },
     submitPerS: number,
     timeoutMs: number,
   ): Promise<void> {
@@ -269,7 +285,7 @@ export class UpstreamScheduler {
     const marked = await this.submitLocks.run(task.channel, async () => {
       const now = this.now();
       const step: UpstreamStep = { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs };
-      const result = await service.markSubmitting(task, step, maxInFlight);
+      const result = await service.markSubmitting(task, step, maxInFlight, maxInFlightPerKey);
       if (result === 'full') await service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
       return result === 'marked';
     });
@@ -277,7 +293,8 @@ export class UpstreamScheduler {
     let outcome: SubmitOutcome;
     try {
       const job = await this.job(task);
-      outcome = await this.timed(task.channel, 'submit', () => adapter.submit(ctx, job));
+      // What the adapter publishes (an input the upstream fetches by URL) belongs to this task.
+      outcome = await this.timed(task.channel, 'submit', () => publishingTask.run(task.id, () => adapter.submit(ctx, job)));
     } catch (error) {
       // A throw is an adapter bug; the request may have left: never risk a second paid job.
       this.options.log.error({ err: error, task: task.id, channel: task.channel }, 'adapter submit threw');
@@ -557,7 +574,9 @@ export class UpstreamScheduler {
   }
 
   private async fail(task: UpstreamTask, error: UpstreamFailure): Promise<void> {
-    await this.options.service.failUpstream(task, taskError(error));
+    const made = taskError(error);
+    const scrub = this.options.scrub ?? ((text: string) => text);
+    await this.options.service.failUpstream(task, { ...made, message: scrub(made.message), param: scrub(made.param) });
   }
 }
 
