@@ -391,7 +391,7 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
   const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
   const store = backend.store;
   const channelOf = firstChannel(channels);
-  const service = new TaskService({ store, inputs, channelOf, ...(pricing === undefined ? {} : { pricing }) });
+  const service = new TaskService({ store, inputs, channelOf, inputBytesPerKey: config.keyInputBytes, ...(pricing === undefined ? {} : { pricing }) });
   const storage = new LocalStorage(outputRoot);
   const upstream = await createUpstream({ config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics: channelMetrics });
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
@@ -487,7 +487,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       keyLimits: new KeyLimits({
         requestsPerMinute: config.rateLimitPerMin,
         tasksInFlight: config.maxTasksInFlight,
-        countActive: (owner) => store.countActiveTasks(owner),
+        countActive: (owner, cap) => store.countActiveTasks(owner, cap),
         inputBytesPerKey: config.keyInputBytes,
         activeInputBytes: (owner) => service.activeInputBytes(owner),
       }),

@@ -21,11 +21,11 @@ export interface KeyLimitsOptions {
   readonly requestsPerMinute: number;
   /** Queued + processing tasks per key; 0 = no limit. */
   readonly tasksInFlight: number;
-  /** Counts an owner's queued and processing tasks (the store). */
-  readonly countActive: (owner: string) => Promise<number>;
+  /** Counts an owner's queued and processing tasks, up to `cap` (the store). */
+  readonly countActive: (owner: string, cap: number) => Promise<number>;
   /** Bytes of stored inputs (decoded data URLs) per key over its queued and processing tasks; 0 = no limit. */
   readonly inputBytesPerKey?: number;
-  /** Sums an owner's stored input bytes over its queued and processing tasks (the store). */
+  /** An owner's stored input bytes over its queued and processing tasks (the store's counter). */
   readonly activeInputBytes?: (owner: string) => Promise<number>;
   readonly now?: () => number;
 }
@@ -103,20 +103,16 @@ export class KeyLimits {
   /**
    * Throws when storing `incoming` more bytes of inputs would take the key past its limit:
    * 413 when this request alone is over it (it can never be accepted), else 429 until some
-   * of the key's tasks end (their inputs are deleted then). Counted, not reserved: creates
-   * running at the same instant may pass it together by their own sizes.
+   * of the key's tasks end (their inputs are deleted then). A pre-check on the key's counter
+   * (one row), before the inputs are written to disk: the insert's reservation, in the task's
+   * own transaction, is what decides (creates at the same instant cannot pass it together).
    */
   async admitInputBytes(owner: string, incoming: number): Promise<void> {
     const limit = this.options.inputBytesPerKey ?? 0;
     if (limit <= 0 || incoming <= 0 || this.options.activeInputBytes === undefined) return;
     if (incoming > limit) throw errors.inputBytesOverLimit(incoming, limit);
     const active = await this.options.activeInputBytes(owner);
-    if (active + incoming <= limit) return;
-    const waitS = 2;
-    throw errors.rateLimited(
-      `This API key's queued and processing tasks hold ${active} bytes of inputs; ${incoming} more would pass its limit of ${limit} bytes. Retry when some have finished.`,
-      { 'retry-after': String(waitS), 'ratelimit-policy': `"input-bytes";q=${limit}`, ratelimit: `"input-bytes";r=${Math.max(0, limit - active)};t=${waitS}` },
-    );
+    if (active + incoming > limit) throw inputBytesRefused(active, incoming, limit);
   }
 
   /** Records a creation, so the cached count stays close between refreshes. */
@@ -137,7 +133,7 @@ export class KeyLimits {
     }
     // One store query per key at a time, however many requests are waiting on it.
     const current = entry;
-    current.pending ??= this.options.countActive(owner).then(
+    current.pending ??= this.options.countActive(owner, limit).then(
       (count) => {
         current.count = count;
         current.at = this.now();
@@ -151,4 +147,13 @@ export class KeyLimits {
     );
     return current.pending;
   }
+}
+
+/** The 429 of a create whose `incoming` input bytes do not fit beside the `active` ones under `limit`. */
+export function inputBytesRefused(active: number, incoming: number, limit: number): Error {
+  const waitS = 2;
+  return errors.rateLimited(
+    `This API key's queued and processing tasks hold ${active} bytes of inputs; ${incoming} more would pass its limit of ${limit} bytes. Retry when some have finished.`,
+    { 'retry-after': String(waitS), 'ratelimit-policy': `"input-bytes";q=${limit}`, ratelimit: `"input-bytes";r=${Math.max(0, limit - active)};t=${waitS}` },
+  );
 }

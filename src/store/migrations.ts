@@ -15,6 +15,32 @@ interface Migration {
   readonly up: (dialect: Dialect) => readonly string[];
 }
 
+const ACTIVE = `('queued', 'processing')`;
+
+/**
+ * The bytes of the stored-input references (`mediagate-input:<name>;<mime>;<bytes>`,
+ * storage/inputs.ts) in a task's top-level media fields, as SQL over the row's `params`: the
+ * backfill of migration 10. Only media fields are read, so a prompt cannot pass for a reference.
+ */
+function referencedBytes(dialect: Dialect): string {
+  if (dialect === 'postgres') {
+    return `(SELECT COALESCE(sum(split_part(v, ';', 3)::bigint), 0) FROM (
+               SELECT e.value #>> '{}' AS v FROM jsonb_each(tasks.params::jsonb) AS e
+                WHERE e.key IN ('image', 'end_image', 'audio') AND jsonb_typeof(e.value) = 'string'
+               UNION ALL
+               SELECT a.v FROM jsonb_each(tasks.params::jsonb) AS e, jsonb_array_elements_text(e.value) AS a(v)
+                WHERE e.key IN ('images', 'videos', 'audios') AND jsonb_typeof(e.value) = 'array') AS refs
+              WHERE v ~ '^mediagate-input:[^;]*;[^;]*;[0-9]{1,12}$')`;
+  }
+  // 'mediagate-input:' is 16 characters; the bytes follow the second ';' after it.
+  const rest = `substr(j.value, 17)`;
+  const afterName = `substr(${rest}, instr(${rest}, ';') + 1)`;
+  const bytes = `substr(${afterName}, instr(${afterName}, ';') + 1)`;
+  return `(SELECT COALESCE(sum(CAST(${bytes} AS INTEGER)), 0) FROM json_tree(tasks.params) AS j
+            WHERE j.type = 'text' AND j.value LIKE 'mediagate-input:%'
+              AND ((j.path = '$' AND j.key IN ('image', 'end_image', 'audio')) OR j.path IN ('$.images', '$.videos', '$.audios')))`;
+}
+
 const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -316,6 +342,45 @@ const MIGRATIONS: readonly Migration[] = [
          END $$`,
         `CREATE TRIGGER tasks_charge AFTER UPDATE ON tasks REFERENCING OLD TABLE AS charge_old NEW TABLE AS charge_new
            FOR EACH STATEMENT EXECUTE FUNCTION mediagate_task_charge()`,
+      ];
+    },
+  },
+  {
+    version: 10,
+    name: 'stored input bytes per key: a counter kept with the tasks',
+    // The per-key limit on stored input bytes (MEDIAGATE_KEY_INPUT_BYTES) used to sum the inputs
+    // of every queued and processing task of the key on each data-URL create, so a create's cost
+    // grew with the key's backlog. Now each task carries its bytes (`input_bytes`) and each key
+    // its total (`key_inputs`): a create reserves its bytes in the insert's transaction, guarded
+    // by the limit (sql/inputs.ts), and a trigger gives them back in the transaction of whichever
+    // statement ends the task (settle, cancel, upstream settle, abandoned-task fail). The
+    // backfill counts the references that active tasks already hold.
+    up: (dialect) => {
+      const int64 = bigint(dialect);
+      const release =
+        dialect === 'sqlite'
+          ? `CREATE TRIGGER tasks_inputs_release AFTER UPDATE OF status ON tasks
+             WHEN NEW.input_bytes > 0 AND OLD.status IN ${ACTIVE} AND NEW.status NOT IN ${ACTIVE}
+             BEGIN
+               UPDATE key_inputs SET bytes = bytes - NEW.input_bytes WHERE owner = NEW.owner;
+             END`
+          : `CREATE TRIGGER tasks_inputs_release AFTER UPDATE OF status ON tasks FOR EACH ROW
+             WHEN (NEW.input_bytes > 0 AND OLD.status IN ${ACTIVE} AND NEW.status NOT IN ${ACTIVE})
+             EXECUTE FUNCTION mediagate_inputs_release()`;
+      return [
+        `ALTER TABLE tasks ADD COLUMN input_bytes ${int64} NOT NULL DEFAULT 0`,
+        `CREATE TABLE key_inputs (owner TEXT PRIMARY KEY, bytes ${int64} NOT NULL DEFAULT 0)`,
+        `UPDATE tasks SET input_bytes = ${referencedBytes(dialect)}
+          WHERE status IN ${ACTIVE} AND params LIKE '%mediagate-input:%'`,
+        `INSERT INTO key_inputs (owner, bytes)
+         SELECT owner, sum(input_bytes) FROM tasks WHERE status IN ${ACTIVE} AND input_bytes > 0 GROUP BY owner`,
+        ...(dialect === 'postgres'
+          ? [
+              `CREATE OR REPLACE FUNCTION mediagate_inputs_release() RETURNS trigger LANGUAGE plpgsql AS $$
+               BEGIN UPDATE key_inputs SET bytes = bytes - NEW.input_bytes WHERE owner = NEW.owner; RETURN NULL; END $$`,
+            ]
+          : []),
+        release,
       ];
     },
   },

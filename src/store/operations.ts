@@ -37,7 +37,8 @@ import {
 import { insertKeyParams, pageAfter, toApiKeyRecord, toKeyAuthRecord, updateKeyParams } from './key-rows.js';
 import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
 import { expireLeases, failAbandoned } from './sql/recovery.js';
-import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
+import { keyInputBytes } from './sql/inputs.js';
+import { deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
 import { heartbeat, setProgress } from './sql/settle.js';
 import { listTasks } from './sql/tasks-list.js';
 import { keyBudget, keyBudgetState, keyUsageReport, usageReportAcrossKeys } from './sql/usage.js';
@@ -133,15 +134,11 @@ export const taskOperations = {
     () => ({}),
     (found): Record<string, number> => Object.fromEntries(found.map((row) => [row.status, num(row.n)])),
   ),
-  /** An owner's queued and processing tasks (the per-key tasks-in-flight limit reads it, cached). */
-  countActiveTasks: one(countActiveTasks, (owner: string) => ({ owner }), countOf),
+  /** An owner's queued and processing tasks, counted up to `cap` (the per-key tasks-in-flight limit reads it, cached). */
+  countActiveTasks: one(countActiveTasks, (owner: string, cap: number) => ({ owner, cap }), countOf),
   // Retention and stored inputs (sql/retention.ts).
-  /** The params (JSON) of an owner's queued and processing tasks that reference stored inputs. */
-  activeInputParams: all(
-    activeInputParams,
-    (owner: string) => ({ owner }),
-    each((row) => row.params),
-  ),
+  /** Bytes of stored inputs an owner's queued and processing tasks hold (the per-key limit's pre-check; the insert's reservation decides). */
+  keyInputBytes: one(keyInputBytes, (owner: string) => ({ owner }), countOf),
   /**
    * Deletes up to `limit` final tasks completed before `before`, oldest first; returns the
    * deleted ones with their outputs, whose files the caller deletes. Not atomic on PostgreSQL:

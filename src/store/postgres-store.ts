@@ -9,6 +9,7 @@ import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './sql/migrations.js';
 import { requeueStranded } from './sql/recovery.js';
 import { completeMany, fail, release, releaseWithJob } from './sql/settle.js';
+import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
 import { releaseReservation, reserveBudget } from './sql/usage.js';
@@ -65,6 +66,7 @@ function taskColumns(tasks: readonly NewTask[]): InsertTasksParams {
     params: tasks.map((t) => JSON.stringify(t.params)),
     channels: tasks.map((t) => t.channel ?? 'sandbox'),
     reservedCosts: tasks.map((t) => t.reserve ?? 0),
+    inputBytes: tasks.map((t) => t.inputBytes ?? 0),
   };
 }
 
@@ -161,7 +163,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
   }
 
   private async insertBatch(tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
-    if (tasks.some((task) => task.reserve !== undefined)) return this.transaction((db) => this.insertReserving(db, tasks));
+    if (tasks.some(reserves)) return this.transaction((db) => this.insertReserving(db, tasks));
     return this.insertRows(this.db, tasks);
   }
 
@@ -187,18 +189,28 @@ export class PostgresStore extends TableStore implements Store, Runner {
   }
 
   /**
-   * A batch in which some tasks reserve against a budget, in one transaction: each reservation
-   * is the guarded UPDATE of its key's row (which holds the row until the commit, so creates of
-   * one key in any process reserve one after the other), taken in key order so that two batches
-   * never wait on each other's keys; then the rows that fit, in one statement; then the
-   * reservations of tasks whose idempotency key was held are given back. Batches without a
-   * budgeted key never come here.
+   * A batch in which some tasks reserve against a budget or carry stored inputs, in one
+   * transaction: each reservation is the guarded write of its key's row (which holds the row
+   * until the commit, so creates of one key in any process reserve one after the other), taken
+   * in key order, and for each key its input bytes (`key_inputs`) before its budget
+   * (`api_keys`), the order in which a settle's triggers take them, so that two batches never
+   * wait on each other's rows in opposite orders; then the rows that fit, in one statement; then
+   * the reservations of tasks whose idempotency key was held are given back. Batches without a
+   * budgeted key or stored inputs (most) never come here.
    */
   private async insertReserving(db: Executor, tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
-    const refused = new Set<NewTask>();
-    const reserving = tasks.filter((task) => task.reserve !== undefined).sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+    const refused = new Map<NewTask, InsertOutcome>();
+    const reserving = tasks.filter(reserves).sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
     for (const task of reserving) {
-      if ((await db.changes(reserveBudget, { id: task.owner, amount: task.reserve ?? 0, now: task.createdAt })) === 0) refused.add(task);
+      const bytes = task.inputBytes ?? 0;
+      if (bytes > 0 && (await db.changes(reserveInputBytes, { owner: task.owner, bytes, limit: task.inputLimit ?? 0 })) === 0) {
+        refused.set(task, 'inputs_over_limit');
+        continue;
+      }
+      if (task.reserve !== undefined && (await db.changes(reserveBudget, { id: task.owner, amount: task.reserve, now: task.createdAt })) === 0) {
+        if (bytes > 0) await db.changes(releaseInputBytes, { owner: task.owner, bytes });
+        refused.set(task, 'budget_exceeded');
+      }
     }
     const fitting = tasks.filter((task) => !refused.has(task));
     const outcomes = new Map<NewTask, InsertOutcome>();
@@ -207,9 +219,11 @@ export class PostgresStore extends TableStore implements Store, Runner {
       if (task) outcomes.set(task, outcome);
     });
     for (const task of reserving) {
-      if (outcomes.get(task) === 'key_taken') await db.changes(releaseReservation, { id: task.owner, amount: task.reserve ?? 0 });
+      if (outcomes.get(task) !== 'key_taken') continue;
+      if (task.reserve !== undefined) await db.changes(releaseReservation, { id: task.owner, amount: task.reserve });
+      if ((task.inputBytes ?? 0) > 0) await db.changes(releaseInputBytes, { owner: task.owner, bytes: task.inputBytes ?? 0 });
     }
-    return tasks.map((task) => outcomes.get(task) ?? 'budget_exceeded');
+    return tasks.map((task) => outcomes.get(task) ?? refused.get(task) ?? 'budget_exceeded');
   }
 
   async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[] = []): Promise<ClaimedTask[]> {
@@ -337,4 +351,9 @@ function firstOfEach<T extends { readonly id: string }>(batch: readonly T[], key
  */
 function refusedByServer(error: unknown): boolean {
   return error instanceof pg.DatabaseError;
+}
+
+/** Whether a new task reserves anything in its insert's transaction (a budget, stored input bytes). */
+function reserves(task: NewTask): boolean {
+  return task.reserve !== undefined || (task.inputBytes ?? 0) > 0;
 }

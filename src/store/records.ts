@@ -85,10 +85,21 @@ export interface NewTask {
    * key with a budget): the guarded reservation refuses the insert when it does not fit.
    */
   readonly reserve?: number;
+  /**
+   * Bytes of the task's stored inputs (decoded data URLs), reserved for its owner in the
+   * insert's transaction and given back when the task ends (migration 10); default 0.
+   */
+  readonly inputBytes?: number;
+  /** The owner's limit on those bytes over its queued and processing tasks; 0 or absent: none. */
+  readonly inputLimit?: number;
 }
 
-/** What an insert did: the task is stored; a live row held its idempotency key; its reservation did not fit the key's budget. */
-export type InsertOutcome = 'inserted' | 'key_taken' | 'budget_exceeded';
+/**
+ * What an insert did: the task is stored; a live row held its idempotency key; its reservation
+ * did not fit the key's budget; its input bytes did not fit under its owner's limit. A refusal
+ * stores nothing.
+ */
+export type InsertOutcome = 'inserted' | 'key_taken' | 'budget_exceeded' | 'inputs_over_limit';
 
 export interface IdempotencyClaim {
   readonly key: string;

@@ -9,6 +9,7 @@ import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import { createVersionTable, isApplied, recordApplied } from './sql/migrations.js';
 import { complete, fail, release } from './sql/settle.js';
 import { takeIdempotencyKey } from './sql/idempotency.js';
+import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertTask } from './sql/tasks-insert.js';
 import { releaseReservation, reserveBudget } from './sql/usage.js';
 import { channelFull, keyOverShare, saveUpstream } from './sql/upstream.js';
@@ -65,19 +66,26 @@ export class SqliteStore extends TableStore implements Store, Runner {
   constructor(private readonly database: SqliteConnection) {
     super();
     this.driver = database.driver;
-    // Per task, in the batch's one transaction: the budget reservation (guarded), the idempotency
-    // key, the row. SQLite has one writer, so the guard reads what every earlier create left.
+    // Per task, in the batch's one transaction: the budget reservation (guarded), the input
+    // bytes' reservation (guarded by the limit), the idempotency key, the row; a refusal gives
+    // back what was reserved before it. SQLite has one writer, so each guard reads what every
+    // earlier create left.
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
-      tasks.map(({ idempotency, reserve, ...task }): InsertOutcome => {
+      tasks.map(({ idempotency, reserve, inputBytes = 0, inputLimit = 0, ...task }): InsertOutcome => {
         if (reserve !== undefined && this.changes(reserveBudget, { id: task.owner, amount: reserve, now: task.createdAt }) === 0) return 'budget_exceeded';
+        if (inputBytes > 0 && this.changes(reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) {
+          if (reserve !== undefined) this.changes(releaseReservation, { id: task.owner, amount: reserve });
+          return 'inputs_over_limit';
+        }
         if (
           idempotency &&
           this.changes(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0
         ) {
           if (reserve !== undefined) this.changes(releaseReservation, { id: task.owner, amount: reserve });
+          if (inputBytes > 0) this.changes(releaseInputBytes, { owner: task.owner, bytes: inputBytes });
           return 'key_taken';
         }
-        this.changes(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox', reservedCost: reserve ?? 0 });
+        this.changes(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox', reservedCost: reserve ?? 0, inputBytes });
         return 'inserted';
       }),
     );

@@ -34,9 +34,10 @@ export type {
 export interface TaskStore extends TaskOperations, UsageOperations {
   /**
    * Inserts a queued task, and in the same transaction reserves `task.reserve` against its
-   * key's budget (guarded: `budget_exceeded` when it does not fit) and takes its idempotency key
-   * (if any: `key_taken` when a live row holds it). Nothing is inserted, reserved or taken
-   * unless all of it is.
+   * key's budget (guarded: `budget_exceeded` when it does not fit), reserves its input bytes for
+   * its owner (guarded: `inputs_over_limit` when they do not fit under `inputLimit`) and takes its
+   * idempotency key (if any: `key_taken` when a live row holds it). Nothing is inserted,
+   * reserved or taken unless all of it is.
    */
   insertTask(task: NewTask): Promise<InsertOutcome>;
   /**

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { findModel, type ModelRow, type ResolvedParams } from '../catalog/index.js';
 import { maxTaskCost, priceOf, requestedQuantities, resolutionOf, taskCost, type Metered, type Pricing } from '../billing/index.js';
 import type { TaskFailureCode } from '../failure-codes.js';
-import { referencedInputBytes, type InputStore } from '../storage/inputs.js';
+import type { InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from '../store/store.js';
 import type {
@@ -106,6 +106,22 @@ export interface TaskServiceOptions {
   readonly inputs?: InputStore;
   /** MEDIAGATE_PRICING_FILE, read at start; absent: nothing is priced (usage still counts seconds and images). */
   readonly pricing?: Pricing;
+  /** MEDIAGATE_KEY_INPUT_BYTES: stored input bytes a key's queued and processing tasks may hold; 0 (default): no limit. */
+  readonly inputBytesPerKey?: number;
+}
+
+/**
+ * A create refused because its stored inputs would take the key past its limit on stored input
+ * bytes (nothing was stored, no idempotency key taken); the HTTP layer answers 429.
+ */
+export class InputsOverLimit extends Error {
+  override readonly name = 'InputsOverLimit';
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`${bytes} more bytes of stored inputs would pass the key's limit of ${limit} bytes`);
+  }
 }
 
 /**
@@ -123,6 +139,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   private readonly pricing: Pricing | undefined;
   /** Whether a key has a budget, per key id, until a time: creates of keys without one reserve nothing and read nothing more. */
   private readonly budgeted = new Map<string, BudgetPresence>();
+  private readonly inputBytesPerKey: number;
 
   constructor(options: TaskServiceOptions) {
     super();
@@ -131,6 +148,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     this.now = options.now ?? Date.now;
     this.channelOf = options.channelOf ?? (() => 'sandbox');
     this.inputs = options.inputs;
+    this.inputBytesPerKey = options.inputBytesPerKey ?? 0;
     // Inputs are needed until the task is final; whichever process settles it deletes them
     // (tasks/retention.ts sweeps what a crash in between left).
     const dropInputs = ({ id }: { id: string }): void => void this.inputs?.discard(id).catch(() => {});
@@ -139,13 +157,14 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /**
-   * Inserts a new task after storing its data-URL inputs; the inputs are deleted again when
-   * the insert does not happen (false or a throw).
+   * Inserts a new task after storing its data-URL inputs, whose bytes the insert reserves for
+   * the owner under the per-key limit; the inputs are deleted again when the insert does not
+   * happen (a refusal or a throw). Throws InputsOverLimit when the bytes do not fit.
    */
   private async insertWithInputs(task: Task, row: ModelRow, params: ResolvedParams, idempotency?: NewTask['idempotency']): Promise<InsertOutcome> {
     const reserving = this.reservationFor(task.owner, row, params);
     const reserve = reserving instanceof Promise ? await reserving : reserving;
-    const stored = this.inputs ? (await this.inputs.store(task.id, params)).params : params;
+    const stored = this.inputs ? await this.inputs.store(task.id, params) : { params, bytes: 0 };
     let outcome: InsertOutcome | undefined;
     try {
       outcome = await this.store.insertTask({
@@ -153,16 +172,18 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
         kind: task.kind,
         model: task.model,
         owner: task.owner,
-        params: stored,
+        params: stored.params,
         createdAt: task.createdAt,
         channel: this.channelOf(task.model),
         ...(idempotency === undefined ? {} : { idempotency }),
         ...(reserve === undefined ? {} : { reserve }),
+        ...(stored.bytes > 0 ? { inputBytes: stored.bytes, inputLimit: this.inputBytesPerKey } : {}),
       });
       if (outcome === 'budget_exceeded') throw new BudgetExceeded(reserve ?? 0);
+      if (outcome === 'inputs_over_limit') throw new InputsOverLimit(stored.bytes, this.inputBytesPerKey);
       return outcome;
     } finally {
-      if (outcome !== 'inserted' && stored !== params) await this.inputs?.discard(task.id);
+      if (outcome !== 'inserted' && stored.params !== params) await this.inputs?.discard(task.id);
     }
   }
 
@@ -293,11 +314,9 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return deleted;
   }
 
-  /** Bytes of stored inputs an owner's queued and processing tasks hold. */
-  async activeInputBytes(owner: string): Promise<number> {
-    let total = 0;
-    for (const params of await this.store.activeInputParams(owner)) total += referencedInputBytes(JSON.parse(params) as Record<string, unknown>);
-    return total;
+  /** Bytes of stored inputs an owner's queued and processing tasks hold: one row (migration 10), whatever the backlog. */
+  activeInputBytes(owner: string): Promise<number> {
+    return this.store.keyInputBytes(owner);
   }
 
   /**

@@ -2,12 +2,13 @@ import type { FastifyRequest } from 'fastify';
 import type { ModelKind } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
-import { BudgetExceeded, type TaskService } from '../../tasks/service.js';
+import { BudgetExceeded, InputsOverLimit, type TaskService } from '../../tasks/service.js';
 import { amountText } from '../../billing/index.js';
 import type { Task } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
 import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
 import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
+import { inputBytesRefused } from '../rate-limit.js';
 import { pathParam, type FastAnswer, type Handler, type RouteDeps } from '../route.js';
 
 declare module 'fastify' {
@@ -80,11 +81,16 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
           : '';
       throw errors.budgetExceeded(`This task may cost up to ${amountText(refused.maxCost)}, more than what is left of the API key's budget.${holds}`);
     };
+    // The insert's reservation refused the inputs (another create of the key got there first): the pre-check's 429.
+    const overLimit = async (owner: string, refused: InputsOverLimit): Promise<never> => {
+      throw inputBytesRefused(await ctx.service.activeInputBytes(owner), refused.bytes, refused.limit);
+    };
     const budgeted = async <T>(owner: string, create: () => Promise<T>): Promise<T> => {
       try {
         return await create();
       } catch (error) {
         if (error instanceof BudgetExceeded) return refuse(owner, error);
+        if (error instanceof InputsOverLimit) return overLimit(owner, error);
         throw error;
       }
     };

@@ -2,6 +2,7 @@ import type { JobQueueSql, OperationText } from '../dialect.js';
 import { operations } from '../operations.js';
 import { claimById, claimByIds, claimQueued, claimTakeovers } from './claim.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, takeIdempotencyKey } from './idempotency.js';
+import { releaseInputBytes, reserveInputBytes } from './inputs.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './migrations.js';
 import { requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, release, releaseWithJob } from './settle.js';
@@ -20,6 +21,8 @@ function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
     insertTasks,
     insertTasksWithJobs(jobs),
     takeIdempotencyKey,
+    reserveInputBytes,
+    releaseInputBytes,
     insertKeyedTasks,
     insertKeyedTasksWithJobs(jobs),
     reserveBudget,

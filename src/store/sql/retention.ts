@@ -20,13 +20,3 @@ export const deleteTask = operation<{ id: string; before: number }>(
 
 /** A task's status whoever owns it (the sweep of inputs left by a crash asks it); none when deleted. */
 export const taskStatus = operation<{ id: string }, { status: string }>('task-status', () => `SELECT status FROM tasks WHERE id = @id`);
-
-/**
- * The params of an owner's queued and processing tasks that reference stored inputs: the
- * per-key input byte limit sums their sizes. Small rows since inputs left the row.
- */
-export const activeInputParams = operation<{ owner: string }, { params: string }>(
-  'active-input-params',
-  () => `SELECT params FROM tasks
-          WHERE owner = @owner AND status IN ('queued', 'processing') AND params LIKE '%mediagate-input:%'`,
-);

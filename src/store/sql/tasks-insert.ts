@@ -2,7 +2,7 @@ import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../dialect.js';
 
 /** The columns a new task sets; the others keep their defaults. */
-const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost)`;
+const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes)`;
 
 /**
  * Fair order between keys (start-time fair queueing, migration 7): a new task's rank is one more
@@ -31,11 +31,12 @@ export const insertTask = operation<{
   params: string;
   channel: string;
   reservedCost: number;
+  inputBytes: number;
 }>(
   'insert-task',
   () => `${INSERT} VALUES (@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
                            CASE WHEN @channel = 'sandbox' THEN NULL ELSE @createdAt END,
-                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost)`,
+                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost, @inputBytes)`,
   ['sqlite'],
 );
 
@@ -49,6 +50,8 @@ export interface InsertTasksParams {
   channels: string[];
   /** Micro-units reserved against each task's key (0 without a budget). */
   reservedCosts: number[];
+  /** Per task: the bytes of its stored inputs (reserved for its owner in the same transaction). */
+  inputBytes: number[];
 }
 
 /**
@@ -66,12 +69,13 @@ export function rankedRows(relation: string): string {
 }
 
 /** The batch's rows, in the order given (`ord`), then ranked (rankedRows). */
-const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[], @reservedCosts::bigint[])
-             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, ord)),
+const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[],
+                                  @reservedCosts::bigint[], @inputBytes::bigint[])
+             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, ord)),
       ranked AS (${rankedRows('n')}),
       inserted AS (${INSERT}
       SELECT n.id, n.kind, n.model, n.owner, 'queued', n.created_at, '[]', n.params, n.channel,
-             CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank, n.reserved_cost
+             CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank, n.reserved_cost, n.input_bytes
         FROM ranked AS n
    RETURNING id, created_at, channel, owner)`;
 

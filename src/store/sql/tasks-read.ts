@@ -13,14 +13,13 @@ export const countByStatus = operation<object, { status: string; n: number | str
 );
 
 /**
- * An owner's queued and processing tasks. One count per status, each with the status as a
- * literal, not a parameter: the planner matches it to the partial index's WHERE (tasks_queued,
- * tasks_leases) and checks the owner on that index's rows only, instead of reading the table.
+ * An owner's queued and processing tasks, counted up to `cap` (the tasks-in-flight limit: the
+ * check only needs to know whether the owner is at it), so the count reads at most `cap` entries
+ * of the owner's part of tasks_owner_rank, whatever the owner's backlog.
  */
-export const countActiveTasks = operation<{ owner: string }, CountRow>(
+export const countActiveTasks = operation<{ owner: string; cap: number }, CountRow>(
   'count-active-tasks',
-  () => `SELECT (SELECT count(*) FROM tasks WHERE status = 'queued' AND owner = @owner)
-              + (SELECT count(*) FROM tasks WHERE status = 'processing' AND owner = @owner) AS n`,
+  () => `SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE owner = @owner AND status IN ('queued', 'processing') LIMIT @cap) AS active`,
 );
 
 /** Distinct lease owners of processing tasks (crash recovery looks for dead ones). */

@@ -1,2 +1,1 @@
-SELECT (SELECT count(*) FROM tasks WHERE status = 'queued' AND owner = $1)
-              + (SELECT count(*) FROM tasks WHERE status = 'processing' AND owner = $1) AS n
+SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE owner = $1 AND status IN ('queued', 'processing') LIMIT $2) AS active

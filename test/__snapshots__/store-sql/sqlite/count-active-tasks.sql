@@ -1,2 +1,1 @@
-SELECT (SELECT count(*) FROM tasks WHERE status = 'queued' AND owner = ?)
-              + (SELECT count(*) FROM tasks WHERE status = 'processing' AND owner = ?) AS n
+SELECT count(*) AS n FROM (SELECT 1 FROM tasks WHERE owner = ? AND status IN ('queued', 'processing') LIMIT ?) AS active

@@ -1,0 +1,54 @@
+/**
+ * The CI guard's floors (`npm run bench -- --guard`, run by .ci/run): each phase's ratio to the
+ * ceiling of the same run, by server CPU per request (the ceiling's µs over the phase's), must
+ * stay above about a third of that ratio in the latest full run documented in docs/benchmarks.md. So loose a floor does not flake on a busy machine (the
+ * ratios of one run swing by tens of percent with the machine's load), and still catches a
+ * regression of the kind that made a data-URL create read its key's whole backlog (from ~19%
+ * of the ceiling to under 1%).
+ */
+export interface Floor {
+  /** The phase's name in the bench's table (its row). */
+  readonly phase: string;
+  /** Its ratio to the ceiling (by server CPU per request) in the documented full run. */
+  readonly documented: number;
+  /** The least such ratio the guard accepts. */
+  readonly floor: number;
+}
+
+const third = (documented: number): number => Math.round((documented / 3) * 1000) / 1000;
+
+/** From the full run of docs/benchmarks.md ("Latest run"): the ceiling's server CPU per request over the phase's. */
+const DOCUMENTED: ReadonlyArray<readonly [string, number]> = [
+  ['floor: GET /healthz (framework + hooks only)', 0.81],
+  ['create video (4 models, no media data)', 0.23],
+  ['create video (data URLs, 0.3 KB and 120 KB)', 0.016],
+  ['create image (2 models)', 0.28],
+  ['poll video, 10,000 tasks stored', 0.43],
+  ['poll image, 10,000 tasks stored', 0.43],
+  ['backlog: create video with data URLs, no backlog at start', 0.011],
+  ['backlog: create video with data URLs, 10,000 queued for the key', 0.011],
+  ['backlog: poll video, 10,000 queued for the key', 0.51],
+];
+
+export const FLOORS: readonly Floor[] = DOCUMENTED.map(([phase, documented]) => ({ phase, documented, floor: third(documented) }));
+
+/**
+ * Phases read against another phase of the same run rather than the ceiling: a data-URL create
+ * with 10,000 tasks of its key queued against the same create with none. Its cost must not
+ * grow with the backlog (the goal is within 1.5x); the floor, a third, absorbs a busy machine
+ * (the two phases run one after the other, and file operations, most of such a create's cost,
+ * vary most) and still catches a create that reads its key's backlog.
+ */
+export interface RelativeFloor {
+  readonly phase: string;
+  readonly against: string;
+  readonly floor: number;
+}
+
+export const RELATIVE_FLOORS: readonly RelativeFloor[] = [
+  {
+    phase: 'backlog: create video with data URLs, 10,000 queued for the key',
+    against: 'backlog: create video with data URLs, no backlog at start',
+    floor: 1 / 3,
+  },
+];

@@ -1,0 +1,33 @@
+import { bigint, operation } from '../dialect.js';
+
+/*
+ * Stored input bytes per key (migration 10): `key_inputs` holds each key's total over its queued
+ * and processing tasks, kept in the same transactions as the tasks (reserved by the insert,
+ * given back by the trigger `tasks_inputs_release` when a task ends), so the per-key limit is
+ * one row read and one guarded write, whatever the key's backlog.
+ */
+
+/**
+ * Reserves a new task's input bytes for its owner, in the insert's transaction: 0 rows changed
+ * means they do not fit under `limit` (0: no limit). The row holds the owner's total from then
+ * until the commit, so creates of one key reserve one after the other in every process.
+ */
+export const reserveInputBytes = operation<{ owner: string; bytes: number; limit: number }>(
+  'reserve-input-bytes',
+  (dialect) => `INSERT INTO key_inputs (owner, bytes)
+       SELECT CAST(@owner AS TEXT), CAST(@bytes AS ${bigint(dialect)}) WHERE @limit <= 0 OR @bytes <= @limit
+  ON CONFLICT (owner) DO UPDATE SET bytes = key_inputs.bytes + excluded.bytes
+       WHERE @limit <= 0 OR key_inputs.bytes + excluded.bytes <= @limit`,
+);
+
+/** Gives back a reservation whose task was not inserted (its idempotency key was held). */
+export const releaseInputBytes = operation<{ owner: string; bytes: number }>(
+  'release-input-bytes',
+  () => `UPDATE key_inputs SET bytes = bytes - @bytes WHERE owner = @owner`,
+);
+
+/** What an owner's queued and processing tasks hold in stored inputs (no row: nothing). */
+export const keyInputBytes = operation<{ owner: string }, { n: number | string }>(
+  'key-input-bytes',
+  () => `SELECT bytes AS n FROM key_inputs WHERE owner = @owner`,
+);

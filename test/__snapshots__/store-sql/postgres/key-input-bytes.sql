@@ -1,0 +1,1 @@
+SELECT bytes AS n FROM key_inputs WHERE owner = $1

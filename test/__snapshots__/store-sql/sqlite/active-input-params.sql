@@ -1,2 +1,0 @@
-SELECT params FROM tasks
-          WHERE owner = ? AND status IN ('queued', 'processing') AND params LIKE '%mediagate-input:%'

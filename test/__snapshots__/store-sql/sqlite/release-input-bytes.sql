@@ -1,0 +1,1 @@
+UPDATE key_inputs SET bytes = bytes - ? WHERE owner = ?
