@@ -30,6 +30,7 @@ export const EXIT = {
   notFound: 6,
   conflict: 7,
   interrupted: 130,
+  terminated: 143,
 } as const;
 
 /** An error the CLI itself decides, with its exit code; an empty message prints nothing more. */
@@ -122,7 +123,13 @@ interface Described {
 export function describeError(error: unknown): Described {
   if (error instanceof CliError) {
     const kind =
-      error.exitCode === EXIT.usage ? 'usage' : error.exitCode === EXIT.auth ? 'authentication' : error.exitCode === EXIT.interrupted ? 'interrupted' : 'error';
+      error.exitCode === EXIT.usage
+        ? 'usage'
+        : error.exitCode === EXIT.auth
+          ? 'authentication'
+          : error.exitCode === EXIT.interrupted || error.exitCode === EXIT.terminated
+            ? 'interrupted'
+            : 'error';
     return { exitCode: error.exitCode, text: error.message, json: { kind, message: error.message.replace(/^mediagate: /, '') } };
   }
   if (error instanceof APIError) {
