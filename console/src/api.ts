@@ -54,6 +54,8 @@ export interface TaskView {
   outputs: string[];
   failure: string;
   raw: unknown;
+  /** The request body, for a task made in this tab (its data URLs left out): reopening it restores the form. */
+  request?: Record<string, unknown>;
 }
 
 const IMAGE_STATUS: Record<string, TaskView['status']> = {
