@@ -14,7 +14,8 @@ import sharp from 'sharp';
 import { load, type LoadResult } from './lib/load.js';
 import { cpuMicros, rssMiB, serve, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
-import { seedTasks } from './lib/seed.js';
+import { seedTasks, seedUsage } from './lib/seed.js';
+import { envKeyId, hashKey } from '../src/auth/api-keys.js';
 import { openSqlite } from '../src/store/sqlite-driver.js';
 import { phaseUpstream, type UpstreamFigure } from './lib/upstream.js';
 
@@ -140,6 +141,123 @@ async function phaseCreate(): Promise<void> {
         post({ model: 'vendora/famz-image-spicy-pro', prompt: 'a lighthouse', width: 2048, seed: 7 }),
       ].map((r) => ({ ...r, path: '/v1/images/generations/async' })),
     });
+  } finally {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The usage phase: a million final tasks over 30 days, read back as usage reports. */
+const USAGE_TASKS = 1_000_000;
+const USAGE_DAYS = 30;
+
+async function phaseUsage(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-usage-'));
+  const started = Date.now();
+  const seeded = await seedUsage(dataDir, KEY, USAGE_TASKS, USAGE_DAYS);
+  process.stderr.write(`  seeded ${USAGE_TASKS.toLocaleString('en')} final tasks and their rollup in ${Date.now() - started} ms\n`);
+  // What the rollup saves: the same sums read from the tasks themselves, once, in process.
+  const db = openSqlite(join(dataDir, 'mediagate.db'), { readOnly: true });
+  const timed = (sql: string): number => {
+    const at = process.hrtime.bigint();
+    db.prepare(sql).all();
+    return Number((process.hrtime.bigint() - at) / 1000n) / 1000;
+  };
+  const fromTasks = timed(
+    `SELECT model, strftime('%Y-%m-%d', completed_at / 1000, 'unixepoch') AS day, count(*), sum(usage_seconds), sum(usage_images), sum(cost)
+       FROM tasks WHERE status IN ('completed', 'failed', 'cancelled') GROUP BY 1, 2`,
+  );
+  const fromRollup = timed(`SELECT model, day, sum(tasks), sum(seconds), sum(images), sum(cost) FROM usage_daily GROUP BY 1, 2`);
+  db.close();
+  notes.push(
+    `Usage report over ${USAGE_TASKS.toLocaleString('en')} final tasks (${USAGE_DAYS} days x ${seeded.models} models): summed from the tasks ${fromTasks} ms, from the daily rollup ${fromRollup} ms (one read each, in process).`,
+  );
+  process.stderr.write(`  usage sums: from the tasks ${fromTasks} ms, from the rollup ${fromRollup} ms\n`);
+  const server = await mediagate(dataDir, ['serve', '--no-workers']);
+  try {
+    const range = `start=${seeded.start}&end=${seeded.end}`;
+    const check = (await (await fetch(`${server.url}/v1/usage?${range}`, { headers: AUTH })).json()) as { totals: { tasks: number; cost: number } };
+    if (check.totals.tasks !== seeded.tasks || Math.round(check.totals.cost * 1e6) !== seeded.cost) {
+      throw new Error(`usage report disagrees with the seed: ${JSON.stringify(check.totals)} vs ${seeded.tasks} tasks, ${seeded.cost} micro`);
+    }
+    await measure(
+      `usage report, ${USAGE_TASKS.toLocaleString('en')} tasks, by model and day (${USAGE_DAYS * seeded.models} rows)`,
+      server,
+      `/v1/usage?${range}`,
+      {
+        headers: AUTH,
+      },
+    );
+    await measure(`usage report, ${USAGE_TASKS.toLocaleString('en')} tasks, by model`, server, `/v1/usage?${range}&group_by=model`, { headers: AUTH });
+  } finally {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Budgets on and off side by side, on one server with a pricing file: the same creates and
+ * polls from a key without a budget and from one with a (never reached) lifetime budget, whose
+ * creates reserve their maximum cost in the insert's transaction.
+ */
+const BUDGET_KEY = 'mg_bench_budget_key_0123456789ab';
+const ADMIN_KEY = 'mg_bench_admin_key_0123456789abc';
+
+async function phaseBudgets(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-budgets-'));
+  const pricingFile = join(dataDir, 'pricing.json');
+  await writeFile(pricingFile, JSON.stringify({ currency: 'USD', models: { '*': { per_task: 0.01, per_second: 0.02, per_image: 0.03 } } }));
+  const server = await mediagate(dataDir, ['serve', '--no-workers'], {
+    MEDIAGATE_API_KEYS: `${KEY},${BUDGET_KEY}`,
+    MEDIAGATE_ADMIN_KEYS: ADMIN_KEY,
+    MEDIAGATE_PRICING_FILE: pricingFile,
+  });
+  const admin = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
+  const budgeted = { authorization: `Bearer ${BUDGET_KEY}`, 'content-type': 'application/json' };
+  try {
+    // An environment key's id is derived from its hash (auth/api-keys.ts).
+    const budgetedId = envKeyId(hashKey(BUDGET_KEY));
+    const patched = await fetch(`${server.url}/v1/admin/keys/${budgetedId}`, {
+      method: 'PATCH',
+      headers: admin,
+      body: JSON.stringify({ budget: 1_000_000_000, budget_period: null }),
+    });
+    if (patched.status !== 200) throw new Error(`budgets phase: PATCH answered ${patched.status}`);
+    const creates = (headers: Record<string, string>): Request[] =>
+      [
+        { model: 'vendora/famw-2.7-t2v', prompt: 'a red fox in snow', duration: 8, aspect_ratio: '16:9' },
+        { model: 'vendora/famw-2.7-i2v', prompt: 'the fox runs', image: 'https://example.com/fox.png', resolution: '1080p' },
+      ].map((body) => ({ method: 'POST', path: '/v1/video/generations', headers, body: JSON.stringify(body) }));
+    const ids = async (headers: Record<string, string>): Promise<string[]> => {
+      const made: string[] = [];
+      for (let i = 0; i < 200; i += 1) {
+        const answer = await fetch(`${server.url}/v1/video/generations`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: `poll ${i}`, duration: 4 }),
+        });
+        made.push(((await answer.json()) as { id: string }).id);
+      }
+      return made;
+    };
+    const pollsOf = (headers: Record<string, string>, list: string[]): Request[] => {
+      let next = 0;
+      return [
+        { method: 'GET', headers, setupRequest: (request) => ({ ...request, path: `/v1/video/generations/${list[(next = (next + 1) % list.length)] ?? ''}` }) },
+      ];
+    };
+    const plainIds = await ids(JSON_HEADERS);
+    const budgetedIds = await ids(budgeted);
+    // The budget cache of a process is filled by the first create of each key after the PATCH.
+    await new Promise<void>((resolve) => setTimeout(resolve, 5_500));
+    await measure('create video, priced, key without a budget', server, '/v1/video/generations', { requests: creates(JSON_HEADERS) });
+    await measure('create video, priced, key with a budget (reserved at create)', server, '/v1/video/generations', { requests: creates(budgeted) });
+    await measure('poll video, priced, key without a budget', server, '/v1/video/generations/x', { requests: pollsOf(JSON_HEADERS, plainIds) });
+    await measure('poll video, priced, key with a budget', server, '/v1/video/generations/x', { requests: pollsOf(budgeted, budgetedIds) });
+    const after = (await (await fetch(`${server.url}/v1/admin/keys/${budgetedId}`, { headers: admin })).json()) as { reserved: number; budget: number };
+    notes.push(
+      `Budgets phase: the budgeted key held ${after.reserved} of its ${after.budget} budget in reservations at the end (no workers: nothing settles).`,
+    );
   } finally {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -338,7 +456,7 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[], upstream
   return lines.join('\n');
 }
 
-/** `--only=a,b` runs some phases: ceiling, create, poll, pipeline, renders, upstream (the ceiling always runs). */
+/** `--only=a,b` runs some phases: ceiling, create, poll, usage, budgets, pipeline, renders, upstream (the ceiling always runs). */
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -350,6 +468,8 @@ async function main(): Promise<void> {
   await phaseCeiling();
   if (wanted('create')) await phaseCreate();
   if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
+  if (wanted('usage')) await phaseUsage();
+  if (wanted('budgets')) await phaseBudgets();
   const pipelines: PipelineFigure[] = [];
   if (wanted('pipeline')) {
     pipelines.push(await phasePipelineSqlite());

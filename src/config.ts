@@ -17,6 +17,8 @@ export interface Config {
   readonly dataDir: string;
   /** MEDIAGATE_API_KEYS: comma-separated keys accepted in addition to stored ones. */
   readonly apiKeys: readonly string[];
+  /** MEDIAGATE_ADMIN_KEYS: comma-separated admin keys (they authorize /v1/admin/* and nothing else; docs/admin.md). */
+  readonly adminKeys: readonly string[];
   /** MEDIAGATE_PUBLIC_URL: base of output URLs. Default http://HOST:PORT. */
   readonly publicUrl: string;
   /** Whether MEDIAGATE_PUBLIC_URL was given (else it follows the bound address). */
@@ -45,6 +47,10 @@ export interface Config {
   readonly sweepIntervalMs: number;
   /** MEDIAGATE_SSE_KEEPALIVE_S: the longest an event stream stays silent (a comment line), in seconds. Default 15; held in ms. */
   readonly sseKeepAliveMs: number;
+  /** MEDIAGATE_SSE_MAX_PER_KEY: event streams one API key may hold open in one API process (429 past it). Default 100. */
+  readonly sseMaxPerKey: number;
+  /** MEDIAGATE_SSE_MAX_LIFETIME_S: longest an event stream stays open before it ends (the client reconnects with Last-Event-ID), in seconds. Default 1800; held in ms. */
+  readonly sseMaxLifetimeMs: number;
   /** MEDIAGATE_SYNCHRONOUS: SQLite `synchronous` pragma, NORMAL (survives process crashes) or FULL (also power loss). */
   readonly sqliteSynchronous: 'NORMAL' | 'FULL';
   /** MEDIAGATE_SQLITE_CACHE_MB: SQLite page cache of this process, in MiB. Default 64. */
@@ -121,6 +127,10 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** MEDIAGATE_WEBHOOK_MAX_ENDPOINTS: webhook endpoints per API key. Default 20. */
   readonly webhookMaxEndpoints: number;
+  /** MEDIAGATE_WEBHOOK_PER_ENDPOINT: delivery attempts in flight per webhook endpoint, over every process. Default 2. */
+  readonly webhookPerEndpoint: number;
+  /** MEDIAGATE_WEBHOOK_PER_KEY: delivery attempts in flight per API key (all its endpoints), over every process. Default 4. */
+  readonly webhookPerKey: number;
   /** MEDIAGATE_WEBHOOK_RETRY_SCHEDULE_MS: delays between delivery attempts (tests, operations). Default unset: the built-in schedule. */
   readonly webhookRetryScheduleMs: readonly number[] | undefined;
 }
@@ -252,17 +262,28 @@ function publicUrl(env: Env, host: string, port: number): string {
   return raw.replace(/\/+$/, '');
 }
 
-export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
-  const port = integer(env, 'PORT', 8080, 0, 65535);
-  const host = env['HOST']?.trim() || '127.0.0.1';
-  const apiKeys = (env['MEDIAGATE_API_KEYS'] ?? '')
+/** A comma-separated list of keys: each 8-256 printable ASCII characters without spaces. */
+function keyList(env: Env, name: string): string[] {
+  const keys = (env[name] ?? '')
     .split(',')
     .map((key) => key.trim())
     .filter((key) => key !== '');
-  for (const key of apiKeys) {
+  for (const key of keys) {
     if (!/^[\x21-\x7e]{8,256}$/.test(key)) {
-      throw new ConfigError('MEDIAGATE_API_KEYS: each key must be 8-256 printable ASCII characters without spaces.');
+      throw new ConfigError(`${name}: each key must be 8-256 printable ASCII characters without spaces.`);
     }
+  }
+  return keys;
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env['HOST']?.trim() || '127.0.0.1';
+  const apiKeys = keyList(env, 'MEDIAGATE_API_KEYS');
+  const adminKeys = keyList(env, 'MEDIAGATE_ADMIN_KEYS');
+  // One key, one role: a key in both lists would be an admin key and a client key at once.
+  if (adminKeys.some((key) => apiKeys.includes(key))) {
+    throw new ConfigError('MEDIAGATE_ADMIN_KEYS: a key must not also be in MEDIAGATE_API_KEYS (an admin key is refused on client operations).');
   }
   const concurrency = integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256);
   const rawChannelsFile = env['MEDIAGATE_CHANNELS_FILE']?.trim();
@@ -274,6 +295,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     host,
     dataDir: resolve(env['MEDIAGATE_DATA_DIR']?.trim() || './data'),
     apiKeys,
+    adminKeys,
     publicUrl: publicUrl(env, host, port),
     publicUrlExplicit: Boolean(env['MEDIAGATE_PUBLIC_URL']?.trim()),
     concurrency,
@@ -288,6 +310,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     renderTimeoutMs: seconds(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),
     sweepIntervalMs: seconds(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
     sseKeepAliveMs: seconds(env, 'MEDIAGATE_SSE_KEEPALIVE_S', 15, 1, 15),
+    sseMaxPerKey: integer(env, 'MEDIAGATE_SSE_MAX_PER_KEY', 100, 1, 100_000),
+    sseMaxLifetimeMs: seconds(env, 'MEDIAGATE_SSE_MAX_LIFETIME_S', 1800, 1, 86_400),
     sqliteSynchronous: oneOf(env, 'MEDIAGATE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
     sqliteCacheMb: integer(env, 'MEDIAGATE_SQLITE_CACHE_MB', 64, 2, 65_536),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
@@ -321,6 +345,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     metricsToken: metricsToken(env),
     webhookTimeoutMs: seconds(env, 'MEDIAGATE_WEBHOOK_TIMEOUT_S', 15, 1, 15),
     webhookMaxEndpoints: integer(env, 'MEDIAGATE_WEBHOOK_MAX_ENDPOINTS', 20, 1, 1000),
+    webhookPerEndpoint: integer(env, 'MEDIAGATE_WEBHOOK_PER_ENDPOINT', 2, 1, 1000),
+    webhookPerKey: integer(env, 'MEDIAGATE_WEBHOOK_PER_KEY', 4, 1, 1000),
     webhookRetryScheduleMs: retrySchedule(env),
   };
   // Node refuses a header timeout longer than the request timeout.

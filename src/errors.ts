@@ -17,7 +17,10 @@ export type ErrorCode =
   | 'webhook_delivery_not_found'
   | 'webhook_limit_reached'
   | 'invalid_api_key'
+  | 'admin_key_required'
+  | 'key_not_found'
   | 'rate_limit_exceeded'
+  | 'budget_exceeded'
   | 'not_found'
   | 'method_not_allowed'
   | 'invalid_signature'
@@ -28,7 +31,7 @@ export type ErrorCode =
   | 'headers_too_large';
 
 /** The `type` field of the video family's error object. */
-export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'server_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'rate_limit_error' | 'billing_error' | 'server_error';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -69,6 +72,15 @@ export const errors = {
   invalidQuery: (param: string, message: string) => new ApiError(400, 'invalid_parameter', param, message),
   unsupportedQueryValue: (param: string, message: string) => new ApiError(400, 'unsupported_value', param, message),
   invalidApiKey: (message: string) => new ApiError(401, 'invalid_api_key', 'Authorization', message, 'authentication_error'),
+  adminKeyRequired: () =>
+    new ApiError(
+      403,
+      'admin_key_required',
+      'Authorization',
+      'This operation needs an admin key (MEDIAGATE_ADMIN_KEYS or `mediagate keys create --admin`).',
+      'permission_error',
+    ),
+  keyNotFound: (id: string) => new ApiError(404, 'key_not_found', 'id', `No API key with id '${id.slice(0, 64)}' exists.`),
   notFound: (method: string, url: string) => new ApiError(404, 'not_found', '', `No route for ${method} ${url.split('?')[0]?.slice(0, 200) ?? ''}.`),
   methodNotAllowed: (method: string, allow: readonly string[]) =>
     new ApiError(405, 'method_not_allowed', '', `Method ${method} is not allowed here; use ${allow.join(', ')}.`, 'invalid_request_error', {
@@ -88,8 +100,15 @@ export const errors = {
   bodyShapeLimit: (param: string, message: string) => new ApiError(400, 'invalid_parameter', param, `The request body is too complex: ${message}.`),
   rateLimited: (message: string, headers: Readonly<Record<string, string>>) =>
     new ApiError(429, 'rate_limit_exceeded', '', message, 'rate_limit_error', { headers }),
+  budgetExceeded: (message: string) => new ApiError(402, 'budget_exceeded', '', message, 'billing_error'),
   invalidSignature: () => new ApiError(403, 'invalid_signature', 'sig', 'The file URL has an invalid signature or has expired.'),
-  urlExpired: () => new ApiError(403, 'url_expired', 'exp', 'The file URL has expired; fetch the task again for a fresh one.'),
+  urlExpired: () =>
+    new ApiError(
+      403,
+      'url_expired',
+      'exp',
+      "The file URL has expired: a file is kept until its URL's expiry and the URL never changes, so create the task again for a new file.",
+    ),
   requestTimeout: () => new ApiError(408, 'request_timeout', '', 'The request did not arrive within the server timeout.'),
   headersTooLarge: (limit: number) => new ApiError(431, 'headers_too_large', '', `The request headers are larger than the limit of ${limit} bytes.`),
   fileGone: () => new ApiError(404, 'not_found', '', 'The file no longer exists.'),

@@ -3,15 +3,16 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
-import { loadPricing, type Pricing } from './billing/index.js';
-import { createValidator } from './catalog/index.js';
+import { DEFAULT_CURRENCY, loadPricing, type Pricing } from './billing/index.js';
+import { createValidator, type ModelRow, type Validator } from './catalog/index.js';
+import { validationError } from './errors.js';
 import { SANDBOX_CHANNEL, loadChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
 import type { Config } from './config.js';
 import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
-import { createLogger } from './logging.js';
-import { InputStore, inputKey } from './storage/inputs.js';
+import { createLogger, createScrubber } from './logging.js';
+import { InputStore, inputKey, publishingTask } from './storage/inputs.js';
 import { createOutputUrls } from './storage/output-urls.js';
 import { LocalStorage } from './storage/local.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
@@ -138,10 +139,30 @@ const PUBLISHED_INPUT_TTL_S = 3600;
  */
 function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (bytes: Buffer, mime: string) => Promise<string> {
   return async (bytes, mime) => {
-    const { folder, name } = await inputs.publish(bytes, mime);
+    const { folder, name } = await inputs.publish(bytes, mime, publishingTask.getStore());
     const exp = Math.floor(Date.now() / 1000) + PUBLISHED_INPUT_TTL_S;
     const key = inputKey(folder, name);
     return `${publicUrl.replace(/\/$/, '')}/${key}?exp=${exp}&sig=${signer.sign(key, exp)}`;
+  };
+}
+
+/**
+ * The catalog's validator, and, when some route leads off the sandbox, the check of the route's
+ * first target after it (docs/channels.md "Target profiles"): a parameter that target cannot
+ * express is the same 400 `unsupported_value` as the catalog's own, before the task exists.
+ */
+async function routeValidator(models: readonly ModelRow[], channels: ChannelsConfig): Promise<Validator> {
+  const validator = createValidator(models);
+  if (!routesUpstream(channels)) return validator;
+  const [{ createTargetCheck }, { ADAPTERS }] = await Promise.all([import('./channels/targets.js'), import('./channels/protocols/index.js')]);
+  const check = createTargetCheck(channels, ADAPTERS);
+  return {
+    validate(kind, input) {
+      const result = validator.validate(kind, input);
+      if (!result.ok) return result;
+      const problem = check(result.row.id, kind, result.params);
+      return problem === undefined ? result : { ok: false, error: validationError('unsupported_value', problem.param, problem.message) };
+    },
   };
 }
 
@@ -183,7 +204,7 @@ async function openStore(config: Config, logger: Logger) {
   const stopSigningRefresh = startSigningRefresh(signer, backend.store, config.signingRefreshMs, (error) =>
     logger.warn({ err: error }, 'reading the URL signing secrets failed; keeping the current ones'),
   );
-  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys });
+  const keys = new KeyRegistry({ store: backend.store, configured: config.apiKeys, configuredAdmin: config.adminKeys });
   const generatedKey = await keys.init();
   return { backend, signer, stopSigningRefresh, keys, generatedKey };
 }
@@ -199,6 +220,11 @@ interface UpstreamParts {
   readonly workRoot: string;
   readonly logger: Logger;
   readonly metrics: ChannelMetrics | undefined;
+}
+
+/** What the logs and upstream texts never show: the configured API keys, the channels' keys, the metrics token. */
+function secretsOf(config: Config, channels: ChannelsConfig): string[] {
+  return [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
 }
 
 /**
@@ -238,6 +264,7 @@ async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: Upstre
         log,
         metrics,
         canceller,
+        scrub: createScrubber(secretsOf(config, channels)),
         ...(options.upstreamTimings === undefined ? {} : { timings: options.upstreamTimings }),
       })
     : undefined;
@@ -296,18 +323,20 @@ interface WebhookHooks {
 function createWebhooks(
   config: Config,
   options: MediagateOptions,
-  core: { store: Store; service: TaskService; signer: UrlSigner; publicUrl: () => string },
+  core: { store: Store; service: TaskService; signer: UrlSigner; publicUrl: () => string; pricing: Pricing | undefined },
   logger: Logger,
   hooks: WebhookHooks,
 ) {
   if (!config.workers) return undefined;
-  const { store, service, signer, publicUrl } = core;
+  const { store, service, signer, publicUrl, pricing } = core;
   return new WebhookDispatcher({
     store,
     service,
     urlFor: createOutputUrls({ signer, publicUrl, outputTtlMs: config.outputTtlMs }),
+    currency: pricing?.currency ?? DEFAULT_CURRENCY,
     allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     timeoutMs: config.webhookTimeoutMs,
+    caps: { perEndpoint: config.webhookPerEndpoint, perKey: config.webhookPerKey },
     log: logger.child({ component: 'webhooks' }),
     observe: (outcome) => hooks.observe?.(outcome),
     ...(config.webhookRetryScheduleMs === undefined ? {} : { retryScheduleMs: config.webhookRetryScheduleMs }),
@@ -356,13 +385,13 @@ interface Core {
 async function createCore(config: Config, options: MediagateOptions, publicUrl: () => string, channelMetrics?: ChannelMetrics): Promise<Core> {
   const channels = routingTable(config, options);
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
-  const secrets = [...config.apiKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const secrets = secretsOf(config, channels);
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
   const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
   const store = backend.store;
   const channelOf = firstChannel(channels);
-  const service = new TaskService({ store, inputs, channelOf });
+  const service = new TaskService({ store, inputs, channelOf, ...(pricing === undefined ? {} : { pricing }) });
   const storage = new LocalStorage(outputRoot);
   const upstream = await createUpstream({ config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics: channelMetrics });
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
@@ -378,7 +407,7 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
   let feed: TaskFeed | undefined;
   const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
   const hooks: WebhookHooks = { observe: undefined };
-  const webhooks = createWebhooks(config, options, { store, service, signer, publicUrl }, logger, hooks);
+  const webhooks = createWebhooks(config, options, { store, service, signer, publicUrl, pricing }, logger, hooks);
   let sweeps: Sweeper[] = [];
   return {
     process: {
@@ -441,10 +470,11 @@ export async function createMediagate(config: Config, options: MediagateOptions 
     {
       models,
       pricing: core.pricing,
-      validator: createValidator(models),
+      validator: await routeValidator(models, channels),
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,
+      eventStreamLimits: { maxPerKey: config.sseMaxPerKey, maxLifetimeMs: config.sseMaxLifetimeMs, keyCheckMs: 2000 },
       store,
       keys,
       storage,

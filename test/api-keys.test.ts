@@ -24,14 +24,14 @@ describe('API keys', () => {
     it('accepts each configured key under a stable owner id, and nothing else', async () => {
       const registry = new KeyRegistry({ store, configured: ['alpha-key-123', 'bravo-key-456'] });
       expect(await registry.init()).toBeUndefined();
-      const alpha = await registry.resolve('alpha-key-123');
-      const bravo = await registry.resolve('bravo-key-456');
+      const alpha = (await registry.resolve('alpha-key-123'))?.id;
+      const bravo = (await registry.resolve('bravo-key-456'))?.id;
       expect(alpha).toMatch(/^key_[0-9a-f]{16}$/);
       expect(bravo).not.toBe(alpha);
       expect(await registry.resolve('charlie-key-789')).toBeUndefined();
       const again = new KeyRegistry({ store, configured: ['alpha-key-123'] });
       await again.init();
-      expect(await again.resolve('alpha-key-123')).toBe(alpha);
+      expect((await again.resolve('alpha-key-123'))?.id).toBe(alpha);
     });
 
     it('stops accepting a key removed from the configuration, and accepts it again when restored', async () => {

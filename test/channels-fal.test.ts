@@ -3,6 +3,7 @@ import { VIDEO_MODELS } from '../src/catalog/video-models.js';
 import { falAdapter } from '../src/channels/protocols/fal.js';
 import type { PollOutcome } from '../src/channels/protocol.js';
 import { adapterContext, copyFirstOutput, videoJob, type TestContext } from './fakes/adapter-context.js';
+import { profileFor } from '../src/channels/profiles.js';
 import { startFalFake, type FalFake } from './fakes/fal.js';
 import { TINY_MP4, TINY_PNG } from './fakes/upstream-kit.js';
 
@@ -75,7 +76,9 @@ describe('fal queue', () => {
     now += 2_000;
     expect(await falAdapter.poll(ctx, id)).toEqual({ state: 'running', upstreamWord: 'IN_PROGRESS' });
     now += 10_000;
-    expect((await bytesOf(await falAdapter.poll(ctx, id))).equals(TINY_MP4)).toBe(true);
+    const done = await falAdapter.poll(ctx, id);
+    expect(done).toMatchObject({ reportedUsage: { predict_time_s: 10 } });
+    expect((await bytesOf(done)).equals(TINY_MP4)).toBe(true);
   });
 
   it('image models: width/height as image_size, one PNG, and the images[] result', async () => {
@@ -173,6 +176,75 @@ describe('fal queue', () => {
     expect(kept.ok && kept.bytes.equals(TINY_MP4)).toBe(true);
     for (const outcome of [notMedia, missing, expiring])
       expect(await copyFirstOutput(outcome, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid' });
+  });
+});
+
+describe('fal Kling 2.1 Pro (the documented example target, with its built-in profile)', () => {
+  const KLING = 'fal-ai/kling-video/v2.1/pro/image-to-video';
+  const profiled = (upstreamModel = KLING): TestContext =>
+    adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel, profile: profileFor('fal', upstreamModel) });
+
+  it('the fake refuses what fal refuses: an integer duration is a 422 on the duration enum', async () => {
+    const answer = await fetch(`${fake.origin}/${KLING}`, {
+      method: 'POST',
+      headers: { authorization: `Key ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'x', image_url: 'https://img.example/a.png', duration: 5 }),
+    });
+    expect(answer.status).toBe(422);
+    expect(await answer.json()).toMatchObject({ detail: [{ loc: ['body', 'duration'], type: 'enum' }] });
+  });
+
+  it('sends duration as the string "5", the end frame as tail_image_url, and no field the endpoint does not declare', async () => {
+    const ctx = profiled();
+    const outcome = await falAdapter.submit(
+      ctx,
+      videoJob({ prompt: 'a cat', image: PNG, end_image: 'https://img.example/b.png', resolution: '1080p', seed: -1 }),
+    );
+    if (outcome.outcome !== 'accepted') throw new Error(JSON.stringify(outcome));
+    const id = requestIdOf(outcome.upstreamId);
+    expect(fake.book.get(id)?.body).toEqual({ prompt: 'a cat', image_url: PNG, tail_image_url: 'https://img.example/b.png', duration: '5' });
+    expect(fake.ignoredFields.get(id)).toBeUndefined();
+    now += 60_000;
+    const done = await falAdapter.poll(ctx, outcome.upstreamId);
+    expect(done).toMatchObject({ state: 'succeeded', reportedUsage: { predict_time_s: 10 } });
+    await ctx.close();
+  });
+
+  it('refuses, before any request, what Kling cannot take: 7 s, 720p, a seed, an aspect ratio', async () => {
+    const ctx = profiled();
+    const before = fake.http.stats.requests;
+    for (const [params, param] of [
+      [{ duration: 7, resolution: '1080p' }, 'duration'],
+      [{ resolution: '720p' }, 'resolution'],
+      [{ resolution: '1080p', seed: 42 }, 'seed'],
+      [{ resolution: '1080p', aspect_ratio: '16:9' }, 'aspect_ratio'],
+    ] as const) {
+      expect(
+        falAdapter.check({ channel: 'c', upstreamModel: KLING, profile: ctx.profile }, 'video', videoJob({ prompt: 'x', image: PNG, ...params }).params),
+      ).toMatchObject({ param });
+      expect(await falAdapter.submit(ctx, videoJob({ prompt: 'x', image: PNG, ...params }))).toMatchObject({
+        outcome: 'rejected',
+        error: { code: 'unsupported_value', param },
+      });
+    }
+    expect(fake.http.stats.requests).toBe(before);
+    await ctx.close();
+  });
+});
+
+describe('fal namespaced endpoints', () => {
+  it('status, result and cancel go under namespace/owner/alias, as the submit answer says', async () => {
+    const ctx = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'workflows/acme/upscale-pipeline/step-two' });
+    const outcome = await falAdapter.submit(ctx, videoJob({ prompt: 'x' }));
+    if (outcome.outcome !== 'accepted') throw new Error(JSON.stringify(outcome));
+    expect(outcome.upstreamId).toMatch(/^workflows\/acme\/upscale-pipeline\|/);
+    expect(await falAdapter.poll(ctx, outcome.upstreamId)).toEqual({ state: 'queued', upstreamWord: 'IN_QUEUE' });
+    expect(await falAdapter.cancel?.(ctx, outcome.upstreamId)).toEqual({ outcome: 'cancelled' });
+    const comfy = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'comfy/acme/flow' });
+    const done = await falAdapter.submit(comfy, videoJob({ prompt: 'x [fake:instant]' }));
+    if (done.outcome !== 'accepted') throw new Error(JSON.stringify(done));
+    expect((await falAdapter.poll(comfy, done.upstreamId)).state).toBe('succeeded');
+    await Promise.all([ctx.close(), comfy.close()]);
   });
 });
 

@@ -96,7 +96,7 @@ describe('minimax v2 (H3)', () => {
   });
 
   it('an unknown id and a task the upstream forgot are not_found', async () => {
-    expect(await minimaxAdapter.poll(h3, '999')).toEqual({ state: 'not_found', upstreamWord: 'HTTP 404' });
+    expect(await minimaxAdapter.poll(h3, '999')).toEqual({ state: 'not_found', upstreamWord: 'invalid task_id (2013)' });
     const id = await accepted(h3, { prompt: 'x [fake:forget]', image: PNG_DATA_URL });
     expect((await minimaxAdapter.poll(h3, id)).state).toBe('not_found');
   });
@@ -119,7 +119,41 @@ describe('minimax v2 (H3)', () => {
     expect(fake.http.stats.accepted).toBe(before);
   });
 
-  it('rejections: input moderation inside HTTP 200 and an invalid request are final', async () => {
+  it('the documented error body: the business code is read from the end of the message (422 "... (1026)" is a moderation refusal)', async () => {
+    const answer = await fetch(`${fake.origin}/v2/video_generation`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'MiniMax-H3', content: [{ type: 'text', text: 'x [fake:moderation-early]' }], ratio: '16:9' }),
+    });
+    expect(answer.status).toBe(422);
+    expect(await answer.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'unprocessable_entity_error', message: expect.stringMatching(/\(1026\)$/), http_code: '422' },
+    });
+    expect(await minimaxAdapter.submit(h3, videoJob({ prompt: 'x [fake:moderation-early]', image: PNG_DATA_URL }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'content_policy_violation', message: expect.stringContaining('MiniMax 1026') },
+    });
+  });
+
+  it('expired is terminal: upstream_timeout, not an unknown word running until timeout_s', async () => {
+    const expiring = await startMinimaxFake({ apiKey: KEY, clock: () => now, queuedMs: 1_000, runMs: 10_000, expireAfterMs: 60_000 });
+    const ctx = adapterContext({ baseUrl: expiring.origin, apiKey: KEY, upstreamModel: 'MiniMax-H3' });
+    const outcome = await minimaxAdapter.submit(ctx, videoJob({ prompt: 'x [fake:stuck]', image: PNG_DATA_URL }));
+    if (outcome.outcome !== 'accepted') throw new Error(JSON.stringify(outcome));
+    now += 120_000;
+    expect(await minimaxAdapter.poll(ctx, outcome.upstreamId)).toMatchObject({ state: 'failed', upstreamWord: 'expired', error: { code: 'upstream_timeout' } });
+    expect(ctx.warnings).toEqual([]);
+    await ctx.close();
+    await expiring.close();
+  });
+
+  it('reports the output seconds of a finished task', async () => {
+    const id = await accepted(h3, { prompt: 'x [fake:instant]', image: PNG_DATA_URL, duration: 6 });
+    expect(await minimaxAdapter.poll(h3, id)).toMatchObject({ state: 'succeeded', reportedUsage: { seconds: 6, videos: 1 } });
+  });
+
+  it('rejections: input moderation and an invalid request are final', async () => {
     expect(await minimaxAdapter.submit(h3, videoJob({ prompt: 'x [fake:moderation-early]', image: PNG_DATA_URL }))).toMatchObject({
       outcome: 'rejected',
       error: { code: 'content_policy_violation' },

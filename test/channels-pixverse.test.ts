@@ -43,10 +43,37 @@ describe('pixverse', () => {
     expect(upload?.bytes?.equals(TINY_PNG)).toBe(true);
   });
 
-  it('an https image is uploaded by URL (image_url), not fetched by us', async () => {
-    const id = await accepted({ prompt: 'a cat', image: 'https://img.example/cat.png' });
-    const body = fake.book.get(id)?.body;
-    expect(isRecord(body) && fake.uploads.get(body['img_id'] as number)?.url).toBe('https://img.example/cat.png');
+  it('an https image is fetched by us and uploaded as the multipart file `image` (the only documented field); the fake refuses image_url', async () => {
+    const fetched: string[] = [];
+    const withFetch: TestContext = {
+      ...ctx,
+      media: {
+        ...ctx.media,
+        bytes: (value: string) =>
+          value.startsWith('https://') ? (fetched.push(value), Promise.resolve({ bytes: TINY_PNG, mime: 'image/png' })) : ctx.media.bytes(value),
+      },
+    };
+    const outcome = await pixverseAdapter.submit(withFetch, videoJob({ ...base, prompt: 'a cat', image: 'https://img.example/cat.png' }));
+    if (outcome.outcome !== 'accepted') throw new Error(JSON.stringify(outcome));
+    const body = fake.book.get(outcome.upstreamId)?.body;
+    expect(fetched).toEqual(['https://img.example/cat.png']);
+    expect(isRecord(body) && fake.uploads.get(body['img_id'] as number)?.bytes?.equals(TINY_PNG)).toBe(true);
+    const form = new FormData();
+    form.set('image_url', 'https://img.example/cat.png');
+    const answer = await fetch(`${fake.origin}/openapi/v2/image/upload`, {
+      method: 'POST',
+      headers: { 'API-KEY': KEY, 'Ai-trace-id': crypto.randomUUID() },
+      body: form,
+    });
+    expect(await answer.json()).toMatchObject({ ErrCode: 400011 });
+  });
+
+  it('text-to-video always sends aspect_ratio (required): the asked one, else 16:9 for a model without the parameter', async () => {
+    const id = await accepted({ prompt: 'a cat' });
+    expect(fake.endpointOf(id)).toBe('text');
+    expect(fake.book.get(id)?.body).toMatchObject({ aspect_ratio: '16:9' });
+    const square = await accepted({ prompt: 'a cat', aspect_ratio: '1:1' });
+    expect(fake.book.get(square)?.body).toMatchObject({ aspect_ratio: '1:1' });
   });
 
   it('reference-to-video: uploads each image, fusion with type/ref_name, and a space after each @tag', async () => {
@@ -172,6 +199,7 @@ describe('pixverse', () => {
       [{ end_image: PNG }, 'end_image'],
       [{ image: PNG, aspect_ratio: '16:9' }, 'aspect_ratio'],
       [{ image: PNG, images: [PNG] }, 'image'],
+      [{ images: [PNG], negative_prompt: 'blur' }, 'negative_prompt'],
     ];
     for (const [params, param] of cases) {
       expect(await pixverseAdapter.submit(ctx, videoJob({ ...base, prompt: 'x', ...params }))).toMatchObject({

@@ -3,11 +3,13 @@ import { VIDEO_MODELS } from '../src/catalog/video-models.js';
 import { replicateAdapter } from '../src/channels/protocols/replicate.js';
 import type { PollOutcome } from '../src/channels/protocol.js';
 import { adapterContext, copyFirstOutput, videoJob, type TestContext } from './fakes/adapter-context.js';
+import { profileFor } from '../src/channels/profiles.js';
 import { startReplicateFake, type ReplicateFake } from './fakes/replicate.js';
 import { TINY_MP4, TINY_PNG } from './fakes/upstream-kit.js';
 
 const KEY = 'r8_key';
-const MODEL = 'kwaivgi/kling-v2.1';
+/** A model the fake publishes no schema for: the generic field names travel as they are. */
+const MODEL = 'acme/video-model';
 const PNG = `data:image/png;base64,${TINY_PNG.toString('base64')}`;
 let now = 1_800_000_000_000;
 let fake: ReplicateFake;
@@ -67,19 +69,57 @@ describe('replicate predictions', () => {
     expect((await bytesOf(await replicateAdapter.poll(ctx, id))).equals(TINY_MP4)).toBe(true);
   });
 
-  it('image predictions: width/height/num_outputs and an array output', async () => {
-    const flux = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'black-forest-labs/flux-schnell' });
-    const params = { model: 'm', prompt: 'a fox', width: 512, height: 768, prompt_extend: true, output_format: 'png', n: 1, seed: 11 };
+  it('flux-schnell (built-in profile): a size becomes the nearest aspect ratio it takes; no width or height is sent', async () => {
+    const model = 'black-forest-labs/flux-schnell';
+    const flux = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: model, profile: profileFor('replicate', model) });
+    const params = { model: 'm', prompt: 'a fox', width: 1536, height: 1024, size: '1536x1024', prompt_extend: false, output_format: 'png', n: 1, seed: 11 };
     const outcome = await replicateAdapter.submit(flux, { taskId: 't', kind: 'image', model: 'm', params });
     if (outcome.outcome !== 'accepted') throw new Error(JSON.stringify(outcome));
-    expect(fake.book.get(predictionOf(outcome.upstreamId))?.body).toEqual({
-      input: { prompt: 'a fox', width: 512, height: 768, prompt_extend: true, output_format: 'png', num_outputs: 1, seed: 11 },
+    const id = predictionOf(outcome.upstreamId);
+    expect(fake.book.get(id)?.body).toEqual({ input: { prompt: 'a fox', aspect_ratio: '3:2', output_format: 'png', num_outputs: 1, seed: 11 } });
+    expect(fake.ignoredInputs.get(id)).toBeUndefined();
+    // prompt_extend: true is a request flux-schnell cannot honour: refused, not dropped.
+    expect(replicateAdapter.check({ channel: 'c', upstreamModel: model, profile: flux.profile }, 'image', { ...params, prompt_extend: true })).toMatchObject({
+      param: 'prompt_extend',
     });
     now += 60_000;
     const done = await replicateAdapter.poll(flux, outcome.upstreamId);
     expect(done.state === 'succeeded' && done.outputs.map((o) => o.type)).toEqual(['image']);
+    expect(done).toMatchObject({ reportedUsage: { predict_time_s: 10 } });
     expect((await bytesOf(done)).equals(TINY_PNG)).toBe(true);
     await flux.close();
+  });
+
+  it('the fake ignores what a model does not declare, as Replicate does: the old generic width/height reached flux-schnell and did nothing', async () => {
+    const flux = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'black-forest-labs/flux-schnell' });
+    const outcome = await replicateAdapter.submit(flux, {
+      taskId: 't',
+      kind: 'image',
+      model: 'm',
+      params: { model: 'm', prompt: 'a fox', width: 512, height: 768 },
+    });
+    if (outcome.outcome !== 'accepted') throw new Error(JSON.stringify(outcome));
+    expect(fake.ignoredInputs.get(predictionOf(outcome.upstreamId))).toEqual(['width', 'height']);
+    await flux.close();
+  });
+
+  it('kling-v2.1 (built-in profile): start_image, the integer duration, 720p as mode standard; 1080p with an end frame as pro; 7 s refused', async () => {
+    const model = 'kwaivgi/kling-v2.1';
+    const kling = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: model, profile: profileFor('replicate', model) });
+    const a = await accepted({ prompt: 'a cat', image: 'https://img.example/a.png', resolution: '720p' }, kling);
+    expect(fake.book.get(predictionOf(a))?.body).toEqual({
+      input: { prompt: 'a cat', start_image: 'https://img.example/a.png', mode: 'standard', duration: 5 },
+    });
+    const b = await accepted(
+      { prompt: 'x', image: 'https://img.example/a.png', end_image: 'https://img.example/b.png', resolution: '1080p', duration: 10 },
+      kling,
+    );
+    expect(fake.book.get(predictionOf(b))?.body).toMatchObject({ input: { mode: 'pro', duration: 10, end_image: 'https://img.example/b.png' } });
+    expect(await replicateAdapter.submit(kling, videoJob({ prompt: 'x', image: 'https://img.example/a.png', duration: 7 }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'unsupported_value', param: 'duration' },
+    });
+    await kling.close();
   });
 
   it('failed -> upstream_error; the NSFW checker (late, or at once) -> content_policy_violation; canceled and aborted -> upstream_error', async () => {

@@ -18,6 +18,7 @@ import { createMetrics } from '../src/http/metrics.js';
 import { createMediagate } from '../src/service-factory.js';
 import { startArkFake, type ArkFake } from './fakes/ark.js';
 import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
+import { startReplicateFake, type ReplicateFake } from './fakes/replicate.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -337,5 +338,51 @@ describe('per-channel metrics', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('mediagate channels check --probe reads the published input schemas', () => {
+  let replicate: ReplicateFake;
+  let file: string;
+  beforeAll(async () => {
+    replicate = await startReplicateFake({ apiKey: 'r8-good' });
+    file = await channelsFile('schemas.json', {
+      channels: { r8: { protocol: 'replicate', base_url: replicate.origin, api_key_env: 'R8_KEY' } },
+      routes: [
+        // The built-in profile: matches flux-schnell's schema.
+        { model: 'vendora/famz-image-spicy-pro', to: [{ channel: 'r8', upstream_model: 'black-forest-labs/flux-schnell' }] },
+        // The generic mapping on kling-v2.1 (renamed image only): duration is fine, but resolution, seed... are not its inputs.
+        {
+          model: 'vendora/famw-2.7-i2v',
+          to: [
+            {
+              channel: 'r8',
+              upstream_model: 'kwaivgi/kling-v2.1:v1?image=start_image',
+              profile: {
+                inputs: {
+                  prompt: { field: 'prompt' },
+                  image: { field: 'start_image', type: 'media' },
+                  duration: { field: 'duration', type: 'string' },
+                  resolution: { field: 'resolution' },
+                },
+              },
+            },
+          ],
+        },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await replicate?.close();
+  });
+
+  it('a profile that matches is ok; every mismatch of another is a line, and the exit code is 1', async () => {
+    const ran = await run(['channels', 'check', '--probe'], { MEDIAGATE_CHANNELS_FILE: file, R8_KEY: 'r8-good' });
+    expect(ran.stdout).toMatch(/r8\s+black-forest-labs\/flux-schnell\s+ok\s+profile matches/);
+    expect(ran.stdout).toMatch(/MISMATCH\s+'duration' \(from duration\) is the enum \[5,10\]; the mapping sends string values/);
+    expect(ran.stdout).toMatch(/MISMATCH\s+sends 'resolution' \(from resolution\), which the model does not declare/);
+    expect(ran.stderr).toContain('1 route target(s) do not match');
+    expect(ran.code).toBe(1);
+    expect(ran.stdout + ran.stderr).not.toContain('r8-good');
   });
 });

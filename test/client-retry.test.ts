@@ -83,6 +83,7 @@ const videoTask = (overrides: Partial<VideoTask> = {}): VideoTask => ({
   completed_at: null,
   progress: null,
   error: null,
+  usage: null,
   ...overrides,
 });
 

@@ -38,6 +38,7 @@ function bodies(model: string, kind: 'video' | 'image'): Record<string, unknown>
       { ...base, size: '1024x1024', width: 512 },
       { ...base, width: 100, height: 99999 },
       { ...base, width: 512.5 },
+      { ...base, prompt: 'p'.repeat(10_001) },
       { ...base, n: 2, output_format: 'jpeg' },
       { ...base, size: 5, width: 'x' },
     ];
@@ -69,6 +70,15 @@ function bodies(model: string, kind: 'video' | 'image'): Record<string, unknown>
     { ...base, images: [PNG], extra: { image_options: [{ colour: 'red' }] } },
     { ...base, images: [PNG], extra: { image_options: 'x' } },
     { ...base, images: [PNG], extra: [] },
+    // Lengths: a URL over its limit (a data URL is not held to it), texts over theirs.
+    { ...base, images: [`https://example.com/${'a'.repeat(2100)}`, PNG] },
+    { ...base, image: `https://example.com/${'a'.repeat(2100)}`, end_image: `https://example.com/${'b'.repeat(2028)}` },
+    { ...base, audio: `https://example.com/${'a'.repeat(2100)}` },
+    { ...base, prompt: '😀'.repeat(10_001) },
+    { ...base, prompt: '😀'.repeat(10_000) },
+    { ...base, negative_prompt: 'n'.repeat(10_001) },
+    { ...base, resolution: 'r'.repeat(65), aspect_ratio: 'a'.repeat(65) },
+    { ...base, images: [PNG], extra: { image_options: [{ ref_name: 'x'.repeat(257) }] } },
   ];
 }
 

@@ -8,7 +8,7 @@ import { createConfig, detectSpec, lintFromString } from '@redocly/openapi-core'
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS } from '../src/catalog/index.js';
-import { MEDIA_FORMAT } from '../src/catalog/schema.js';
+import { MEDIA_FORMAT, URL_MAX_LENGTH_KEYWORD } from '../src/catalog/schema.js';
 import { buildOpenApi } from '../src/http/openapi.js';
 import type { Route } from '../src/http/route.js';
 import { ROUTES } from '../src/http/routes.js';
@@ -24,7 +24,7 @@ const openApiPath = (route: Route) => route.path.replace(/:([a-z_]+)/g, '{$1}').
 
 function ajv(): Ajv2020 {
   const validator = new Ajv2020({ strict: false, allErrors: true, discriminator: true });
-  validator.addFormat('uri', true).addFormat('int64', true).addFormat(MEDIA_FORMAT, true);
+  validator.addFormat('uri', true).addFormat('int64', true).addFormat(MEDIA_FORMAT, true).addKeyword(URL_MAX_LENGTH_KEYWORD);
   for (const [name, schema] of Object.entries(schemas)) validator.addSchema(schema, `#/components/schemas/${name}`);
   return validator;
 }
@@ -44,7 +44,7 @@ describe('the OpenAPI document', () => {
 
   it('has schemas that compile as JSON Schema 2020-12', () => {
     const validator = new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, allErrors: true, discriminator: true });
-    validator.addFormat('uri', true).addFormat('int64', true).addFormat(MEDIA_FORMAT, true);
+    validator.addFormat('uri', true).addFormat('int64', true).addFormat(MEDIA_FORMAT, true).addKeyword(URL_MAX_LENGTH_KEYWORD);
     for (const [name, schema] of Object.entries(schemas)) validator.addSchema(schema, `#/components/schemas/${name}`);
     for (const name of Object.keys(schemas)) expect(() => validator.getSchema(`#/components/schemas/${name}`), name).not.toThrow();
   });

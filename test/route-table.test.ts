@@ -40,11 +40,14 @@ interface Answer {
   body: string;
 }
 
+/** The admin routes take an admin key (and are not there without one). */
+const ADMIN_KEY = 'mg_test_admin_key_0123456789';
+
 describe('the route table, walked over HTTP', () => {
   let server: TestServer;
 
   beforeAll(async () => {
-    server = await startServer({ MEDIAGATE_ENGINE: 'instant' });
+    server = await startServer({ MEDIAGATE_ENGINE: 'instant', MEDIAGATE_ADMIN_KEYS: ADMIN_KEY });
   });
   afterAll(async () => {
     await server?.close();
@@ -54,7 +57,10 @@ describe('the route table, walked over HTTP', () => {
     const body = method === 'POST' || method === 'PUT' || method === 'PATCH' ? '{}' : undefined;
     const res = await fetch(server.url + path, {
       method,
-      headers: { authorization: `Bearer ${server.keys[0]}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${path.startsWith('/v1/admin/') ? ADMIN_KEY : server.keys[0]}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body }),
     });
     return { status: res.status, allow: res.headers.get('allow'), body: await res.text() };

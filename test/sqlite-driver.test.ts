@@ -176,9 +176,9 @@ describe.each(drivers)('the store on %s', (driver: SqliteDriverName) => {
 
   it('stores API keys and metadata', async () => {
     expect(await store.insertKey({ id: 'key_1', hash: 'h', name: 'ci', createdAt: 5 })).toBe(true);
-    expect(await store.findKeyByHash('h')).toEqual({ id: 'key_1', revoked: false });
+    expect(await store.findKeyByHash('h')).toMatchObject({ id: 'key_1', revoked: false, role: 'client', disabled: false, models: null });
     expect(await store.revokeKey('key_1', 6)).toBe(true);
-    expect(await store.listKeys()).toEqual([{ id: 'key_1', name: 'ci', createdAt: 5, revokedAt: 6 }]);
+    expect(await store.listKeys(Date.now())).toMatchObject([{ id: 'key_1', name: 'ci', createdAt: 5, revokedAt: 6, role: 'client', budget: null }]);
     expect(await store.initMeta('instance', 'a')).toBe('a');
     expect(await store.initMeta('instance', 'b')).toBe('a');
   });

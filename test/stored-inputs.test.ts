@@ -228,6 +228,90 @@ describe.each(BACKENDS)('stored inputs on %s', (backend) => {
   }, 60_000);
 });
 
+describe.each(BACKENDS)('long URLs and texts on %s', (backend) => {
+  let server: TestServer;
+  let database: TestDatabase | undefined;
+  const MODEL = 'vendorc-h3-max-reference-to-video';
+
+  beforeAll(async () => {
+    database = backend === 'postgres' ? await createTestDatabase() : undefined;
+    // No workers: what is measured is the create alone.
+    server = await startServer({ MEDIAGATE_WORKERS: 'false', ...(database ? { DATABASE_URL: database.url } : {}) });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await database?.drop();
+  });
+
+  it('refuses a 32 MB body of 1 MB URLs and texts with 400 naming the param, while /healthz answers, and writes no task', async () => {
+    const mb = 1_000_000;
+    const body = Buffer.from(
+      JSON.stringify({
+        model: MODEL,
+        prompt: 'p'.repeat(mb),
+        negative_prompt: 'n'.repeat(mb),
+        images: Array.from({ length: 30 }, (_, i) => `https://img${i}.example/${'a'.repeat(mb - 30)}`),
+      }),
+    );
+    expect(body.length).toBeGreaterThan(31 * mb);
+    expect(body.length).toBeLessThan(32 * 1024 * 1024);
+
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const create = postBuffer(server, VIDEO, body);
+    let createAnswered = false;
+    void create.answer.then(() => (createAnswered = true));
+    await create.uploaded;
+    const health = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const started = performance.now();
+        const response = await fetch(`${server.url}/healthz`);
+        return { status: response.status, ms: performance.now() - started, beforeCreate: !createAnswered };
+      }),
+    );
+    const refused = await create.answer;
+    loop.disable();
+    expect(refused.status).toBe(400);
+    expect(refused.body['error']).toMatchObject({ code: 'unsupported_value', param: 'prompt' });
+    expect(String((refused.body['error'] as Body)['message'])).toContain('at most 10000 characters');
+    // The promise of SECURITY.md: a 32 MiB body costs under a second of the event loop.
+    expect(loop.max / 1e6).toBeLessThan(1000);
+    for (const answer of health) expect(answer.status).toBe(200);
+    expect(Math.max(...health.map((answer) => answer.ms))).toBeLessThan(1000);
+    expect((await call(server, 'GET', VIDEO)).body['data']).toEqual([]);
+  }, 60_000);
+
+  it.each([
+    ['images', { prompt: 'x', images: [`https://a.example/${'u'.repeat(2100)}`] }],
+    ['end_image', { prompt: 'x', end_image: `https://a.example/${'u'.repeat(2100)}` }],
+    ['negative_prompt', { prompt: 'x', negative_prompt: 'n'.repeat(10_001) }],
+    ['aspect_ratio', { prompt: 'x', aspect_ratio: 'r'.repeat(65) }],
+  ])('refuses a %s over its limit with 400 unsupported_value naming it', async (param, fields) => {
+    const answer = await call(server, 'POST', VIDEO, { model: MODEL, ...fields });
+    expect(answer.status).toBe(400);
+    expect(answer.body['error']).toMatchObject({ type: 'invalid_request_error', code: 'unsupported_value', param });
+  });
+
+  it('keeps the row of the largest body the limits allow small', async () => {
+    const url = (i: number) => `https://r${i}.example/${'u'.repeat(2048 - 22)}`;
+    const created = await call(server, 'POST', VIDEO, {
+      model: MODEL,
+      prompt: '😀'.repeat(10_000),
+      negative_prompt: '😀'.repeat(10_000),
+      images: Array.from({ length: 30 }, (_, i) => url(i)),
+      videos: Array.from({ length: 10 }, (_, i) => url(100 + i)),
+      audios: Array.from({ length: 10 }, (_, i) => url(200 + i)),
+      audio: url(300),
+      end_image: url(301),
+      aspect_ratio: 'r'.repeat(64),
+    });
+    expect(created.status).toBe(200);
+    const params = await storedParams(server, database, String(created.body['id']));
+    expect(params.length).toBeGreaterThan(100_000);
+    expect(params.length).toBeLessThan(256 * 1024);
+  });
+});
+
 describe.each(BACKENDS)('cancel and the per-key input byte limit on %s', (backend) => {
   let server: TestServer;
   let database: TestDatabase | undefined;
@@ -384,7 +468,7 @@ describe('a stored input given to an upstream (DashScope) as a published URL', (
       model: 'vendora/famw-2.7-i2v',
       prompt: 'published',
       duration: 5,
-      resolution: '480p',
+      resolution: '720p',
       image: `data:image/png;base64,${png.toString('base64')}`,
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
@@ -403,5 +487,13 @@ describe('a stored input given to an upstream (DashScope) as a published URL', (
     // Another first character of the signature (replacing it with a fixed one is a no-op 1 time in 64).
     const altered = url.replace(/sig=(.)/, (_, first: string) => `sig=${first === 'A' ? 'B' : 'A'}`);
     expect((await fetch(altered)).status).toBe(403);
+
+    // The copy is the task's: deleted when the task ends, not 2 hours later.
+    const folder = /\/inputs\/(pub_[A-Za-z0-9_-]+)\//.exec(url)?.[1] ?? '';
+    expect(await entries(join(server.dataDir, 'inputs'))).toContain(folder);
+    const task = await settled(server, String(created.body['id']));
+    expect(task['status']).toBe('completed');
+    await eventually(async () => !(await entries(join(server.dataDir, 'inputs'))).includes(folder), { what: 'the published copy deleted' });
+    expect((await fetch(url)).status).toBe(404);
   });
 });

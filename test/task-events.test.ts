@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../src/auth/api-keys.js';
 import { Mediagate } from '../src/client/index.js';
 import { createInstantEngine } from '../src/engines/instant.js';
 import { postgresFeed } from '../src/tasks/feed.js';
@@ -305,4 +306,122 @@ describe.skipIf(!availability.enabled)(`task events across processes (PostgreSQL
       await store.close();
     }
   });
+});
+
+describe.each(backends)('event streams per key on %s', (backend: Backend) => {
+  let capped: TestServer;
+  let database: TestDatabase | undefined;
+
+  beforeAll(async () => {
+    database = backend === 'postgres' ? await createTestDatabase() : undefined;
+    // No workers: tasks stay queued, so streams stay open until something ends them.
+    capped = await startServer({ MEDIAGATE_WORKERS: 'false', MEDIAGATE_SSE_MAX_PER_KEY: '3', ...(database ? { DATABASE_URL: database.url } : {}) });
+  });
+  afterAll(async () => {
+    await capped?.close();
+    await database?.drop();
+  });
+
+  it("refuses a key's stream past its cap with 429 in the family's envelope, while another key streams and polls as before", async () => {
+    const { id } = await createVideo(capped);
+    const url = `${capped.url}/v1/video/generations/${id}/events`;
+    const held = await Promise.all([0, 1, 2].map(() => openStream(url, capped.keys[0])));
+    expect(held.map((stream) => stream.status)).toEqual([200, 200, 200]);
+
+    const refused = await openStream(url, capped.keys[0]);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: { type: 'rate_limit_error', code: 'rate_limit_exceeded' } });
+    const image = await openStream(`${capped.url}/v1/images/generations/async/${id}/events`, capped.keys[0]);
+    expect(image.status).toBe(429);
+    expect(JSON.parse(image.body)).toMatchObject({ code: 'rate_limit_exceeded', data: null });
+
+    // Another key is untouched: its stream opens and its poll answers at once.
+    const other = await createVideo(capped, capped.keys[1]);
+    const theirs = await openStream(`${capped.url}/v1/video/generations/${other.id}/events`, capped.keys[1]);
+    expect(theirs.status).toBe(200);
+    const started = performance.now();
+    const polled = await fetch(`${capped.url}/v1/video/generations/${other.id}`, { headers: { authorization: `Bearer ${capped.keys[1]}` } });
+    expect(polled.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(1000);
+
+    // A closed stream gives its slot back.
+    held[0]!.close();
+    await held[0]!.ended;
+    const again = await eventually(
+      async () => {
+        const stream = await openStream(url, capped.keys[0]);
+        return stream.status === 200 && stream;
+      },
+      { deadline: 5000, what: 'a slot freed by the closed stream' },
+    );
+    for (const stream of [...held.slice(1), again, theirs]) stream.close();
+  });
+
+  it("ends a key's open streams within 5 s of its revocation; the next request with it is a 401", async () => {
+    const key = generateKey();
+    const keyId = await capped.app.keys.create(key, 'revoked while streaming');
+    const { id } = await createVideo(capped, key);
+    const stream = await openStream(`${capped.url}/v1/video/generations/${id}/events`, key);
+    expect(stream.status).toBe(200);
+    await eventually(() => stream.events.length === 1, { what: 'the first event' });
+    expect(await capped.app.store.revokeKey(keyId, Date.now())).toBe(true);
+    const revokedAt = performance.now();
+    await stream.ended;
+    // The keys of open streams are looked up again every 2 s: a stream ends at the next check.
+    expect(performance.now() - revokedAt).toBeLessThan(5000);
+    const refused = await fetch(`${capped.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(refused.status).toBe(401);
+  }, 20_000);
+});
+
+describe.each(backends)('event stream lifetime on %s', (backend: Backend) => {
+  let server: TestServer;
+  let database: TestDatabase | undefined;
+
+  beforeAll(async () => {
+    database = backend === 'postgres' ? await createTestDatabase() : undefined;
+    server = await startServer(
+      { MEDIAGATE_SSE_MAX_LIFETIME_S: '1', ...(database ? { DATABASE_URL: database.url } : {}) },
+      {
+        engine: createInstantEngine({ delayMs: 4000 }),
+      },
+    );
+  });
+  afterAll(async () => {
+    await server?.close();
+    await database?.drop();
+  });
+
+  it('ends a stream at its lifetime; reconnecting with Last-Event-ID misses and repeats nothing up to the final state', async () => {
+    const { id } = await createVideo(server);
+    const url = `${server.url}/v1/video/generations/${id}/events`;
+    const seen: SseEvent[] = [];
+    let connections = 0;
+    for (let lastId = ''; ;) {
+      const started = performance.now();
+      const stream = await openStream(url, server.keys[0], lastId === '' ? {} : { 'last-event-id': lastId });
+      connections += 1;
+      await stream.ended;
+      seen.push(...stream.events);
+      lastId = seen.at(-1)?.id ?? lastId;
+      const last = seen.at(-1);
+      if (last && (JSON.parse(last.data) as { status: string }).status === 'completed') break;
+      // Not final: the stream ended at its lifetime, not earlier.
+      expect(performance.now() - started).toBeGreaterThan(900);
+      expect(connections).toBeLessThan(30);
+    }
+    expect(connections).toBeGreaterThan(1);
+    const ids = seen.map((event) => Number(event.id));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+  }, 30_000);
+
+  it("the SDK's events follow a task across lifetime ends to its final state", async () => {
+    const client = new Mediagate({ baseURL: server.url, apiKey: server.keys[0], maxRetries: 0 });
+    const task = await client.videos.create({ model: VIDEO_MODEL, prompt: 'a fox' });
+    const seen: string[] = [];
+    for await (const state of client.videos.events(task.id, { reconnectDelay: 50 })) seen.push(state.status);
+    expect(seen.at(-1)).toBe('completed');
+  }, 30_000);
 });

@@ -161,7 +161,7 @@ describe.each(STORE_BACKENDS)('task operations on $name', (backend) => {
           createdAt: 2,
           idempotency: { key: 'k', requestHash: 'h', expiredBefore: 1 },
         }),
-      ).toBe(false);
+      ).toBe('key_taken');
       expect(
         await store.insertTask({
           id: 'vid_c',
@@ -172,7 +172,7 @@ describe.each(STORE_BACKENDS)('task operations on $name', (backend) => {
           createdAt: 3,
           idempotency: { key: 'k', requestHash: 'h3', expiredBefore: 2 },
         }),
-      ).toBe(true);
+      ).toBe('inserted');
       expect(await store.findIdempotencyKey('o', 'k')).toEqual({ kind: 'video', requestHash: 'h3', taskId: 'vid_c', createdAt: 3 });
       expect(await store.getTask('vid_b', 'o')).toBeUndefined();
       for (let i = 0; i < 5; i += 1) {

@@ -133,6 +133,38 @@ describe.skipIf(split).each(BACKENDS)('cancelling upstream tasks (%s)', (backend
     expect(dashscope.acceptedByPrompt.get(prompt)).toBe(1);
   }, 30_000);
 
+  it('a cancel the upstream does not answer (500) is tried again, within the channel limits, until it answers', async () => {
+    const prompt = `cancel retried (${backend})`;
+    const id = await create(server, { model: 'vendora/famw-2.7-t2v', prompt });
+    await eventually(() => dashscope.acceptedByPrompt.get(prompt) === 1, { deadline: 10_000, interval: 20, what: 'the upstream to accept' });
+    await eventually(async () => (await read(server, id)).status !== 'queued' || (dashscope.http.stats.byRole.get('poll') ?? 0) > 0, {
+      deadline: 10_000,
+      interval: 20,
+      what: 'the upstream id to be stored',
+    });
+    const before = cancels(dashscope);
+    const answered = async (): Promise<number> =>
+      (await metric(server, 'mediagate_channel_cancels_total', { channel: 'wan', outcome: 'cancelled' })) +
+      (await metric(server, 'mediagate_channel_cancels_total', { channel: 'wan', outcome: 'not_cancellable' }));
+    const answeredBefore = await answered();
+    const transientBefore = await metric(server, 'mediagate_channel_cancels_total', { channel: 'wan', outcome: 'transient' });
+    dashscope.http.inject({ on: 'cancel', kind: '500' });
+    expect((await cancel(server, id)).status).toBe('cancelled');
+    // The first cancel gets the 500; the owed cancel is claimed again about 2 s later and answered.
+    await eventually(() => cancels(dashscope) === before + 2, { deadline: 10_000, interval: 50, what: 'the retried cancel' });
+    await eventually(async () => (await answered()) === answeredBefore + 1, { deadline: 5_000, interval: 50, what: 'the answer to be counted' });
+    expect(await metric(server, 'mediagate_channel_cancels_total', { channel: 'wan', outcome: 'transient' })).toBe(transientBefore + 1);
+    // Answered: nothing is owed any more, so no third cancel follows.
+    const polls = dashscope.http.stats.byRole.get('poll') ?? 0;
+    await eventually(() => (dashscope.http.stats.byRole.get('poll') ?? 0) > polls || cancels(dashscope) > before + 2, {
+      deadline: 3_000,
+      interval: 50,
+      what: 'time to pass',
+    }).catch(() => undefined);
+    expect(cancels(dashscope)).toBe(before + 2);
+    expect((await read(server, id)).status).toBe('cancelled');
+  }, 30_000);
+
   it('a cancel while the submission is in flight: the scheduler cancels the job the upstream then accepted', async () => {
     const prompt = `cancel while submitting [fake:slow-submit] (${backend})`;
     const submits = dashscope.http.stats.byRole.get('submit') ?? 0;
@@ -184,7 +216,8 @@ describe.skipIf(split).each(BACKENDS)('cancelling upstream tasks (%s)', (backend
   it('a protocol without a cancel (pixverse): ours is cancelled and nothing is sent upstream', async () => {
     const prompt = `cancel without upstream cancel (${backend})`;
     const polls0 = pixverse.http.stats.byRole.get('poll') ?? 0;
-    const id = await create(server, { model: 'vendord/v6/image-to-video', prompt, image: 'https://example.com/a.png' });
+    // No image (optional): text-to-video, so nothing is uploaded (an https image would be fetched by us first).
+    const id = await create(server, { model: 'vendord/v6/image-to-video', prompt });
     await eventually(() => pixverse.acceptedByPrompt.get(prompt) === 1, { deadline: 10_000, interval: 20, what: 'the upstream to accept' });
     // Polled: the upstream id is stored.
     await eventually(() => (pixverse.http.stats.byRole.get('poll') ?? 0) > polls0, { deadline: 10_000, interval: 20, what: 'a poll of the task' });
@@ -203,6 +236,43 @@ describe.skipIf(split).each(BACKENDS)('cancelling upstream tasks (%s)', (backend
 });
 
 const postgres = (await postgresAvailability()).enabled;
+
+describe.skipIf(split || !postgres)('a cancel won by a process without the channels loaded (PostgreSQL)', () => {
+  it("is sent by the other process's scheduler once the task's next check is due", async () => {
+    const fake = await startDashscopeFake({ apiKey: DASHSCOPE_KEY, queuedMs: 8_000, runMs: 2_000 });
+    const database = await createTestDatabase();
+    const channels = parseChannelsConfig(
+      JSON.stringify({
+        channels: { wan: { protocol: 'dashscope', base_url: fake.origin, api_key_env: 'T_DASHSCOPE' } },
+        routes: [
+          { model: 'vendora/famw-2.7-t2v', to: [{ channel: 'wan', upstream_model: 'wan2.7-t2v' }] },
+          { model: '*', to: [{ channel: 'sandbox' }] },
+        ],
+      }),
+      { T_DASHSCOPE: DASHSCOPE_KEY },
+    );
+    const env = { MEDIAGATE_ENGINE: 'instant', DATABASE_URL: database.url };
+    const worker = await startServer(env, { channels, upstreamTimings: TIMINGS });
+    // No channels file: this process has no adapters and no canceller.
+    const bare = await startServer({ ...env, MEDIAGATE_WORKERS: 'false' });
+    try {
+      const prompt = 'cancel in a process without channels';
+      const id = await create(worker, { model: 'vendora/famw-2.7-t2v', prompt });
+      await eventually(() => fake.acceptedByPrompt.get(prompt) === 1, { deadline: 10_000, interval: 20, what: 'the upstream to accept' });
+      await eventually(() => (fake.http.stats.byRole.get('poll') ?? 0) > 0, { deadline: 10_000, interval: 20, what: 'a poll' });
+      expect((await cancel(bare, id)).status).toBe('cancelled');
+      await eventually(() => cancels(fake) === 1, { deadline: 10_000, interval: 20, what: 'the upstream cancel from the worker' });
+      const upstream = fakeTask(fake, prompt);
+      expect(upstream && fake.book.state(upstream).phase).toBe('cancelled');
+      expect(await metric(worker, 'mediagate_channel_cancels_total', { channel: 'wan', outcome: 'cancelled' })).toBe(1);
+    } finally {
+      await bare.close();
+      await worker.close();
+      await database.drop();
+      await fake.close();
+    }
+  }, 60_000);
+});
 
 describe.skipIf(split || !postgres)('cancelling upstream across processes (PostgreSQL)', () => {
   it('the API-only process that wins the cancel sends it; the scheduler in the other process does not cancel again', async () => {

@@ -31,6 +31,7 @@ interface TaskBody {
   progress: number | null;
   outputs?: { type: string; url: string }[];
   error?: { code: string; message: string; param: string } | null;
+  usage?: { seconds: number; images: number; cost: number; currency: string } | null;
 }
 
 function channelsFor(): ChannelsConfig {
@@ -130,6 +131,8 @@ describe.skipIf(split).each(BACKENDS)('upstream lifecycle through the real servi
     expect(new URL(url).origin).toBe(new URL(server.url).origin);
     const bytes = Buffer.from(await (await fetch(url)).arrayBuffer());
     expect(bytes.equals(TINY_MP4)).toBe(true);
+    // Billed from our copy of the delivered file (1 s), not from the requested duration (the default, 5 s).
+    expect(final.usage).toEqual({ seconds: 1, images: 0, cost: 0, currency: 'USD' });
     expect(dashscope.acceptedByPrompt.get('a calm lake e2e-ds-1')).toBe(1);
   });
 

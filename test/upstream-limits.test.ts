@@ -240,3 +240,57 @@ describe.skipIf(split || !postgres)('channel limits across two mediagate worker 
     }
   }, 180_000);
 });
+
+describe.skipIf(split)("a key's share of a channel's slots", () => {
+  let shareFake: DashscopeFake;
+  let shared: TestServer;
+
+  beforeAll(async () => {
+    shareFake = await startDashscopeFake({ apiKey: KEY, queuedMs: 100, runMs: 1_500 });
+    const channels = parseChannelsConfig(
+      JSON.stringify({
+        channels: {
+          wan: { protocol: 'dashscope', base_url: shareFake.origin, api_key_env: 'T_KEY', submit_per_s: 50, max_in_flight: 2, max_in_flight_per_key: 1 },
+        },
+        routes: [
+          { model: 'vendora/famw-2.7-t2v', to: [{ channel: 'wan', upstream_model: 'wan2.7-t2v' }] },
+          { model: '*', to: [{ channel: 'sandbox' }] },
+        ],
+      }),
+      { T_KEY: KEY },
+    );
+    shared = await startServer({ MEDIAGATE_ENGINE: 'instant' }, { channels, upstreamTimings: { pollStartMs: 50, pollMaxMs: 100, idleMs: 20 } });
+  }, 60_000);
+  afterAll(async () => {
+    await shared?.close();
+    await shareFake?.close();
+  });
+
+  const create = async (key: string, prompt: string): Promise<void> => {
+    const res = await fetch(`${shared.url}/v1/video/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt }),
+    });
+    expect(res.status).toBe(200);
+  };
+  const submitted = (prefix: string) =>
+    [...shareFake.book.tasks.values()].filter((task) => task.prompt.startsWith(prefix)).sort((a, b) => a.createdAt - b.createdAt);
+
+  it("gives a waiting key the next free slot, not the flooding key's next task", async () => {
+    const [flooder, other] = TEST_KEYS;
+    for (let i = 0; i < 10; i += 1) await create(flooder, `flood ${i}`);
+    // Alone, the flooding key uses every slot.
+    await eventually(() => submitted('flood').length === 2, { deadline: 10_000, what: 'the flooding key holding both slots' });
+    await create(other, 'waiting');
+    const [waiting] = await eventually(() => submitted('waiting').length === 1 && submitted('waiting'), {
+      deadline: 20_000,
+      what: "the other key's submission",
+    });
+    // The slots freed first went to the waiting key: of the flooding key's next tasks, at most one
+    // (its two tasks may end together, freeing two slots) reached the upstream before it.
+    // Without the share, its ten tasks' retries would race the one waiting task for each slot.
+    const before = submitted('flood').filter((task) => task.createdAt < (waiting?.createdAt ?? 0));
+    expect(before.length).toBeLessThanOrEqual(3);
+  }, 60_000);
+});

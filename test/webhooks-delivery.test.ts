@@ -4,7 +4,8 @@
  * an independent HMAC check accept, retries on the (shortened) schedule with one webhook-id
  * (500, no answer, a redirect that is not followed, then 2xx), the delivery log of every attempt,
  * failure after the last attempt and a manual redelivery, and the address policy on every
- * connection (a name that resolves to loopback at delivery gets nothing sent).
+ * connection (a name that resolves to loopback at delivery gets nothing sent), and fairness:
+ * one key's endpoints that never answer hold only its share of attempts.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
@@ -183,8 +184,15 @@ describe.each(BACKENDS)('webhook deliveries on %s', (backend) => {
       expect(seen.size).toBe(6);
       expect(new Set(received.map((item) => item.headers['webhook-id'])).size).toBe(6);
 
-      // The log: one succeeded delivery per event, one attempt each.
-      const log = await deliveries(endpoint.id);
+      // The log: one succeeded delivery per event, one attempt each. The receiver sees a request
+      // before the sender has written its 204, so the log is awaited until every row is settled.
+      const log = await eventually(
+        async () => {
+          const rows = await deliveries(endpoint.id);
+          return rows.length === 6 && rows.every((row) => row['status'] !== 'pending') && rows;
+        },
+        { deadline: 20_000, what: 'six settled deliveries in the log' },
+      );
       expect(log).toHaveLength(6);
       for (const delivery of log) {
         expect(delivery).toMatchObject({
@@ -350,4 +358,73 @@ describe.each(BACKENDS)('webhook deliveries on %s', (backend) => {
       await call(server, 'DELETE', `/v1/webhooks/${id}`);
     });
   });
+});
+
+describe.each(BACKENDS)('fair deliveries between keys on %s', (backend) => {
+  let ca: TestCa;
+  let receiver: WebhookReceiver;
+  let server: TestServer;
+  let database: TestDatabase | undefined;
+
+  beforeAll(async () => {
+    ca = await makeTestCa();
+    receiver = await startReceiver(ca);
+    // Every path under /hang never answers; the others answer 204 at once.
+    receiver.answer = (path) => (path.startsWith('/hang/') ? 'hang' : 'ok');
+    database = backend === 'postgres' ? await createTestDatabase() : undefined;
+    server = await startServer(
+      { MEDIAGATE_FETCH_ALLOW_HOSTS: '127.0.0.1', MEDIAGATE_WEBHOOK_TIMEOUT_S: '5', ...(database ? { DATABASE_URL: database.url } : {}) },
+      { engine: testEngine(), webhookTls: { ca: ca.ca }, webhookPollIntervalMs: 50 },
+    );
+  });
+  afterAll(async () => {
+    await server.close();
+    await receiver.close();
+    await database?.drop();
+    await ca.remove();
+  });
+
+  async function as(key: string, method: string, path: string, body?: unknown): Promise<Body> {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Body;
+  }
+
+  /** Creates a task of `key` and answers how long its delivery to `path` took after the task ended. */
+  async function deliveryLatency(key: string, path: string): Promise<number> {
+    const created = await as(key, 'POST', '/v1/video/generations', { ...VIDEO, prompt: 'fair' });
+    const id = String(created['id']);
+    const item = await eventually(() => receiver.received.find((got) => got.path === path && got.body.includes(id)), {
+      deadline: 40_000,
+      what: `the delivery of ${id} to ${path}`,
+      wake: { emitter: receiver.events },
+    });
+    const task = await as(key, 'GET', `/v1/video/generations/${id}`);
+    return item.at - Number(task['completed_at']) * 1000;
+  }
+
+  it("keeps another key's delivery prompt while one key's 18 endpoints never answer", async () => {
+    const [flooder, other] = TEST_KEYS;
+    await as(other, 'POST', '/v1/webhooks', { url: `${receiver.origin}/calm`, events: ['video.completed'] });
+    // Unloaded: the other key alone (whole seconds of completed_at: up to 1 s of slack).
+    const alone = await deliveryLatency(other, '/calm');
+
+    for (let i = 0; i < 18; i += 1) await as(flooder, 'POST', '/v1/webhooks', { url: `${receiver.origin}/hang/${i}`, events: ['video.completed'] });
+    for (let i = 0; i < 3; i += 1) await as(flooder, 'POST', '/v1/video/generations', { ...VIDEO, prompt: `flood ${i}` });
+    // The flooder's attempts are hanging (54 due, far more than the dispatcher's 16 slots).
+    await eventually(() => receiver.received.filter((got) => got.path.startsWith('/hang/')).length >= 4, {
+      deadline: 20_000,
+      what: 'the flooding key holding its attempts',
+      wake: { emitter: receiver.events },
+    });
+    const loaded = await deliveryLatency(other, '/calm');
+    // Before the caps it waited for the hanging attempts' timeouts (5 s each, rounds of 16).
+    expect(loaded).toBeLessThan(3 * Math.max(alone, 0) + 2000);
+    // The flooding key holds no more than its share of attempts at once (MEDIAGATE_WEBHOOK_PER_KEY, 4).
+    expect(receiver.received.filter((got) => got.path.startsWith('/hang/')).length).toBeLessThanOrEqual(4);
+  }, 90_000);
 });

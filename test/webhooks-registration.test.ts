@@ -4,6 +4,9 @@
  * codes and params, and a URL that is not https or does not pass the media inputs' address
  * policy (loopback, private, a name resolving to loopback) is refused at registration.
  */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
@@ -169,7 +172,31 @@ describe.each(BACKENDS)('webhook endpoints over HTTP on %s', (backend) => {
       const answer = await call(server, 'POST', '/v1/webhooks', { url });
       expect(answer.status).toBe(400);
       expect(errorOf(answer.body)).toEqual({ type: 'invalid_request_error', code: 'invalid_parameter', param: 'url' });
+      // The media inputs' generic refusal: no range name tells how our resolver sees the host.
+      expect(String((answer.body['error'] as Body)['message'])).not.toMatch(/loopback|private|linkLocal|unspecified|\(/);
     });
+
+    it("gives the media inputs' words for a refused address", async () => {
+      const answer = await call(server, 'POST', '/v1/webhooks', { url: 'https://127.0.0.1/hook' });
+      expect((answer.body['error'] as Body)['message']).toBe('url is refused: 127.0.0.1 is not a public address; only public addresses are fetched.');
+    });
+  });
+});
+
+describe('a host with a trailing dot', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // The allow-list names localhost without its dot, as an operator writes it.
+    server = await startServer({ MEDIAGATE_WORKERS: 'false', MEDIAGATE_FETCH_ALLOW_HOSTS: 'localhost' });
+  });
+  afterAll(async () => server.close());
+
+  it('is kept without the dot: the endpoint is the host the allow-list and the resolver see', async () => {
+    const answer = await call(server, 'POST', '/v1/webhooks', { url: 'https://localhost.:8443/hook' });
+    expect(answer.status).toBe(200);
+    expect(answer.body['url']).toBe('https://localhost:8443/hook');
+    const listed = await call(server, 'GET', '/v1/webhooks');
+    expect((listed.body['data'] as Body[]).map((item) => item['url'])).toEqual(['https://localhost:8443/hook']);
   });
 });
 
@@ -184,5 +211,32 @@ describe('address policy at registration, system resolver', () => {
     const answer = await call(server, 'POST', '/v1/webhooks', { url: 'https://localhost:8443/hook' });
     expect(answer.status).toBe(400);
     expect(errorOf(answer.body)).toEqual({ type: 'invalid_request_error', code: 'invalid_parameter', param: 'url' });
+  });
+});
+
+describe.skipIf(process.env['MEDIAGATE_TEST_BACKEND'] === 'postgres')('a deleted endpoint on SQLite', () => {
+  it('leaves no copy of its secret in the database files (secure_delete)', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-secure-delete-'));
+    const server = await startServer(
+      { MEDIAGATE_WORKERS: 'false', MEDIAGATE_DATA_DIR: dataDir },
+      { webhookResolve: () => Promise.resolve([{ address: '93.184.215.14' }]) },
+    );
+    let secret: string;
+    try {
+      const created = await call(server, 'POST', '/v1/webhooks', { url: 'https://public.example/hook' });
+      secret = String(created.body['secret']);
+      // A row that stays beside it on the same page: the deleted one's bytes are not freed with the page.
+      await call(server, 'POST', '/v1/webhooks', { url: 'https://public.example/other' });
+      expect((await call(server, 'DELETE', `/v1/webhooks/${String(created.body['id'])}`)).status).toBe(200);
+    } finally {
+      // Closing the last connection checkpoints the WAL into the database file.
+      await server.close().catch(() => {});
+    }
+    const files = (await readdir(dataDir)).filter((file) => file.startsWith('mediagate.db'));
+    expect(files.length).toBeGreaterThan(0);
+    const bytes = Buffer.concat(await Promise.all(files.map((file) => readFile(join(dataDir, file)))));
+    await rm(dataDir, { recursive: true, force: true });
+    expect(secret).toMatch(/^whsec_/);
+    expect(bytes.includes(Buffer.from(secret.slice(6, 30)))).toBe(false);
   });
 });

@@ -82,10 +82,15 @@ describe.each(STORE_BACKENDS)('the webhook outbox on $name', (backend) => {
     await cancelledTasks('o', 6);
     await store.announceTasks(100, Date.now(), plan);
     const now = Date.now();
-    const [a, b] = await Promise.all([store.claimWebhookDeliveries('a', now, now + 60_000, 4), store.claimWebhookDeliveries('b', now, now + 60_000, 4)]);
+    // Caps as wide as the batch: this spec is about leases and fences (fairness is the next).
+    const wide = { perEndpoint: 100, perKey: 100 };
+    const [a, b] = await Promise.all([
+      store.claimWebhookDeliveries('a', now, now + 60_000, 4, wide),
+      store.claimWebhookDeliveries('b', now, now + 60_000, 4, wide),
+    ]);
     expect((a?.length ?? 0) + (b?.length ?? 0)).toBe(6);
     expect(new Set([...(a ?? []), ...(b ?? [])].map((delivery) => delivery.id)).size).toBe(6);
-    expect(await store.claimWebhookDeliveries('c', now, now + 60_000, 10)).toEqual([]);
+    expect(await store.claimWebhookDeliveries('c', now, now + 60_000, 10, wide)).toEqual([]);
 
     const first = a?.[0] ?? b?.[0];
     if (first === undefined) throw new Error('no claim');
@@ -99,8 +104,8 @@ describe.each(STORE_BACKENDS)('the webhook outbox on $name', (backend) => {
     expect(await store.settleWebhookDelivery({ ...result, owner: holder, status: 'pending', nextAttemptAt: now + 10 })).toBe(true);
     expect(await store.settleWebhookDelivery({ ...result, owner: holder, status: 'pending', nextAttemptAt: now + 10 })).toBe(false);
     // Due again after its delay, with the same id.
-    expect(await store.claimWebhookDeliveries('c', now + 5, now + 60_000, 10)).toEqual([]);
-    const [again] = await store.claimWebhookDeliveries('c', now + 10, now + 60_000, 10);
+    expect(await store.claimWebhookDeliveries('c', now + 5, now + 60_000, 10, wide)).toEqual([]);
+    const [again] = await store.claimWebhookDeliveries('c', now + 10, now + 60_000, 10, wide);
     expect(again).toMatchObject({ id: first.id, attempts: 2 });
     expect(
       await store.settleWebhookDelivery({ ...result, owner: 'c', attempts: 2, status: 'failed', nextAttemptAt: null, statusCode: null, error: 'timeout' }),
@@ -130,6 +135,65 @@ describe.each(STORE_BACKENDS)('the webhook outbox on $name', (backend) => {
     expect(await store.deleteWebhookEndpoint(target.id, 'someone else')).toBe(false);
     expect(await store.deleteWebhookEndpoint(target.id, 'o')).toBe(true);
     expect(await store.listWebhookDeliveries(target.id, undefined, 100)).toEqual([]);
-    expect(await store.claimWebhookDeliveries('d', now + 120_000, now + 180_000, 10)).toEqual([]);
+    expect(await store.claimWebhookDeliveries('d', now + 120_000, now + 180_000, 10, wide)).toEqual([]);
+  });
+
+  it('claims fairly: each endpoint and each key within its cap of attempts in flight, every key before any key gets more', async () => {
+    // One key with three endpoints and many due deliveries, announced first (oldest due).
+    const flooding = await Promise.all([0, 1, 2].map(() => endpoint('flood', ['video.cancelled'])));
+    await cancelledTasks('flood', 6);
+    await store.announceTasks(100, Date.now(), plan);
+    // Two other keys, one delivery each, due later.
+    const calm = await endpoint('calm', ['video.cancelled']);
+    const quiet = await endpoint('quiet', ['video.cancelled']);
+    await cancelledTasks('calm', 1);
+    await cancelledTasks('quiet', 1);
+    await store.announceTasks(100, Date.now(), plan);
+    const now = Date.now() + 1000;
+    const caps = { perEndpoint: 2, perKey: 4 };
+
+    // A batch of 3: one per key, the flooding key's oldest first.
+    const first = await store.claimWebhookDeliveries('p', now, now + 60_000, 3, caps);
+    expect(
+      first
+        .map((delivery) => delivery.endpointId)
+        .filter((id) => id === calm.id || id === quiet.id)
+        .sort(),
+    ).toEqual([calm.id, quiet.id].sort());
+    expect(first.filter((delivery) => flooding.some((e) => e.id === delivery.endpointId))).toHaveLength(1);
+
+    // The rest, however large the batch: the flooding key up to 4 in flight, no endpoint over 2.
+    const second = await store.claimWebhookDeliveries('q', now, now + 60_000, 16, caps);
+    const held = [...first, ...second].filter((delivery) => flooding.some((e) => e.id === delivery.endpointId));
+    expect(held).toHaveLength(4);
+    for (const e of flooding) expect(held.filter((delivery) => delivery.endpointId === e.id).length).toBeLessThanOrEqual(2);
+    expect(await store.claimWebhookDeliveries('r', now, now + 60_000, 16, caps)).toEqual([]);
+
+    // An attempt settled frees its slot: the key gets one more, from an endpoint under its cap.
+    const done = held[0]!;
+    const settled = {
+      id: done.id,
+      endpointId: done.endpointId,
+      owner: first.includes(done) ? 'p' : 'q',
+      attempts: done.attempts,
+      status: 'succeeded' as const,
+      nextAttemptAt: null,
+      statusCode: 204,
+      error: null,
+      at: now,
+      durationMs: 1,
+      now,
+    };
+    expect(await store.settleWebhookDelivery(settled)).toBe(true);
+    const third = await store.claimWebhookDeliveries('r', now, now + 60_000, 16, caps);
+    expect(third).toHaveLength(1);
+    const inFlight = [...held.slice(1), ...third];
+    for (const e of flooding) expect(inFlight.filter((delivery) => delivery.endpointId === e.id).length).toBeLessThanOrEqual(2);
+
+    // A lease that ended (a dead dispatcher) holds nothing: its deliveries are due again, in the same shares.
+    const later = now + 120_000;
+    const retaken = await store.claimWebhookDeliveries('s', later, later + 60_000, 16, caps);
+    expect(retaken.filter((delivery) => flooding.some((e) => e.id === delivery.endpointId))).toHaveLength(4);
+    expect(retaken.filter((delivery) => delivery.endpointId === calm.id || delivery.endpointId === quiet.id)).toHaveLength(2);
   });
 });

@@ -35,6 +35,7 @@ function task(kind: 'video' | 'image', change: Partial<Task> = {}): Task {
     outputs: [],
     attempt: 0,
     version: 1,
+    usage: null,
     ...change,
   };
 }
@@ -45,15 +46,23 @@ function states(kind: 'video' | 'image'): Task[] {
   return [
     task(kind),
     task(kind, { status: 'processing', progress: 42, startedAt: 1_764_000_001_999, attempt: 1 }),
-    task(kind, { status: 'completed', progress: 100, startedAt: 1_764_000_001_000, completedAt: 1_764_000_009_500, outputs: [output] }),
+    task(kind, {
+      status: 'completed',
+      progress: 100,
+      startedAt: 1_764_000_001_000,
+      completedAt: 1_764_000_009_500,
+      outputs: [output],
+      usage: { seconds: 4, images: 0, cost: 260_001 },
+    }),
     task(kind, {
       status: 'failed',
       progress: 10,
       startedAt: 1_764_000_001_000,
       completedAt: 1_764_000_002_000,
       error: { type: 'generation_error', code: 'generation_failed', message: 'The "render" failed.\n', param: '' },
+      usage: { seconds: 0, images: 0, cost: 0 },
     }),
-    task(kind, { status: 'cancelled', completedAt: 1_764_000_003_000 }),
+    task(kind, { status: 'cancelled', completedAt: 1_764_000_003_000, usage: { seconds: 0, images: 0, cost: 0 } }),
   ];
 }
 
@@ -63,16 +72,18 @@ function keysOf(schema: object): string[] {
 
 describe('wire task bodies: presenter and schema agree', () => {
   it('a video task has the schema fields, in its order, in every state', () => {
-    for (const t of states('video')) expect(Object.keys(videoTask(t, urlFor))).toEqual(keysOf(videoTaskSchema()));
+    for (const t of states('video')) expect(Object.keys(videoTask(t, urlFor, 'EUR'))).toEqual(keysOf(videoTaskSchema()));
   });
 
   it('an image status envelope and its data have the schema fields, in its order', () => {
     const schema = imageStatusSchema();
     const data = (schema as { properties: { data: object } }).properties.data;
     for (const t of states('image')) {
-      const body = imageTask(t, urlFor);
+      const body = imageTask(t, urlFor, 'EUR');
       expect(Object.keys(body)).toEqual(keysOf(schema));
-      expect(Object.keys(body.data)).toEqual(keysOf(data));
+      // `error` only on FAILURE (a failed task's code and param, as video tasks carry them).
+      expect(Object.keys(body.data)).toEqual(keysOf(data).filter((key) => key !== 'error' || t.status === 'failed'));
+      if (t.status === 'failed') expect(body.data.error).toEqual(t.error);
     }
     expect(Object.keys(imageCreated(task('image')))).toEqual(keysOf(IMAGE_CREATED_SCHEMA));
   });
@@ -80,8 +91,8 @@ describe('wire task bodies: presenter and schema agree', () => {
   it('the serializer writes the bytes JSON.stringify writes', () => {
     const video = fastJson(VIDEO_TASK_RESPONSE);
     const image = fastJson(IMAGE_STATUS_RESPONSE);
-    for (const t of states('video')) expect(video(videoTask(t, urlFor))).toBe(JSON.stringify(videoTask(t, urlFor)));
-    for (const t of states('image')) expect(image(imageTask(t, urlFor))).toBe(JSON.stringify(imageTask(t, urlFor)));
+    for (const t of states('video')) expect(video(videoTask(t, urlFor, 'EUR'))).toBe(JSON.stringify(videoTask(t, urlFor, 'EUR')));
+    for (const t of states('image')) expect(image(imageTask(t, urlFor, 'EUR'))).toBe(JSON.stringify(imageTask(t, urlFor, 'EUR')));
   });
 });
 

@@ -58,6 +58,7 @@ function constraintText(schema: Schema): string {
     parts.push(`${bound(schema['minimum'], '…')} to ${bound(schema['maximum'], '…')}`);
   if (typeof schema['minItems'] === 'number' || typeof schema['maxItems'] === 'number')
     parts.push(`${bound(schema['minItems'], '0')} to ${bound(schema['maxItems'], '…')} items`);
+  if (typeof schema['maxLength'] === 'number') parts.push(`at most ${schema['maxLength']} characters`);
   if (schema['default'] !== undefined) parts.push(`default ${JSON.stringify(schema['default'])}`);
   if (typeof schema['description'] === 'string') parts.push(schema['description']);
   return parts.join(' · ');

@@ -121,6 +121,11 @@ function check(schema: Schema, value: unknown, path: string, param: string, out:
       );
     }
     if (schema['format'] === 'media-input' && !isMediaString(value)) at(TYPE, 'invalid_parameter', `'${path}' must be an https:// URL or a Base64 data URL.`);
+    if (typeof schema['maxLength'] === 'number' && [...value].length > schema['maxLength'])
+      at(VALUE, 'unsupported_value', `'${path}' must be at most ${schema['maxLength']} characters; got ${[...value].length}.`);
+    const urlMax = schema['x-url-max-length'];
+    if (typeof urlMax === 'number' && value.length > urlMax && /^https:/i.test(value))
+      at(VALUE, 'unsupported_value', `'${path}' is a URL of ${value.length} characters; at most ${urlMax} are allowed.`);
   }
   if (Array.isArray(value)) {
     if (typeof schema['maxItems'] === 'number' && value.length > schema['maxItems'])

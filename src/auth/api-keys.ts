@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import type { KeyStore } from '../store/store.js';
+import type { KeyAuthRecord, KeyRole, KeySettings, KeyStore } from '../store/store.js';
+import { modelFilter } from './key-settings.js';
 
 /**
  * API keys: accepted from MEDIAGATE_API_KEYS or created by the service (`mediagate keys
@@ -54,23 +55,58 @@ const PLAUSIBLE_KEY = /^[\x21-\x7e]{8,256}$/;
 
 export interface KeyRegistryOptions {
   readonly store: KeyStore;
-  /** Keys accepted from the environment; registered (as hashes) at start. */
+  /** Client keys accepted from the environment (MEDIAGATE_API_KEYS); registered (as hashes) at start. */
   readonly configured: readonly string[];
-  /** How long a successful lookup is trusted before the store is asked again (revocation delay). */
+  /** Admin keys accepted from the environment (MEDIAGATE_ADMIN_KEYS). */
+  readonly configuredAdmin?: readonly string[];
+  /**
+   * How long a successful lookup is trusted before the store is asked again: the longest a
+   * revoke, a disable or a change of settings takes to reach this process. At most 5 s.
+   */
   readonly cacheMs?: number;
 }
 
+/**
+ * A key as every request sees it, from the cache: who it is and the settings that apply to
+ * each request (docs/admin.md). Budgets are not here: the create's reservation reads them.
+ */
+export interface KeyInfo {
+  /** The key's id: the owner recorded on its tasks. */
+  readonly id: string;
+  readonly role: KeyRole;
+  /** Whether the key may use a model; undefined: every model. */
+  readonly allowsModel: ((model: string) => boolean) | undefined;
+  /** Its own requests per minute; null: the process-wide default. */
+  readonly rateLimitPerMin: number | null;
+  /** Its own queued + processing tasks; null: the process-wide default. */
+  readonly maxTasksInFlight: number | null;
+}
+
+function infoOf(record: KeyAuthRecord): KeyInfo {
+  return {
+    id: record.id,
+    role: record.role,
+    allowsModel: modelFilter(record.models),
+    rateLimitPerMin: record.rateLimitPerMin,
+    maxTasksInFlight: record.maxTasksInFlight,
+  };
+}
+
+/** The id of a key from the environment: derived from its hash, the same on every start and process. */
+export const envKeyId = (hash: string): string => `key_${hash.slice(0, 16)}`;
+
 export class KeyRegistry {
-  private readonly cache = new Map<string, { id: string; until: number }>();
+  private readonly cache = new Map<string, { info: KeyInfo; until: number }>();
   private readonly cacheMs: number;
   /** Configured keys are accepted whatever their shape, even one that looks like ours. */
   private readonly configuredHashes: ReadonlySet<string>;
+  private adminKeys: { count: number; until: number; pending: Promise<number> | undefined } = { count: 0, until: 0, pending: undefined };
   /** Tokens refused without a database lookup (malformed, or a bad checksum). */
   refusedUnseen = 0;
 
   constructor(private readonly options: KeyRegistryOptions) {
-    this.cacheMs = options.cacheMs ?? 5000;
-    this.configuredHashes = new Set(options.configured.map(hashKey));
+    this.cacheMs = Math.min(options.cacheMs ?? 5000, 5000);
+    this.configuredHashes = new Set([...options.configured, ...(options.configuredAdmin ?? [])].map(hashKey));
   }
 
   /**
@@ -84,44 +120,58 @@ export class KeyRegistry {
   }
 
   /**
-   * Registers configured keys. When none is configured and the store holds no key yet, creates
-   * one and returns it: the caller prints it once; it is not recoverable afterwards.
+   * Registers configured keys (client and admin) and revokes environment keys no longer
+   * configured; their names and settings stay as an operator set them. When none is configured
+   * and the store holds no key yet, creates a client key and returns it: the caller prints it
+   * once; it is not recoverable afterwards.
    */
   async init(): Promise<string | undefined> {
     const now = Date.now();
-    const hashes = this.options.configured.map(hashKey);
-    for (const hash of hashes) {
+    const configured = [
+      ...this.options.configured.map((key) => ({ hash: hashKey(key), role: 'client' as const })),
+      ...(this.options.configuredAdmin ?? []).map((key) => ({ hash: hashKey(key), role: 'admin' as const })),
+    ];
+    for (const { hash, role } of configured) {
       // The id derives from the hash, so a key keeps its tasks across restarts and processes.
-      await this.options.store.insertKey({ id: `key_${hash.slice(0, 16)}`, hash, name: 'env', createdAt: now });
+      await this.options.store.insertKey({ id: envKeyId(hash), hash, name: 'env', createdAt: now, role });
     }
-    await this.options.store.syncEnvKeys(hashes, now);
-    if (this.options.configured.length > 0 || (await this.options.store.countKeys()) > 0) return undefined;
+    await this.options.store.syncEnvKeys(configured, now);
+    if (configured.length > 0 || (await this.options.store.countKeys()) > 0) return undefined;
     const key = generateKey();
     await this.create(key, 'generated at first start');
     return key;
   }
 
-  async create(key: string, name: string): Promise<string> {
+  /** Stores a new key with its role and settings; returns its id. */
+  async create(key: string, name: string, options: { role?: KeyRole; settings?: Partial<KeySettings> } = {}): Promise<string> {
     const hash = hashKey(key);
     const id = `key_${randomBytes(8).toString('hex')}`;
-    await this.options.store.insertKey({ id, hash, name, createdAt: Date.now() });
+    await this.options.store.insertKey({ ...options.settings, id, hash, name, createdAt: Date.now(), role: options.role ?? 'client' });
     return id;
   }
 
   /**
-   * The owner id for a key looked up less than `cacheMs` ago, without hashing or the store;
-   * undefined when it is not cached (call resolve()). The cache is keyed by the presented
-   * token: the hash is what the store is asked for, not what a cache needs.
+   * The key looked up less than `cacheMs` ago, without hashing or the store; undefined when it
+   * is not cached (call resolve()). The cache is keyed by the presented token: the hash is what
+   * the store is asked for, not what a cache needs.
    */
-  resolveCached(key: string): string | undefined {
+  resolveCached(key: string): KeyInfo | undefined {
     const cached = this.cache.get(key);
-    return cached !== undefined && cached.until > Date.now() ? cached.id : undefined;
+    return cached !== undefined && cached.until > Date.now() ? cached.info : undefined;
   }
 
-  /** The owner id for a presented key, or undefined when it is unknown or revoked. */
-  async resolve(key: string): Promise<string | undefined> {
+  /** The key for a presented token, or undefined when it is unknown, revoked or disabled. */
+  async resolve(key: string): Promise<KeyInfo | undefined> {
     const cached = this.resolveCached(key);
     if (cached !== undefined) return cached;
+    return this.resolveFresh(key);
+  }
+
+  /**
+   * As resolve(), but always asks the store (and refreshes or drops the cached answer): what a
+   * long-lived request (an event stream) uses to learn that its key was revoked since.
+   */
+  async resolveFresh(key: string): Promise<KeyInfo | undefined> {
     let memo: string | undefined;
     const hashOnce = (): string => (memo ??= hashKey(key));
     if (!this.plausible(key, hashOnce)) {
@@ -129,12 +179,33 @@ export class KeyRegistry {
       return undefined;
     }
     const found = await this.options.store.findKeyByHash(hashOnce());
-    if (!found || found.revoked) {
+    if (!found || found.revoked || found.disabled) {
       this.cache.delete(key);
       return undefined;
     }
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(key, { id: found.id, until: Date.now() + this.cacheMs });
-    return found.id;
+    const info = infoOf(found);
+    this.cache.set(key, { info, until: Date.now() + this.cacheMs });
+    return info;
+  }
+
+  /**
+   * Whether any admin key works (neither revoked nor disabled): without one the admin API is
+   * not there. Counted in the store at most once per `cacheMs`, like a key's lookup.
+   */
+  async hasAdminKeys(): Promise<boolean> {
+    const state = this.adminKeys;
+    if (state.until > Date.now()) return state.count > 0;
+    state.pending ??= this.options.store.countAdminKeys().then(
+      (count) => {
+        this.adminKeys = { count, until: Date.now() + this.cacheMs, pending: undefined };
+        return count;
+      },
+      (error: unknown) => {
+        state.pending = undefined;
+        throw error;
+      },
+    );
+    return (await state.pending) > 0;
   }
 }

@@ -9,6 +9,9 @@
 export type Micro = number;
 
 export const MICRO_PER_UNIT = 1_000_000;
+
+/** The currency of usage figures without a pricing file. */
+export const DEFAULT_CURRENCY = 'USD';
 export const MAX_DECIMALS = 6;
 
 export type AmountParse = { readonly ok: true; readonly micro: Micro } | { readonly ok: false; readonly reason: string };

@@ -12,16 +12,41 @@ export type JsonSchema = { readonly [key: string]: unknown };
 
 export const MEDIA_FORMAT = 'media-input';
 
+/**
+ * How long a text or URL parameter may be. A body may be 32 MiB, and every byte of a value that
+ * is not a data URL lands in the task row (data URLs are stored as files): these keep a row
+ * small (tens of KB at most) whatever the body. The seed does not show a prompt limit; these
+ * are ours, well above what providers accept, and published in each model's JSON Schema
+ * (`maxLength`; `x-url-max-length` on media inputs, whose data URLs are bounded by the body).
+ */
+export const INPUT_LIMITS = {
+  /** An `https://` media input, in characters (the common browser and CDN bound). */
+  urlChars: 2048,
+  /** `prompt`, in characters (code points). */
+  promptChars: 10_000,
+  /** `negative_prompt`, in characters. */
+  negativePromptChars: 10_000,
+  /** `resolution` or `aspect_ratio` where the seed does not list the values. */
+  freeValueChars: 64,
+  /** `extra.image_options[].ref_name`, in characters (a row's byte rule may be stricter). */
+  refNameChars: 256,
+} as const;
+
+/** Our JSON Schema keyword: the longest `https://` URL a media input may be (data URLs excepted). */
+export const URL_MAX_LENGTH_KEYWORD = 'x-url-max-length';
+
 const mediaString = (description: string): JsonSchema => ({
   type: 'string',
   format: MEDIA_FORMAT,
-  description: `${description} An https:// URL or a Base64 data URL.`,
+  [URL_MAX_LENGTH_KEYWORD]: INPUT_LIMITS.urlChars,
+  description: `${description} An https:// URL (at most ${INPUT_LIMITS.urlChars} characters) or a Base64 data URL.`,
 });
 
 const nonBlankPrompt: JsonSchema = {
   type: 'string',
   pattern: '\\S',
-  description: 'Text prompt describing the desired output; must not be empty or only whitespace.',
+  maxLength: INPUT_LIMITS.promptChars,
+  description: `Text prompt describing the desired output; must not be empty or only whitespace; at most ${INPUT_LIMITS.promptChars} characters.`,
 };
 
 const DESCRIPTIONS: Record<VideoInputParam, string> = {
@@ -51,14 +76,18 @@ function inputSchema(row: VideoModelRow, param: VideoInputParam): JsonSchema {
       const count = row.items?.[param];
       return {
         type: 'array',
-        items: { type: 'string', format: MEDIA_FORMAT },
+        items: { type: 'string', format: MEDIA_FORMAT, [URL_MAX_LENGTH_KEYWORD]: INPUT_LIMITS.urlChars },
         ...(count?.min !== undefined ? { minItems: count.min } : {}),
         ...(count ? { maxItems: count.max } : {}),
-        description: `${description} Items are https:// URLs or Base64 data URLs.`,
+        description: `${description} Items are https:// URLs (at most ${INPUT_LIMITS.urlChars} characters) or Base64 data URLs.`,
       };
     }
     case 'negative_prompt':
-      return { type: 'string', description };
+      return {
+        type: 'string',
+        maxLength: INPUT_LIMITS.negativePromptChars,
+        description: `${description} At most ${INPUT_LIMITS.negativePromptChars} characters.`,
+      };
     case 'audio_enable':
       return {
         type: 'boolean',
@@ -75,7 +104,12 @@ function inputSchema(row: VideoModelRow, param: VideoInputParam): JsonSchema {
             ...(row.aspectRatio.default !== undefined ? { default: row.aspectRatio.default } : {}),
             description,
           }
-        : { type: 'string', minLength: 1, description: `${description} Values are checked by the upstream provider.` };
+        : {
+            type: 'string',
+            minLength: 1,
+            maxLength: INPUT_LIMITS.freeValueChars,
+            description: `${description} Values are checked by the upstream provider.`,
+          };
     case 'extra':
       return {
         type: 'object',
@@ -91,6 +125,7 @@ function inputSchema(row: VideoModelRow, param: VideoInputParam): JsonSchema {
                 type: { type: 'string', enum: ['subject', 'background'] },
                 ref_name: {
                   type: 'string',
+                  maxLength: INPUT_LIMITS.refNameChars,
                   description: `At most ${row.imageOptions?.refNameMaxBytes ?? 30} UTF-8 bytes.`,
                 },
               },
@@ -111,7 +146,7 @@ export function videoRequestSchema(row: VideoModelRow): JsonSchema {
       : { type: 'integer', minimum: 1, default: 5, description: 'Video length in seconds; the range is checked upstream.' },
     resolution: row.resolution
       ? { type: 'string', enum: row.resolution.values, default: row.resolution.default, description: 'Output resolution.' }
-      : { type: 'string', minLength: 1, description: 'Output resolution; the values are checked upstream.' },
+      : { type: 'string', minLength: 1, maxLength: INPUT_LIMITS.freeValueChars, description: 'Output resolution; the values are checked upstream.' },
     seed: {
       type: 'integer',
       ...(row.seed.min !== undefined ? { minimum: row.seed.min } : {}),

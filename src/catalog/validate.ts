@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { validationError, type ApiError, type ValidationCode } from '../errors.js';
 import { checkMediaString, decodeDataUrl } from '../media/data-url.js';
 import { checkRule3Image } from '../media/image-header.js';
-import { MEDIA_FORMAT, imageRequestSchema, videoRequestSchema, type JsonSchema } from './schema.js';
+import { INPUT_LIMITS, MEDIA_FORMAT, URL_MAX_LENGTH_KEYWORD, imageRequestSchema, videoRequestSchema, type JsonSchema } from './schema.js';
 import type { ImageModelRow, ModelKind, ModelRow, ResolvedParams, VideoModelRow } from './types.js';
 
 /**
@@ -37,6 +37,11 @@ export interface RequestInput {
   readonly body: unknown;
   /** Size of the raw body in bytes (seed rule 2 limits it for one model). */
   readonly bodyBytes: number;
+  /**
+   * The calling key's models (docs/admin.md), when it is limited to some: another model is
+   * refused exactly as a model this deployment does not offer.
+   */
+  readonly allowsModel?: ((model: string) => boolean) | undefined;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -105,6 +110,21 @@ function fromAjv(error: ErrorObject, data: Record<string, unknown>): Candidate {
       };
     case 'minLength':
       return { rank: Rank.Type, code: 'invalid_parameter', param, message: `'${path}' must not be empty.` };
+    // Too long is a well-formed value outside what is supported, as a ref_name over its bytes.
+    case 'maxLength':
+      return {
+        rank: Rank.Value,
+        code: 'unsupported_value',
+        param,
+        message: `'${path}' must be at most ${String(params['limit'])} characters; got ${codePoints(lookup(data, error.instancePath))}.`,
+      };
+    case URL_MAX_LENGTH_KEYWORD:
+      return {
+        rank: Rank.Value,
+        code: 'unsupported_value',
+        param,
+        message: `'${path}' is a URL of ${String(lookup(data, error.instancePath)).length} characters; at most ${INPUT_LIMITS.urlChars} are allowed.`,
+      };
     case 'enum':
     case 'const':
       return {
@@ -132,6 +152,15 @@ function fromAjv(error: ErrorObject, data: Record<string, unknown>): Candidate {
     default:
       return { rank: Rank.Type, code: 'invalid_parameter', param, message: `'${path}' is invalid: ${error.message ?? error.keyword}.` };
   }
+}
+
+function codePoints(value: unknown): number {
+  return typeof value === 'string' ? [...value].length : 0;
+}
+
+/** True when `value` is an https URL longer than `max` (a data URL is bounded by the body, not here). */
+export function urlTooLong(value: string, max: number): boolean {
+  return value.length > max && /^https:/i.test(value);
 }
 
 function describePattern(param: string): string {
@@ -283,6 +312,12 @@ function pick(candidates: readonly Candidate[]): Candidate | undefined {
 export function createValidator(rows: readonly ModelRow[]): Validator {
   const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
   ajv.addFormat(MEDIA_FORMAT, { type: 'string', validate: (value: string) => checkMediaString(value).ok });
+  ajv.addKeyword({
+    keyword: URL_MAX_LENGTH_KEYWORD,
+    type: 'string',
+    schemaType: 'number',
+    validate: (max: number, value: string) => !urlTooLong(value, max),
+  });
   const compiled = new Map<string, { row: ModelRow; check: ValidateFunction }>();
   for (const row of rows) {
     const schema: JsonSchema = row.kind === 'video' ? videoRequestSchema(row) : imageRequestSchema(row);
@@ -308,7 +343,7 @@ export function createValidator(rows: readonly ModelRow[]): Validator {
       if (typeof model !== 'string') {
         return fail({ rank: Rank.Model, code: 'invalid_parameter', param: 'model', message: `'model' must be a string; got ${describeValue(model)}.` });
       }
-      const entry = compiled.get(model);
+      const entry = input.allowsModel === undefined || input.allowsModel(model) ? compiled.get(model) : undefined;
       if (!entry) {
         return fail({
           rank: Rank.Model,

@@ -4,7 +4,7 @@
  * unknown status words.
  */
 import { failure, type UpstreamFailure } from './failure.js';
-import type { ChannelContext, HttpOutcome, PollOutcome, SubmitOutcome } from './protocol.js';
+import type { ChannelContext, HttpOutcome, PollOutcome, SubmitOutcome, TargetSpec } from './protocol.js';
 
 export type Json = Readonly<Record<string, unknown>>;
 
@@ -122,4 +122,20 @@ export function mediaRejection(param: string, message: string): SubmitOutcome {
 /** A parameter this upstream cannot express, refused before any request (never dropped silently). */
 export function unsupportedParam(param: string, channel: string, why: string): SubmitOutcome {
   return { outcome: 'rejected', error: failure('unsupported_value', `'${param}' cannot be sent through channel ${channel}: ${why}`, param) };
+}
+
+/** A parameter the target cannot take (profiles.ts, or an adapter's own rule), as the submit's final rejection. */
+export function problemRejection(problem: { readonly param: string; readonly message: string }): SubmitOutcome {
+  return { outcome: 'rejected', error: failure('unsupported_value', clip(problem.message), problem.param) };
+}
+
+/** The target a context stands for, for `ProtocolAdapter.check`. */
+export function specOf(ctx: ChannelContext): TargetSpec {
+  return { channel: ctx.channel, upstreamModel: ctx.upstreamModel, profile: ctx.profile };
+}
+
+/** A positive finite number from untyped JSON, for reported usage. */
+export function positive(value: unknown): number | undefined {
+  const n = asNumber(value);
+  return n !== undefined && n >= 0 ? n : undefined;
 }

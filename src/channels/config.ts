@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { MODELS, type ModelRow } from '../catalog/index.js';
+import { parseProfile, type TargetProfile } from './profiles.js';
 import type { ProtocolName } from './protocol.js';
 
 export const PROTOCOLS: readonly ProtocolName[] = ['sandbox', 'mediagate', 'dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate'];
@@ -31,6 +32,11 @@ export interface ChannelConfig {
   /** Never logged; '' for the sandbox. */
   readonly apiKey: string;
   readonly maxInFlight: number;
+  /**
+   * `max_in_flight_per_key`: slots of this channel one API key may hold while another key's task
+   * waits for one (default: half of max_in_flight, rounded up). Alone, a key may use them all.
+   */
+  readonly maxInFlightPerKey: number;
   readonly submitPerS: number;
   readonly pollPerS: number;
   readonly timeoutS: number;
@@ -39,6 +45,8 @@ export interface ChannelConfig {
 export interface RouteTarget {
   readonly channel: string;
   readonly upstreamModel: string;
+  /** The target's profile as declared in the file (`to[j].profile`); built-in ones are looked up by profileFor. */
+  readonly profile?: TargetProfile;
 }
 
 export interface ChannelsConfig {
@@ -69,12 +77,13 @@ const SANDBOX: ChannelConfig = {
   apiKeyEnv: '',
   apiKey: '',
   maxInFlight: Number.MAX_SAFE_INTEGER,
+  maxInFlightPerKey: Number.MAX_SAFE_INTEGER,
   submitPerS: Number.POSITIVE_INFINITY,
   pollPerS: Number.POSITIVE_INFINITY,
   timeoutS: CHANNEL_DEFAULTS.timeout_s,
 };
 
-const CHANNEL_FIELDS = new Set(['protocol', 'base_url', 'api_key_env', 'max_in_flight', 'submit_per_s', 'poll_per_s', 'timeout_s']);
+const CHANNEL_FIELDS = new Set(['protocol', 'base_url', 'api_key_env', 'max_in_flight', 'max_in_flight_per_key', 'submit_per_s', 'poll_per_s', 'timeout_s']);
 const SECRET_FIELDS = new Set(['api_key', 'apikey', 'key', 'token', 'secret', 'password', 'authorization']);
 const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -176,8 +185,15 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
   const submitPerS = positive('submit_per_s', false);
   const pollPerS = positive('poll_per_s', false);
   const timeoutS = positive('timeout_s', false);
+  let maxInFlightPerKey = Math.ceil(maxInFlight / 2);
+  const perKey = raw['max_in_flight_per_key'];
+  if (perKey !== undefined) {
+    if (typeof perKey !== 'number' || !Number.isInteger(perKey) || perKey <= 0 || perKey > maxInFlight) {
+      faults.push(`${at}.max_in_flight_per_key: must be a positive integer, at most max_in_flight`);
+    } else maxInFlightPerKey = perKey;
+  }
   if (faults.length > before) return undefined;
-  return { name, protocol: protocol as ProtocolName, baseUrl, apiKeyEnv, apiKey, maxInFlight, submitPerS, pollPerS, timeoutS };
+  return { name, protocol: protocol as ProtocolName, baseUrl, apiKeyEnv, apiKey, maxInFlight, maxInFlightPerKey, submitPerS, pollPerS, timeoutS };
 }
 
 /** Validates the file's text. Throws ChannelsConfigError with every fault found. */
@@ -245,7 +261,8 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
             faults.push(`${tat}: must be an object with "channel"`);
             return;
           }
-          for (const key of Object.keys(target)) if (key !== 'channel' && key !== 'upstream_model') faults.push(`${tat}.${key}: unknown field`);
+          for (const key of Object.keys(target))
+            if (key !== 'channel' && key !== 'upstream_model' && key !== 'profile') faults.push(`${tat}.${key}: unknown field`);
           if (typeof target.channel !== 'string' || !declared.has(target.channel)) {
             faults.push(`${tat}.channel: no channel '${String(target.channel)}' (declare it under channels, or use "sandbox")`);
           } else if (targets.some((t) => t.channel === target.channel)) {
@@ -254,8 +271,18 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
           if (target.upstream_model !== undefined && (typeof target.upstream_model !== 'string' || target.upstream_model.trim() === '')) {
             faults.push(`${tat}.upstream_model: must be a non-empty string`);
           }
+          let profile: TargetProfile | undefined;
+          const protocol = typeof target.channel === 'string' ? channels.get(target.channel)?.protocol : undefined;
+          if (target.profile !== undefined && protocol !== undefined) {
+            const upstream = typeof target.upstream_model === 'string' ? target.upstream_model : typeof model === 'string' ? model : '';
+            profile = parseProfile(target.profile, `${tat}.profile`, protocol, upstream, faults);
+          }
           if (typeof target.channel === 'string') {
-            targets.push({ channel: target.channel, upstreamModel: typeof target.upstream_model === 'string' ? target.upstream_model : '' });
+            targets.push({
+              channel: target.channel,
+              upstreamModel: typeof target.upstream_model === 'string' ? target.upstream_model : '',
+              ...(profile ? { profile } : {}),
+            });
           }
         });
       }
@@ -264,7 +291,7 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
       for (const id of matched) {
         routes.set(
           id,
-          targets.map((t) => ({ channel: t.channel, upstreamModel: t.upstreamModel === '' ? id : t.upstreamModel })),
+          targets.map((t) => ({ ...t, upstreamModel: t.upstreamModel === '' ? id : t.upstreamModel })),
         );
       }
     });

@@ -6,6 +6,7 @@
 import type { Dispatcher } from 'undici';
 import type { ChannelConfig, ChannelsConfig, RouteTarget } from './config.js';
 import { createChannelHttp } from './http.js';
+import { profileFor } from './profiles.js';
 import type { ChannelContext, ChannelHttp, ChannelLog, ChannelMedia } from './protocol.js';
 
 export interface ChannelContextsOptions {
@@ -51,6 +52,7 @@ export function createChannelContexts(config: ChannelsConfig, options: ChannelCo
         baseUrl: channel.baseUrl,
         apiKey: channel.apiKey,
         upstreamModel: target.upstreamModel,
+        profile: profileFor(channel.protocol, target.upstreamModel, target.profile),
         http: pool(channel),
         media: options.media,
         log: options.log,

@@ -25,8 +25,11 @@
 import type { FormData } from 'undici';
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type { UpstreamFailure } from './failure.js';
+import type { ParamProblem, TargetProfile } from './profiles.js';
 
-export type ProtocolName = 'sandbox' | 'mediagate' | 'dashscope' | 'ark' | 'minimax' | 'pixverse' | 'fal' | 'replicate';
+import type { ProtocolName } from './names.js';
+
+export type { ProtocolName };
 
 // ---------------------------------------------------------------------------------------------
 // What an adapter is given
@@ -129,6 +132,8 @@ export interface ChannelContext {
   readonly apiKey: string;
   /** The target's `upstream_model` (defaults to the public model id). */
   readonly upstreamModel: string;
+  /** The target's profile (declared in the channels file, else built in for the model), when it has one. */
+  readonly profile?: TargetProfile | undefined;
   readonly http: ChannelHttp;
   readonly media: ChannelMedia;
   readonly log: ChannelLog;
@@ -167,7 +172,13 @@ export type PollOutcome =
       /** The upstream's own status word, for logs and metrics (never shown to clients). */
       readonly upstreamWord: string;
     }
-  | { readonly state: 'succeeded'; readonly outputs: readonly UpstreamOutput[]; readonly upstreamWord: string }
+  | {
+      readonly state: 'succeeded';
+      readonly outputs: readonly UpstreamOutput[];
+      readonly upstreamWord: string;
+      /** What the upstream says the job used, when it says (for usage records; never shown to clients as is). */
+      readonly reportedUsage?: ReportedUsage;
+    }
   | { readonly state: 'failed'; readonly error: UpstreamFailure; readonly upstreamWord: string }
   /**
    * The upstream does not know the id (404, DashScope UNKNOWN). Right after acceptance this can be
@@ -178,6 +189,46 @@ export type PollOutcome =
   | { readonly state: 'throttled'; readonly retryAfterMs?: number }
   /** 5xx, network, unparseable answer: poll again with backoff; `timeout_s` still bounds the task. */
   | { readonly state: 'transient'; readonly reason: string };
+
+/**
+ * Usage as the upstream reports it on a finished job, each field only when that protocol gives
+ * it: Replicate `metrics.predict_time`, Ark `usage.completion_tokens`/`total_tokens`, DashScope
+ * `usage.video_duration` (or `duration`), `video_count`, `image_count`, MiniMax v2
+ * `task.usage.output_seconds`, fal `metrics.inference_time`.
+ */
+export interface ReportedUsage {
+  /** Seconds of media produced (DashScope video duration, MiniMax output seconds). */
+  readonly seconds?: number;
+  /** Billed tokens (Ark). */
+  readonly tokens?: number;
+  /** Compute time the upstream measured, in seconds (Replicate predict_time, fal inference_time). */
+  readonly predict_time_s?: number;
+  readonly videos?: number;
+  readonly images?: number;
+}
+
+/** One input of a model's published schema, as JSON Schema says it. */
+export interface PublishedProperty {
+  readonly type?: string;
+  readonly enum?: readonly unknown[];
+  readonly minimum?: number;
+  readonly maximum?: number;
+}
+
+/** A model's published input schema: its inputs and the required ones. */
+export interface PublishedInput {
+  readonly properties: Readonly<Record<string, PublishedProperty>>;
+  readonly required: readonly string[];
+}
+
+export type SchemaOutcome = { readonly ok: true; readonly schema: PublishedInput } | { readonly ok: false; readonly reason: string };
+
+/** The target a create or submit is checked against (no I/O: the check runs before any request). */
+export interface TargetSpec {
+  readonly channel: string;
+  readonly upstreamModel: string;
+  readonly profile?: TargetProfile | undefined;
+}
 
 /** `requestId`: the upstream's id of the cancel request itself, when it gives one (logged). */
 export type CancelOutcome =
@@ -211,6 +262,12 @@ export interface ProtocolAdapter {
   readonly protocol: ProtocolName;
   /** Documentation and the docs table; tests check that every catalog parameter has a row. */
   readonly paramMapping: readonly ParamMapping[];
+  /**
+   * What this target cannot take, without any I/O: the adapter's own refusals and the target
+   * profile's. Run at create for the route's first target (a 400 `unsupported_value` naming the
+   * parameter) and again by `submit` (a failover target is checked there).
+   */
+  check(target: TargetSpec, kind: ChannelJob['kind'], params: ChannelJob['params']): ParamProblem | undefined;
   submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutcome>;
   poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcome>;
   /** Absent when the protocol documents no cancel. */
@@ -219,4 +276,6 @@ export interface ProtocolAdapter {
   reconcile?(ctx: ChannelContext, job: ChannelJob): Promise<ReconcileOutcome>;
   /** One cheap authenticated call (`mediagate channels check --probe`). */
   probe(ctx: ChannelContext): Promise<ProbeOutcome>;
+  /** The target model's published input schema, where the provider publishes one (`--probe` compares the mapping with it). */
+  inputSchema?(ctx: ChannelContext): Promise<SchemaOutcome>;
 }

@@ -3,6 +3,8 @@ import { createChannelContexts } from '../channels/context.js';
 import { createChannelMedia } from '../channels/media.js';
 import { ADAPTERS } from '../channels/protocols/index.js';
 import type { ProbeOutcome } from '../channels/protocol.js';
+import { compareWithSchema } from '../channels/schema-probe.js';
+import { parseGenericModel } from '../channels/protocols/generic-input.js';
 import { formatTable } from './keys.js';
 import { readChannels, readConfig } from './serve.js';
 
@@ -88,9 +90,48 @@ export async function channelsCheck(options: ChannelsCheckOptions): Promise<numb
     rows.push([channel.name, result.ok ? 'ok' : 'FAILED', String(result.ms), result.ok ? result.detail : result.reason]);
   out(formatTable(rows));
   const failed = results.filter((r) => !r.result.ok).length;
-  if (failed > 0) {
-    process.stderr.write(`mediagate: ${failed} of ${results.length} channel probe(s) failed.\n`);
-    return 1;
+  const mismatched = await schemaChecks(channels, out);
+  if (failed > 0) process.stderr.write(`mediagate: ${failed} of ${results.length} channel probe(s) failed.\n`);
+  if (mismatched > 0) process.stderr.write(`mediagate: ${mismatched} route target(s) do not match their model's published input schema.\n`);
+  return failed > 0 || mismatched > 0 ? 1 : 0;
+}
+
+/**
+ * Every route target whose provider publishes the model's input schema (Replicate, fal): the
+ * fields the target would send, compared with it. Prints one line per mismatch; returns how
+ * many targets have any.
+ */
+async function schemaChecks(config: ChannelsConfig, out: (text: string) => void): Promise<number> {
+  const seen = new Set<string>();
+  const rows = [['CHANNEL', 'UPSTREAM MODEL', 'SCHEMA', 'DETAIL']];
+  let mismatched = 0;
+  const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined };
+  const contexts = createChannelContexts(config, { media: createChannelMedia(), log: quiet, requestTimeoutMs: PROBE_TIMEOUT_MS });
+  try {
+    for (const targets of config.routes.values()) {
+      for (const target of targets) {
+        const channel = config.channels.get(target.channel);
+        const adapter = channel && ADAPTERS[channel.protocol];
+        const key = `${target.channel}\u0000${target.upstreamModel}`;
+        if (!channel || !adapter?.inputSchema || seen.has(key) || (channel.protocol !== 'fal' && channel.protocol !== 'replicate')) continue;
+        seen.add(key);
+        const ctx = contexts.forTarget(target);
+        const published = await adapter.inputSchema(ctx);
+        if (!published.ok) {
+          rows.push([channel.name, target.upstreamModel, 'unread', published.reason]);
+          continue;
+        }
+        const problems = compareWithSchema(channel.protocol, ctx.profile, parseGenericModel(target.upstreamModel).renames, published.schema);
+        if (problems.length === 0) rows.push([channel.name, target.upstreamModel, 'ok', ctx.profile ? 'profile matches' : 'generic mapping matches']);
+        else {
+          mismatched += 1;
+          for (const problem of problems) rows.push([channel.name, target.upstreamModel, 'MISMATCH', problem]);
+        }
+      }
+    }
+  } finally {
+    await contexts.close();
   }
-  return 0;
+  if (rows.length > 1) out(`\n${formatTable(rows)}`);
+  return mismatched;
 }

@@ -10,6 +10,12 @@ const MAX_RECONNECT_MS = 15_000;
 const DEFAULT_MAX_RECONNECTS = 5;
 /** The server sends a comment at least every 15 s (decisions §8.3); four missed ones mean a dead connection. */
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+/**
+ * A stream the server ended cleanly after this long is not a failure, even without an event:
+ * servers end streams at a maximum lifetime (and when the task stays unchanged, a resumed stream
+ * sends nothing), and the client resumes with Last-Event-ID.
+ */
+const HEALTHY_STREAM_MS = 10_000;
 
 export interface TaskStreamSpec<T> {
   /** `/v1/.../{id}/events` */
@@ -50,6 +56,7 @@ export class TaskEventStream<T> implements AsyncIterable<T> {
     let lastError: unknown;
     for (;;) {
       let received = false;
+      const started = Date.now();
       try {
         for await (const task of this.#connect((ms) => (reconnectMs = ms))) {
           received = true;
@@ -58,6 +65,10 @@ export class TaskEventStream<T> implements AsyncIterable<T> {
           if (this.#spec.isFinal(task)) return;
         }
         lastError = new StreamError('The event stream ended before the task reached a final state.');
+        if (Date.now() - started >= HEALTHY_STREAM_MS) {
+          received = true;
+          failures = 0;
+        }
       } catch (error) {
         if (error instanceof AbortError || signal?.aborted) throw new AbortError('The event stream was aborted.', { cause: signal?.reason ?? error });
         if (!transient(error)) throw error;

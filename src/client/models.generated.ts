@@ -16,7 +16,7 @@ export type ImageSize = `${number}x${number}`;
 export interface VendoraFamw27I2vParams {
   /** Model identifier. */
   readonly model: 'vendora/famw-2.7-i2v';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 15. Default: `5`. */
   readonly duration?: number;
@@ -24,9 +24,9 @@ export interface VendoraFamw27I2vParams {
   readonly resolution?: '480p' | '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer >= -1. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
-  /** End-frame image. An https:// URL or a Base64 data URL. */
+  /** End-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly end_image?: MediaInput;
   /** Whether the model channel expands or enhances the prompt before generation. */
   readonly prompt_extend?: boolean;
@@ -38,7 +38,7 @@ export interface VendoraFamw27I2vParams {
 export interface VendoraFamw27I2vSpicyParams {
   /** Model identifier. */
   readonly model: 'vendora/famw-2.7-i2v-spicy';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 15. Default: `5`. */
   readonly duration?: number;
@@ -46,13 +46,13 @@ export interface VendoraFamw27I2vSpicyParams {
   readonly resolution?: '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer >= -1. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
-  /** End-frame image. An https:// URL or a Base64 data URL. */
+  /** End-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly end_image?: MediaInput;
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
-  /** Content to avoid. */
+  /** Content to avoid. At most 10000 characters. */
   readonly negative_prompt?: string;
   /** Whether the model channel expands or enhances the prompt before generation. */
   readonly prompt_extend?: boolean;
@@ -64,7 +64,7 @@ export interface VendoraFamw27I2vSpicyParams {
 export interface VendoraFamw27I2vUncensoredParams {
   /** Model identifier. */
   readonly model: 'vendora/famw-2.7-i2v-uncensored';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 15. Default: `5`. */
   readonly duration?: number;
@@ -72,13 +72,13 @@ export interface VendoraFamw27I2vUncensoredParams {
   readonly resolution?: '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer >= -1. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
-  /** End-frame image. An https:// URL or a Base64 data URL. */
+  /** End-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly end_image?: MediaInput;
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
-  /** Content to avoid. */
+  /** Content to avoid. At most 10000 characters. */
   readonly negative_prompt?: string;
   /** Whether the model channel expands or enhances the prompt before generation. */
   readonly prompt_extend?: boolean;
@@ -90,7 +90,7 @@ export interface VendoraFamw27I2vUncensoredParams {
 export interface VendoraFamw27Ref2vUncensoredParams {
   /** Model identifier. */
   readonly model: 'vendora/famw-2.7-ref2v-uncensored';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 15. Default: `5`. */
   readonly duration?: number;
@@ -98,13 +98,13 @@ export interface VendoraFamw27Ref2vUncensoredParams {
   readonly resolution?: '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer >= -1. */
   readonly seed?: number;
-  /** Reference images. Items are https:// URLs or Base64 data URLs. At most 3 items. */
+  /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 3 items. */
   readonly images?: readonly MediaInput[];
-  /** Reference videos. Items are https:// URLs or Base64 data URLs. At most 3 items. */
+  /** Reference videos. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 3 items. */
   readonly videos?: readonly MediaInput[];
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
-  /** Content to avoid. */
+  /** Content to avoid. At most 10000 characters. */
   readonly negative_prompt?: string;
   /** Whether the model channel expands or enhances the prompt before generation. */
   readonly prompt_extend?: boolean;
@@ -116,7 +116,7 @@ export interface VendoraFamw27Ref2vUncensoredParams {
 export interface VendoraFamw27T2vParams {
   /** Model identifier. */
   readonly model: 'vendora/famw-2.7-t2v';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 15. Default: `5`. */
   readonly duration?: number;
@@ -136,7 +136,7 @@ export interface VendoraFamw27T2vParams {
 export interface VendoraFamw30I2vSpicyParams {
   /** Model identifier. */
   readonly model: 'vendora/famw-3.0-i2v-spicy';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 30. Default: `5`. */
   readonly duration?: number;
@@ -144,9 +144,9 @@ export interface VendoraFamw30I2vSpicyParams {
   readonly resolution?: '480p' | '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer from -1 to 2147483647. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
-  /** End-frame image. An https:// URL or a Base64 data URL. */
+  /** End-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly end_image?: MediaInput;
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -160,7 +160,7 @@ export interface VendoraFamw30I2vSpicyParams {
 export interface VendoraFamw30Ref2vSpicyParams {
   /** Model identifier. */
   readonly model: 'vendora/famw-3.0-ref2v-spicy';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 30. Default: `5`. */
   readonly duration?: number;
@@ -168,11 +168,11 @@ export interface VendoraFamw30Ref2vSpicyParams {
   readonly resolution?: '480p' | '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer from -1 to 2147483647. */
   readonly seed?: number;
-  /** Reference images. Items are https:// URLs or Base64 data URLs. At most 10 items. */
+  /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 10 items. */
   readonly images?: readonly MediaInput[];
-  /** Reference videos. Items are https:// URLs or Base64 data URLs. At most 5 items. */
+  /** Reference videos. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 5 items. */
   readonly videos?: readonly MediaInput[];
-  /** Reference audio clips. Items are https:// URLs or Base64 data URLs. At most 5 items. */
+  /** Reference audio clips. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 5 items. */
   readonly audios?: readonly MediaInput[];
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -188,7 +188,7 @@ export interface VendoraFamw30Ref2vSpicyParams {
 export interface VendoraFamw30PrimeRef2vSpicyParams {
   /** Model identifier. */
   readonly model: 'vendora/famw-3.0-prime-ref2v-spicy';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 30. Default: `5`. */
   readonly duration?: number;
@@ -196,11 +196,11 @@ export interface VendoraFamw30PrimeRef2vSpicyParams {
   readonly resolution?: '480p' | '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer from -1 to 2147483647. */
   readonly seed?: number;
-  /** Reference images. Items are https:// URLs or Base64 data URLs. At most 10 items. */
+  /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 10 items. */
   readonly images?: readonly MediaInput[];
-  /** Reference videos. Items are https:// URLs or Base64 data URLs. At most 5 items. */
+  /** Reference videos. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 5 items. */
   readonly videos?: readonly MediaInput[];
-  /** Reference audio clips. Items are https:// URLs or Base64 data URLs. At most 5 items. */
+  /** Reference audio clips. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 5 items. */
   readonly audios?: readonly MediaInput[];
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -216,7 +216,7 @@ export interface VendoraFamw30PrimeRef2vSpicyParams {
 export interface Famw30PrimeReferenceToVideoParams {
   /** Model identifier. */
   readonly model: 'famw-3-0-prime-reference-to-video';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 30. Default: `5`. */
   readonly duration?: number;
@@ -224,11 +224,11 @@ export interface Famw30PrimeReferenceToVideoParams {
   readonly resolution?: '480p' | '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer from -1 to 2147483647. */
   readonly seed?: number;
-  /** Reference images. Items are https:// URLs or Base64 data URLs. At most 10 items. */
+  /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 10 items. */
   readonly images?: readonly MediaInput[];
-  /** Reference videos. Items are https:// URLs or Base64 data URLs. At most 5 items. */
+  /** Reference videos. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 5 items. */
   readonly videos?: readonly MediaInput[];
-  /** Reference audio clips. Items are https:// URLs or Base64 data URLs. At most 5 items. */
+  /** Reference audio clips. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 5 items. */
   readonly audios?: readonly MediaInput[];
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -244,7 +244,7 @@ export interface Famw30PrimeReferenceToVideoParams {
 export interface Famw30PrimeImageToVideoParams {
   /** Model identifier. */
   readonly model: 'famw-3-0-prime-image-to-video';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 2 to 30. Default: `5`. */
   readonly duration?: number;
@@ -252,9 +252,9 @@ export interface Famw30PrimeImageToVideoParams {
   readonly resolution?: '480p' | '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer from -1 to 2147483647. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
-  /** End-frame image. An https:// URL or a Base64 data URL. */
+  /** End-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly end_image?: MediaInput;
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -270,7 +270,7 @@ export interface Famw30PrimeImageToVideoParams {
 export interface VendorbFamsd20I2vSpicyParams {
   /** Model identifier. */
   readonly model: 'vendorb/famsd-2.0-i2v-spicy';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 4 to 15. Default: `5`. */
   readonly duration?: number;
@@ -278,9 +278,9 @@ export interface VendorbFamsd20I2vSpicyParams {
   readonly resolution?: '480p' | '720p' | '1080p' | '4k';
   /** Random seed; -1 means a random result. Integer from -1 to 4294967296. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
-  /** End-frame image. An https:// URL or a Base64 data URL. */
+  /** End-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly end_image?: MediaInput;
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -294,7 +294,7 @@ export interface VendorbFamsd20I2vSpicyParams {
 export interface VendorbFamsd25I2vSpicyParams {
   /** Model identifier. */
   readonly model: 'vendorb/famsd-2.5-i2v-spicy';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 4 to 30. Default: `5`. */
   readonly duration?: number;
@@ -302,9 +302,9 @@ export interface VendorbFamsd25I2vSpicyParams {
   readonly resolution?: '480p' | '720p';
   /** Random seed; -1 means a random result. Integer from -1 to 4294967296. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
-  /** End-frame image. An https:// URL or a Base64 data URL. */
+  /** End-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly end_image?: MediaInput;
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -319,7 +319,7 @@ export interface VendorbFamsd25I2vSpicyParams {
 export interface VendorbFamsd20MiniRef2vSpicyParams {
   /** Model identifier. */
   readonly model: 'vendorb/famsd-2.0-mini-ref2v-spicy';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 4 to 15. Default: `5`. */
   readonly duration?: number;
@@ -327,11 +327,11 @@ export interface VendorbFamsd20MiniRef2vSpicyParams {
   readonly resolution?: '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer. */
   readonly seed?: number;
-  /** Reference images. Items are https:// URLs or Base64 data URLs. At most 9 items. */
+  /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 9 items. */
   readonly images?: readonly MediaInput[];
-  /** Reference videos. Items are https:// URLs or Base64 data URLs. At most 3 items. */
+  /** Reference videos. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 3 items. */
   readonly videos?: readonly MediaInput[];
-  /** Reference audio clips. Items are https:// URLs or Base64 data URLs. At most 3 items. */
+  /** Reference audio clips. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 3 items. */
   readonly audios?: readonly MediaInput[];
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -345,7 +345,7 @@ export interface VendorbFamsd20MiniRef2vSpicyParams {
 export interface VendorcH3MaxReferenceToVideoParams {
   /** Model identifier. */
   readonly model: 'vendorc-h3-max-reference-to-video';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds; the range is checked upstream. Integer >= 1. Default: `5`. */
   readonly duration?: number;
@@ -353,17 +353,17 @@ export interface VendorcH3MaxReferenceToVideoParams {
   readonly resolution?: string;
   /** Random seed; -1 means a random result. Integer. */
   readonly seed?: number;
-  /** Content to avoid. */
+  /** Content to avoid. At most 10000 characters. */
   readonly negative_prompt?: string;
-  /** End-frame image. An https:// URL or a Base64 data URL. */
+  /** End-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly end_image?: MediaInput;
-  /** Reference images. Items are https:// URLs or Base64 data URLs. At most 30 items. */
+  /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 30 items. */
   readonly images?: readonly MediaInput[];
-  /** Reference videos. Items are https:// URLs or Base64 data URLs. At most 10 items. */
+  /** Reference videos. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 10 items. */
   readonly videos?: readonly MediaInput[];
-  /** Reference audio clips. Items are https:// URLs or Base64 data URLs. At most 10 items. */
+  /** Reference audio clips. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 10 items. */
   readonly audios?: readonly MediaInput[];
-  /** Single input audio. An https:// URL or a Base64 data URL. */
+  /** Single input audio. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly audio?: MediaInput;
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -377,7 +377,7 @@ export interface VendorcH3MaxReferenceToVideoParams {
 export interface VendorcH3MaxTurboImageToVideoParams {
   /** Model identifier. */
   readonly model: 'vendorc-h3-max-turbo-image-to-video';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds; the range is checked upstream. Integer >= 1. Default: `5`. */
   readonly duration?: number;
@@ -385,13 +385,13 @@ export interface VendorcH3MaxTurboImageToVideoParams {
   readonly resolution?: string;
   /** Random seed; -1 means a random result. Integer. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
-  /** Content to avoid. */
+  /** Content to avoid. At most 10000 characters. */
   readonly negative_prompt?: string;
-  /** End-frame image. An https:// URL or a Base64 data URL. */
+  /** End-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly end_image?: MediaInput;
-  /** Single input audio. An https:// URL or a Base64 data URL. */
+  /** Single input audio. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly audio?: MediaInput;
   /** Whether to generate audio together with the video. */
   readonly audio_enable?: boolean;
@@ -405,7 +405,7 @@ export interface VendorcH3MaxTurboImageToVideoParams {
 export interface VendorcH3EnhancedReferenceToVideoParams {
   /** Model identifier. */
   readonly model: 'vendorc-h3-enhanced-reference-to-video';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 5 to 15. Default: `5`. */
   readonly duration?: number;
@@ -415,11 +415,11 @@ export interface VendorcH3EnhancedReferenceToVideoParams {
   readonly seed?: number;
   /** Output aspect ratio. */
   readonly aspect_ratio: '21:9' | '16:9' | '4:3' | '1:1' | '3:4' | '9:16';
-  /** Reference images. Items are https:// URLs or Base64 data URLs. At most 9 items. */
+  /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 9 items. */
   readonly images?: readonly MediaInput[];
-  /** Reference videos. Items are https:// URLs or Base64 data URLs. At most 9 items. */
+  /** Reference videos. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 9 items. */
   readonly videos?: readonly MediaInput[];
-  /** Reference audio clips. Items are https:// URLs or Base64 data URLs. At most 9 items. */
+  /** Reference audio clips. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 9 items. */
   readonly audios?: readonly MediaInput[];
 }
 
@@ -429,7 +429,7 @@ export interface VendorcH3EnhancedReferenceToVideoParams {
 export interface VendorcH3MaxImageToVideoParams {
   /** Model identifier. */
   readonly model: 'vendorc-h3-max-image-to-video';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 5 to 15. Default: `5`. */
   readonly duration?: number;
@@ -437,7 +437,7 @@ export interface VendorcH3MaxImageToVideoParams {
   readonly resolution?: '480p' | '768p';
   /** Random seed; -1 means a random result. Integer. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
 }
 
@@ -447,7 +447,7 @@ export interface VendorcH3MaxImageToVideoParams {
 export interface VendorcH3ImageToVideoParams {
   /** Model identifier. */
   readonly model: 'vendorc-h3-image-to-video';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 5 to 15. Default: `5`. */
   readonly duration?: number;
@@ -455,7 +455,7 @@ export interface VendorcH3ImageToVideoParams {
   readonly resolution?: '768p' | '2K';
   /** Random seed; -1 means a random result. Integer. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
 }
 
@@ -465,7 +465,7 @@ export interface VendorcH3ImageToVideoParams {
 export interface VendorcVendorcH3I2vSpicyParams {
   /** Model identifier. */
   readonly model: 'vendorc/vendorc-h3-i2v-spicy';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 5 to 15. Default: `5`. */
   readonly duration?: number;
@@ -473,7 +473,7 @@ export interface VendorcVendorcH3I2vSpicyParams {
   readonly resolution?: '768p' | '2k' | '4k';
   /** Random seed; -1 means a random result. Integer. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
 }
 
@@ -484,7 +484,7 @@ export interface VendorcVendorcH3I2vSpicyParams {
 export interface VendordV6ReferenceToVideoParams {
   /** Model identifier. */
   readonly model: 'vendord/v6/reference-to-video';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 1 to 15. Default: `5`. */
   readonly duration?: number;
@@ -492,7 +492,7 @@ export interface VendordV6ReferenceToVideoParams {
   readonly resolution?: '360p' | '540p' | '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer. */
   readonly seed?: number;
-  /** Reference images. Items are https:// URLs or Base64 data URLs. 1 to 7 items. */
+  /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. 1 to 7 items. */
   readonly images: readonly MediaInput[];
   /** Whether to generate audio together with the video. Default: `true`. */
   readonly audio_enable?: boolean;
@@ -516,7 +516,7 @@ export interface VendordV6ReferenceToVideoParams {
 export interface VendordV6ImageToVideoParams {
   /** Model identifier. */
   readonly model: 'vendord/v6/image-to-video';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Video length in seconds. Integer from 1 to 15. Default: `5`. */
   readonly duration?: number;
@@ -524,7 +524,7 @@ export interface VendordV6ImageToVideoParams {
   readonly resolution?: '360p' | '540p' | '720p' | '1080p';
   /** Random seed; -1 means a random result. Integer. */
   readonly seed?: number;
-  /** Primary input or first-frame image. An https:// URL or a Base64 data URL. */
+  /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image?: MediaInput;
   /** Whether to generate audio together with the video. Default: `true`. */
   readonly audio_enable?: boolean;
@@ -537,7 +537,7 @@ export interface VendordV6ImageToVideoParams {
 export type VendoraFamzImageSpicyParams = {
   /** Model identifier. */
   readonly model: 'vendora/famz-image-spicy';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Omit or 0 for a random result; a positive value is reproducible. Integer >= 0. */
   readonly seed?: number;
@@ -570,7 +570,7 @@ export type VendoraFamzImageSpicyParams = {
 export type VendoraFamzImageSpicyProParams = {
   /** Model identifier. */
   readonly model: 'vendora/famz-image-spicy-pro';
-  /** Text prompt describing the desired output; must not be empty or only whitespace. */
+  /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
   /** Omit or 0 for a random result; a positive value is reproducible. Integer from 0 to 2147483647. */
   readonly seed?: number | null;

@@ -44,7 +44,11 @@ export function snapshot<T extends VideoTask | ImageTask>(task: T): TaskSnapshot
       status,
       progress: imageProgress(task.progress),
       outputs: task.outputs,
-      error: status === 'failed' ? { code: '', param: '', message: task.fail_reason || 'The task failed.' } : null,
+      // A server that names the failure (data.error) gives its code and param; an older one only the text.
+      error:
+        status === 'failed'
+          ? { code: task.error?.code ?? '', param: task.error?.param ?? '', message: task.error?.message ?? (task.fail_reason || 'The task failed.') }
+          : null,
       task,
     };
   }

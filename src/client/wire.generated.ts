@@ -30,6 +30,16 @@ export interface VideoTask {
   /** 0-100; null right after creation. */
   readonly progress: number | null;
   readonly error: null | TaskError;
+  /** Null until the task is final. */
+  readonly usage: null | {
+    /** Billed seconds of video: the delivered duration to the nearest second (at least 1). */
+    readonly seconds: number;
+    /** Images delivered. */
+    readonly images: number;
+    /** In `currency`, at most 6 decimals; 0 for failed and cancelled tasks. */
+    readonly cost: number;
+    readonly currency: string;
+  };
 }
 
 /** The `data` of `GET /v1/images/generations/async/{id}` (the SDK unwraps the envelope). */
@@ -48,6 +58,23 @@ export interface ImageTask {
   readonly finish_time: number;
   /** Empty unless the task failed. */
   readonly fail_reason: string;
+  /** Null until the task is final. */
+  readonly usage: null | {
+    /** Billed seconds of video: the delivered duration to the nearest second (at least 1). */
+    readonly seconds: number;
+    /** Images delivered. */
+    readonly images: number;
+    /** In `currency`, at most 6 decimals; 0 for failed and cancelled tasks. */
+    readonly cost: number;
+    readonly currency: string;
+  };
+  /** Only when the task failed (FAILURE): the same error object a failed video task carries. */
+  readonly error?: {
+    readonly type: string;
+    readonly code: string;
+    readonly message: string;
+    readonly param: string;
+  };
 }
 
 /** The `data` of `POST /v1/images/generations/async`. */

@@ -31,9 +31,45 @@ export function createInstantEngine(options: InstantEngineOptions = {}): Engine 
       }
       const video = job.model.kind === 'video';
       const path = join(job.workDir, video ? 'out.mp4' : 'out.png');
-      await writeFile(path, video ? 'instant engine placeholder' : 'instant engine placeholder');
+      await writeFile(path, video ? mp4Header(requestedSeconds(job.params)) : 'instant engine placeholder');
       return { files: [{ path, type: video ? 'video' : 'image', contentType: video ? 'video/mp4' : 'image/png', ext: video ? 'mp4' : 'png' }] };
     },
     async close() {},
   };
+}
+
+/** The requested duration (resolved params carry the model's default); 5 s if none. */
+function requestedSeconds(params: Readonly<Record<string, unknown>>): number {
+  const duration = params['duration'];
+  return typeof duration === 'number' && duration > 0 ? duration : 5;
+}
+
+/**
+ * A video of `seconds` as far as its header tells: `ftyp` and a `moov` holding only an `mvhd`
+ * (timescale 1000). No frames, but usage metering (which reads the header) bills it as a
+ * real render of that length, so benchmarks and specs exercise the same settle path.
+ */
+function mp4Header(seconds: number): Buffer {
+  const ftyp = Buffer.alloc(20);
+  ftyp.writeUInt32BE(20, 0);
+  ftyp.write('ftypisom', 4, 'latin1');
+  ftyp.writeUInt32BE(0x200, 12);
+  ftyp.write('isom', 16, 'latin1');
+  const mvhd = Buffer.alloc(108);
+  mvhd.writeUInt32BE(108, 0);
+  mvhd.write('mvhd', 4, 'latin1');
+  // version 0, flags 0, creation and modification times 0
+  mvhd.writeUInt32BE(1000, 20); // timescale
+  mvhd.writeUInt32BE(Math.round(seconds * 1000), 24); // duration
+  mvhd.writeUInt32BE(0x00010000, 28); // rate 1.0
+  mvhd.writeUInt16BE(0x0100, 32); // volume 1.0
+  // unity matrix
+  mvhd.writeUInt32BE(0x00010000, 44);
+  mvhd.writeUInt32BE(0x00010000, 60);
+  mvhd.writeUInt32BE(0x40000000, 76);
+  mvhd.writeUInt32BE(2, 104); // next track id
+  const moov = Buffer.alloc(8);
+  moov.writeUInt32BE(8 + mvhd.length, 0);
+  moov.write('moov', 4, 'latin1');
+  return Buffer.concat([ftyp, moov, mvhd]);
 }

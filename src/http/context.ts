@@ -1,3 +1,4 @@
+import type { EventStreamLimits } from './event-streams.js';
 import type { Pricing } from '../billing/index.js';
 import type { ModelRow, Validator } from '../catalog/index.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
@@ -31,6 +32,8 @@ export interface HttpContext {
   readonly feed: TaskFeed;
   /** The longest an event stream stays silent: a comment line is sent at least this often. */
   readonly sseKeepAliveMs: number;
+  /** Event streams per key, their lifetime and key re-checks; absent = the documented defaults. */
+  readonly eventStreamLimits?: EventStreamLimits;
   readonly store: Store;
   readonly keys: KeyRegistry;
   readonly storage: OutputStorage;

@@ -11,7 +11,8 @@ import type { FastifyInstance } from 'fastify';
  */
 
 const PATHS = /^\/(?:v1\/|openapi\.json(?:$|\?)|files\/)/;
-const ALLOW_METHODS = 'GET, POST, DELETE, HEAD, OPTIONS';
+// PATCH: the admin API changes a key's settings (docs/admin.md).
+const ALLOW_METHODS = 'GET, POST, PATCH, DELETE, HEAD, OPTIONS';
 const ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID, X-Request-ID, Range';
 // Headers a script may read: ids, rate limits, replays, ranges.
 const EXPOSE_HEADERS =

@@ -57,7 +57,7 @@ export function createDispatch(options: DispatchOptions): Dispatch {
   const fast: FastRoute[] = [];
   for (const route of options.routes) {
     if (route.fast === undefined) continue;
-    if (!route.auth || route.response === undefined || !route.methods.includes('GET') || route.path.includes('*')) {
+    if (route.auth !== true || route.response === undefined || !route.methods.includes('GET') || route.path.includes('*')) {
       throw new Error(`route ${route.path}: a fast answer needs a GET with auth, a response schema and no wildcard`);
     }
     const { regex, params } = compilePattern(route.path, ID_SEGMENT);
@@ -87,8 +87,10 @@ export function createDispatch(options: DispatchOptions): Dispatch {
       if (match === null) continue;
       const key = bearerToken(req.headers.authorization);
       if (typeof key !== 'string') return false;
-      const owner = keys.resolveCached(key);
-      if (owner === undefined) return false;
+      const apiKey = keys.resolveCached(key);
+      // An admin key on a client operation is the router's 401.
+      if (apiKey === undefined || apiKey.role !== 'client') return false;
+      const owner = apiKey.id;
       const params: Record<string, string> = {};
       for (let i = 0; i < route.params.length; i += 1) params[route.params[i] ?? ''] = match[i + 1] ?? '';
       const started = performance.now();
@@ -96,7 +98,7 @@ export function createDispatch(options: DispatchOptions): Dispatch {
         .answer(owner, params)
         .then((body) => {
           // The quota is taken only for a request this path answers: the router takes its own.
-          if (body === undefined || (limits !== undefined && !limits.tryTakeRequest(owner))) router();
+          if (body === undefined || (limits !== undefined && !limits.tryTakeRequest(owner, apiKey.rateLimitPerMin))) router();
           else answer(req, res, route, body, started);
         })
         // A fault: the router reads again and reports it in the family's envelope.

@@ -30,8 +30,12 @@ function constraint(schema: Schema): string {
   }
   if (schema['minItems'] !== undefined) parts.push(`at least ${bound(schema['minItems'], '0')} items`);
   if (schema['maxItems'] !== undefined) parts.push(`at most ${bound(schema['maxItems'], '∞')} items`);
-  if (schema['format'] === 'media-input' || (schema['items'] as Schema | undefined)?.['format'] === 'media-input')
-    parts.push('https:// URL or Base64 data URL');
+  if (typeof schema['maxLength'] === 'number') parts.push(`at most ${schema['maxLength']} characters`);
+  const media = schema['format'] === 'media-input' ? schema : (schema['items'] as Schema | undefined);
+  if (media?.['format'] === 'media-input') {
+    const urlMax = media['x-url-max-length'];
+    parts.push(typeof urlMax === 'number' ? `https:// URL (at most ${urlMax} characters) or Base64 data URL` : 'https:// URL or Base64 data URL');
+  }
   if (schema['default'] !== undefined) parts.push(`default <code>${escape(JSON.stringify(schema['default']))}</code>`);
   return parts.join('; ');
 }

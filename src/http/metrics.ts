@@ -19,6 +19,10 @@ export interface TaskMetrics {
   readonly tasksByStatus: Gauge<'status'>;
   /** Webhook delivery attempts by outcome: succeeded, retried (failed, another attempt is due), failed (the last). */
   readonly webhookDeliveries: Counter<'outcome'>;
+  /** What tasks completed in this process cost, in micro-units of the pricing currency, by model (no key: keys are many). */
+  readonly costMicro: Counter<'model'>;
+  /** Billed seconds of video of tasks completed in this process, by model. */
+  readonly billedSeconds: Counter<'model'>;
 }
 
 /** Prometheus metrics of one API process, served at GET /metrics. */
@@ -28,6 +32,8 @@ export interface Metrics extends TaskMetrics {
   /** Status polls answered before routing (http/dispatch.ts); also counted in `requests`. */
   readonly fastPolls: Counter;
   readonly tasksCreated: Counter<'kind' | 'model'>;
+  /** Creates refused with 402 budget_exceeded, by the key's budget period (day, month, lifetime). */
+  readonly budgetRefusals: Counter<'reason'>;
   /** Per-channel series (src/channels/metrics.ts), recorded by the upstream lifecycle. */
   readonly channels: ChannelMetrics;
 }
@@ -63,6 +69,18 @@ export function createTaskMetrics(registry = new Registry()): TaskMetrics {
       labelNames: ['outcome'],
       registers: [registry],
     }),
+    costMicro: new Counter({
+      name: 'mediagate_task_cost_micro_total',
+      help: 'Cost of the tasks completed in this process, in micro-units (1/1,000,000) of the pricing currency, by model',
+      labelNames: ['model'],
+      registers: [registry],
+    }),
+    billedSeconds: new Counter({
+      name: 'mediagate_task_billed_seconds_total',
+      help: 'Billed seconds of video (the delivered duration, rounded) of the tasks completed in this process, by model',
+      labelNames: ['model'],
+      registers: [registry],
+    }),
   };
 }
 
@@ -85,6 +103,12 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
     tasksCreated: new Counter({ name: 'mediagate_tasks_created_total', help: 'Tasks accepted', labelNames: ['kind', 'model'], registers: [registry] }),
+    budgetRefusals: new Counter({
+      name: 'mediagate_budget_refusals_total',
+      help: 'Creates refused because the task did not fit the key budget (402 budget_exceeded), by budget period (day, month, lifetime)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
     channels: createChannelMetrics(registry),
   };
 }
@@ -95,6 +119,10 @@ export function observeSettled(metrics: TaskMetrics, task: SettledTask): void {
   metrics.tasksSettled.inc({ model, status: task.status, code: task.code ?? '' });
   if (task.queuedMs !== undefined) metrics.queueWait.observe({ model }, Math.max(0, task.queuedMs) / 1000);
   if (task.renderMs !== undefined) metrics.renderTime.observe({ model }, Math.max(0, task.renderMs) / 1000);
+  if (task.usage !== undefined) {
+    if (task.usage.cost > 0) metrics.costMicro.inc({ model }, task.usage.cost);
+    if (task.usage.seconds > 0) metrics.billedSeconds.inc({ model }, task.usage.seconds);
+  }
 }
 
 /** Sets the tasks gauge from the store's counts; a status with no task is 0, not absent. */

@@ -10,6 +10,7 @@ import {
   listImages,
   listVideos,
 } from './openapi-task-ops.js';
+import { ADMIN_PATHS, ADMIN_SCHEMAS } from './openapi-admin.js';
 import { WEBHOOK_PATHS, WEBHOOK_SCHEMAS, webhookEvents } from './openapi-webhooks.js';
 import { IMAGE_ERROR_SCHEMA, VIDEO_ERROR_SCHEMA } from '../wire/envelopes.js';
 import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, VIDEO_STATUSES, imageStatusSchema, videoTaskSchema } from '../wire/task-bodies.js';
@@ -113,9 +114,47 @@ function errorResponses(schema: string) {
     '400': r('Validation error'),
     '413': r('Body larger than the configured cap'),
     '415': r('Content-Type is not application/json'),
+    '402': r("The task's maximum cost does not fit what is left of the API key's budget (budget_exceeded)"),
     ...keyedResponses(schema),
   };
 }
+
+const USAGE_FIGURES = {
+  tasks: { type: 'integer' },
+  seconds: { type: 'integer' },
+  images: { type: 'integer' },
+  cost: { type: 'number' },
+};
+
+/** GET /v1/usage: the calling key's final tasks over whole UTC days, with its budget. */
+const USAGE_REPORT = {
+  type: 'object',
+  required: ['object', 'currency', 'start', 'end', 'totals', 'data', 'budget'],
+  properties: {
+    object: { const: 'usage' },
+    currency: { type: 'string' },
+    start: { type: 'integer', description: 'Unix seconds: the start of the first UTC day covered.' },
+    end: { type: 'integer', description: 'Unix seconds: the end of the last UTC day covered.' },
+    totals: { type: 'object', properties: USAGE_FIGURES },
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { model: { type: ['string', 'null'] }, day: { type: ['string', 'null'], examples: ['2026-11-25'] }, ...USAGE_FIGURES },
+      },
+    },
+    budget: {
+      type: 'object',
+      properties: {
+        budget: { type: ['number', 'null'] },
+        budget_period: { enum: ['day', 'month', null] },
+        spent: { type: 'number' },
+        reserved: { type: 'number' },
+        resets_at: { type: ['integer', 'null'] },
+      },
+    },
+  },
+};
 
 function createBody(kind: 'video' | 'image', models: readonly ModelRow[]) {
   const rows = models.filter((row) => row.kind === kind);
@@ -167,6 +206,16 @@ function webhookPaths(): Record<string, unknown> {
   );
 }
 
+/** The admin operations (admin keys only), each with the responses every keyed operation can give. */
+function adminPaths(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(ADMIN_PATHS).map(([path, item]) => [
+      path,
+      Object.fromEntries(Object.entries(item).map(([method, operation]) => [method, withKeyed(operation, 'VideoError')])),
+    ]),
+  );
+}
+
 export function buildOpenApi(serverUrl: string, routes: readonly Route[], models: readonly ModelRow[]): Record<string, unknown> {
   const status = statuses(routes);
   const schemas: Record<string, unknown> = {
@@ -178,10 +227,13 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     Model: MODEL,
     ModelPricing: MODEL_PRICING,
     ModelList: MODEL_LIST,
+    Usage: USAGE_REPORT,
     ...TASK_OPS_SCHEMAS,
   };
   const webhooks = routes.some((route) => route.path === '/v1/webhooks');
   if (webhooks) Object.assign(schemas, WEBHOOK_SCHEMAS);
+  const admin = routes.some((route) => route.path.startsWith('/v1/admin/'));
+  if (admin) Object.assign(schemas, ADMIN_SCHEMAS);
   for (const row of models) schemas[componentName(row)] = requestSchema(row);
   return {
     openapi: '3.1.0',
@@ -196,6 +248,7 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     ...(webhooks ? { webhooks: webhookEvents() } : {}),
     paths: {
       ...(webhooks ? webhookPaths() : {}),
+      ...(admin ? adminPaths() : {}),
       '/v1/video/generations': {
         post: {
           operationId: 'createVideo',
@@ -256,6 +309,35 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
         },
       },
       '/v1/images/generations/async/{task_id}/events': eventsPath('image'),
+      '/v1/usage': {
+        get: {
+          operationId: 'getUsage',
+          summary: "The API key's usage and budget",
+          description: 'Final tasks by model and UTC day (from the daily rollup), totals, and the budget. `start`/`end` are widened to whole UTC days.',
+          parameters: [
+            {
+              name: 'start',
+              in: 'query',
+              required: false,
+              schema: { type: 'integer' },
+              description: 'Unix seconds; default: the budget period, else 30 days ago.',
+            },
+            {
+              name: 'end',
+              in: 'query',
+              required: false,
+              schema: { type: 'integer' },
+              description: 'Unix seconds; default: the end of the budget period, else today.',
+            },
+            { name: 'group_by', in: 'query', required: false, schema: { enum: ['model', 'day', 'model,day'] } },
+          ],
+          responses: {
+            '200': { description: 'The report', content: json(ref('Usage')) },
+            '400': { description: 'A bad query (invalid_parameter, param start, end or group_by)', content: json(ref('VideoError')) },
+            ...keyedResponses('VideoError'),
+          },
+        },
+      },
       '/v1/models': {
         get: {
           operationId: 'listModels',

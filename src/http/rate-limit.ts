@@ -8,7 +8,9 @@
  * (IETF draft-ietf-httpapi-ratelimit-headers structured fields). With several API processes
  * (PostgreSQL scale-out), the request quota applies per process; the in-flight count is global
  * (it is read from the shared store) but may overshoot by what the processes create within a
- * second. 0 turns a limit off.
+ * second. 0 turns a limit off. A key's own settings (`rate_limit_per_min`,
+ * `max_tasks_in_flight`; docs/admin.md) replace the defaults for that key: the callers pass them
+ * from the key's cached lookup.
  *
  * Guarded by test/hardening-http.test.ts.
  */
@@ -47,31 +49,27 @@ export class KeyLimits {
   private readonly buckets = new Map<string, Bucket>();
   private readonly inFlight = new Map<string, InFlight>();
   private readonly now: () => number;
-  private readonly perMs: number;
-  private readonly requestPolicy: string;
 
   constructor(private readonly options: KeyLimitsOptions) {
     this.now = options.now ?? Date.now;
-    this.perMs = options.requestsPerMinute / 60_000;
-    this.requestPolicy = `"requests";q=${options.requestsPerMinute};w=60`;
   }
 
-  /** Takes one request from the key's bucket; throws 429 when it is empty. */
-  takeRequest(owner: string): void {
-    if (this.tryTakeRequest(owner)) return;
-    const quota = this.options.requestsPerMinute;
+  /** Takes one request from the key's bucket; throws 429 when it is empty. `own`: the key's own quota (null: the default). */
+  takeRequest(owner: string, own: number | null = null): void {
+    if (this.tryTakeRequest(owner, own)) return;
+    const quota = own ?? this.options.requestsPerMinute;
     const bucket = this.buckets.get(owner);
-    const waitS = Math.max(1, Math.ceil((1 - (bucket?.tokens ?? 0)) / this.perMs / 1000));
+    const waitS = Math.max(1, Math.ceil((1 - (bucket?.tokens ?? 0)) / (quota / 60_000) / 1000));
     throw errors.rateLimited(`This API key sent more than ${quota} requests in a minute; retry after ${waitS} s.`, {
       'retry-after': String(waitS),
-      'ratelimit-policy': this.requestPolicy,
+      'ratelimit-policy': `"requests";q=${quota};w=60`,
       ratelimit: `"requests";r=0;t=${waitS}`,
     });
   }
 
   /** Takes one request from the key's bucket if it has one; false (and nothing taken) when empty. */
-  tryTakeRequest(owner: string): boolean {
-    const quota = this.options.requestsPerMinute;
+  tryTakeRequest(owner: string, own: number | null = null): boolean {
+    const quota = own ?? this.options.requestsPerMinute;
     if (quota <= 0) return true;
     const now = this.now();
     let bucket = this.buckets.get(owner);
@@ -79,7 +77,8 @@ export class KeyLimits {
       bucket = { tokens: quota, at: now };
       this.buckets.set(owner, bucket);
     } else {
-      bucket.tokens = Math.min(quota, bucket.tokens + (now - bucket.at) * this.perMs);
+      // A changed quota takes effect at once: the bucket never holds more than the current one.
+      bucket.tokens = Math.min(quota, bucket.tokens + ((now - bucket.at) * quota) / 60_000);
       bucket.at = now;
     }
     if (bucket.tokens < 1) return false;
@@ -87,9 +86,9 @@ export class KeyLimits {
     return true;
   }
 
-  /** Throws 429 when the key already has its limit of tasks queued or processing. */
-  async admitTask(owner: string): Promise<void> {
-    const limit = this.options.tasksInFlight;
+  /** Throws 429 when the key already has its limit of tasks queued or processing. `own`: the key's own limit (null: the default). */
+  async admitTask(owner: string, own: number | null = null): Promise<void> {
+    const limit = own ?? this.options.tasksInFlight;
     if (limit <= 0) return;
     const count = await this.inFlightCount(owner, limit);
     if (count < limit) return;

@@ -1,3 +1,4 @@
+import type { EventStreams } from './event-streams.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpContext } from './context.js';
 import type { Family } from '../wire/envelopes.js';
@@ -10,10 +11,14 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface RouteDeps {
   readonly ctx: HttpContext;
   readonly urlFor: UrlFor;
+  /** The currency of usage figures: the pricing file's, "USD" without one. */
+  readonly currency: string;
   /** Aborted when the server starts closing: long-lived responses (event streams) end then. */
   readonly closing: AbortSignal;
   /** The routes this server has (the OpenAPI document describes exactly those). */
   readonly routes: readonly Route[];
+  /** The event streams open in this process, per key (caps, lifetime, key re-checks). */
+  readonly streams: EventStreams;
 }
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
@@ -34,8 +39,11 @@ export interface Route {
   readonly family: Family;
   /** The `route` label of the request metrics; default `path`. */
   readonly metricsLabel?: string;
-  /** Whether the route takes an API key (the auth hook, then the key's request quota). */
-  readonly auth: boolean;
+  /**
+   * Whether the route takes an API key (the auth hook, then the key's request quota): `true` a
+   * client key, `'admin'` an admin key (docs/admin.md); each refuses the other role.
+   */
+  readonly auth: boolean | 'admin';
   /** JSON Schema of the 200 body: Fastify's serializer for it, and the fast answer's. */
   readonly response?: object;
   readonly handler: (deps: RouteDeps) => Handler;

@@ -7,6 +7,8 @@ import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './rout
 import { getModel, listModels } from './routes/models.js';
 import { cancelTask, listTasks } from './routes/task-ops.js';
 import { createTask, getTask, getTaskFast } from './routes/tasks.js';
+import { createAdminKey, deleteAdminKey, getAdminKey, listAdminKeys, patchAdminKey } from './routes/admin-keys.js';
+import { getAdminUsage, getUsage } from './routes/usage.js';
 import { createWebhook, deleteWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook } from './routes/webhooks.js';
 
 /**
@@ -71,6 +73,14 @@ export const ROUTES: readonly Route[] = [
     ignoresBody: true,
     handler: redeliverWebhook,
   },
+  { path: '/v1/usage', methods: ['GET'], family: 'video', auth: true, handler: getUsage },
+  // The admin API (docs/admin.md): admin keys only; 404 while no admin key exists.
+  { path: '/v1/admin/keys', methods: ['POST'], family: 'video', auth: 'admin', handler: createAdminKey },
+  { path: '/v1/admin/keys', methods: ['GET'], family: 'video', auth: 'admin', handler: listAdminKeys },
+  { path: '/v1/admin/keys/:id', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminKey },
+  { path: '/v1/admin/keys/:id', methods: ['PATCH'], family: 'video', auth: 'admin', handler: patchAdminKey },
+  { path: '/v1/admin/keys/:id', methods: ['DELETE'], family: 'video', auth: 'admin', handler: deleteAdminKey },
+  { path: '/v1/admin/usage', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminUsage },
   { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels },
   { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel },
   { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile },

@@ -1,3 +1,5 @@
+import { EventStreams } from './event-streams.js';
+import { DEFAULT_CURRENCY } from '../billing/index.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
@@ -77,7 +79,15 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   const record = createRequestRecorder(ctx.metrics);
   const requestId = createRequestIds();
   const closingStreams = new AbortController();
-  const deps: RouteDeps = { ctx, urlFor: createOutputUrls(ctx), closing: closingStreams.signal, routes };
+  const streams = new EventStreams(ctx.keys, ctx.eventStreamLimits);
+  const deps: RouteDeps = {
+    ctx,
+    urlFor: createOutputUrls(ctx),
+    currency: ctx.pricing?.currency ?? DEFAULT_CURRENCY,
+    closing: closingStreams.signal,
+    routes,
+    streams,
+  };
   let closing = false;
   const dispatch = createDispatch({
     routes,
@@ -104,6 +114,7 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     closing = true;
     // Event streams never end by themselves; a close waits for open connections.
     closingStreams.abort();
+    streams.close();
     done();
   });
   registerRoutes(app, ctx, routes, deps);
@@ -257,9 +268,11 @@ function registerErrorAnswers(app: FastifyInstance, ctx: HttpContext, allowedMet
     return reply.code(apiError.status).send(errorBody(family, apiError));
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
-    const allowed = allowedMethods(path);
+    // Without an admin key the admin API is not there: no 405 tells its paths apart either.
+    const hidden = path.startsWith('/v1/admin/') && !(await ctx.keys.hasAdminKeys());
+    const allowed = hidden ? undefined : allowedMethods(path);
     const error = allowed ? errors.methodNotAllowed(request.method, allowed) : errors.notFound(request.method, request.url);
     for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
     return reply.code(error.status).send(errorBody(familyOf(request.url), error));
@@ -278,12 +291,13 @@ function registerRoutes(app: FastifyInstance, ctx: HttpContext, routes: readonly
     }
   });
   const auth = authHook(ctx.keys, ctx.keyLimits);
+  const adminAuth = authHook(ctx.keys, ctx.keyLimits, 'admin');
   for (const route of routes) {
     const options: RouteOptions = {
       method: [...route.methods],
       url: route.path,
       config: { route },
-      ...(route.auth ? { onRequest: auth } : {}),
+      ...(route.auth === 'admin' ? { onRequest: adminAuth } : route.auth ? { onRequest: auth } : {}),
       ...(route.response ? { schema: { response: { 200: route.response } } } : {}),
       handler: route.handler(deps),
     };

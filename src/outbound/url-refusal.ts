@@ -17,7 +17,10 @@ export async function assertPublicUrl(raw: string, allow: FetchAllowList = {}, r
   const policy = createAddressPolicy(allow);
   const host = url.hostname;
   if (policy.hostAllowed(host)) return;
-  const refused = (range: string) => new FetchError('refused', `${host} is not a public address (${range}); only public addresses are fetched`);
+  // The same words as a refused fetch (media/fetcher.ts): the range a name resolved into is
+  // for our logs (the cause), never for the client, who must not learn how we see internal names.
+  const refused = (range: string) =>
+    new FetchError('refused', `${host} is not a public address; only public addresses are fetched`, { cause: new Error(`address range: ${range}`) });
   if (isAddressLiteral(host)) {
     const why = policy.refusal(host);
     if (why !== undefined) throw refused(why);

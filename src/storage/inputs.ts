@@ -1,5 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import { mkdir, open as openFile, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open as openFile, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openStoredFile } from './local.js';
 import type { StoredFile } from './storage.js';
@@ -39,6 +40,16 @@ export interface InputRef {
 
 const NAME = /^[a-z_]{1,32}(-\d{1,4})?(\.[a-z0-9]{1,8})?$/;
 const TASK_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** A folder `publish` made. */
+const PUBLISHED_FOLDER = /^pub_[A-Za-z0-9_-]{22}$/;
+/** The task's list of its published folders; a leading dot: never a servable NAME. */
+const PUBLISHED_LIST = '.published';
+
+/**
+ * The task an upstream submission is made for, while the adapter runs (the scheduler sets it):
+ * what the adapter publishes for it is deleted with the task's inputs.
+ */
+export const publishingTask = new AsyncLocalStorage<string>();
 const MIME = /^[a-z0-9.+-]{0,64}\/?[a-z0-9.+-]{0,64}$/;
 
 export function formatInputRef(ref: InputRef): string {
@@ -212,21 +223,32 @@ export class InputStore {
 
   /**
    * Stores bytes an upstream is to fetch (ChannelMedia.publish) in a folder of their own,
-   * `pub_<random>`, which no task owns: the sweep of inputs deletes it once it is older than
-   * its URL's lifetime. Returns the folder and file name.
+   * `pub_<random>` (its URL names no task). With `taskId` (the task being submitted,
+   * `publishingTask`), the folder is listed in the task's inputs and deleted with them when the
+   * task ends; the sweep of inputs deletes any left (a task that ended while it was being
+   * published, a process stopped) once older than its URL's lifetime. Returns the folder and
+   * file name.
    */
-  async publish(bytes: Buffer, mime: string): Promise<{ folder: string; name: string }> {
+  async publish(bytes: Buffer, mime: string, taskId?: string): Promise<{ folder: string; name: string }> {
     const folder = `pub_${randomBytes(16).toString('base64url')}`;
     const ext = EXTENSIONS[mime];
     const name = ext === undefined ? 'input' : `input.${ext}`;
+    if (taskId !== undefined && TASK_ID.test(taskId)) {
+      await mkdir(this.dir(taskId), { recursive: true });
+      await appendFile(join(this.dir(taskId), PUBLISHED_LIST), `${folder}\n`);
+    }
     await mkdir(join(this.root, folder), { recursive: true });
     await writeFile(join(this.root, folder, name), bytes);
     return { folder, name };
   }
 
-  /** Deletes a task's inputs (it reached a final state, or was never inserted). */
+  /** Deletes a task's inputs and the copies published for it (it reached a final state, or was never inserted). */
   async discard(taskId: string): Promise<void> {
     if (!TASK_ID.test(taskId)) return;
+    const listed = await readFile(join(this.dir(taskId), PUBLISHED_LIST), 'utf8').catch(() => '');
+    for (const folder of listed.split('\n')) {
+      if (PUBLISHED_FOLDER.test(folder)) await rm(join(this.root, folder), { recursive: true, force: true });
+    }
     await rm(join(this.root, taskId), { recursive: true, force: true });
   }
 

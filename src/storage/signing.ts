@@ -51,7 +51,9 @@ export class UrlSigner {
    * `invalid` whatever its `exp`, so the answer tells nothing about URLs one did not get.
    */
   check(key: string, exp: string, sig: string, nowS: number): 'valid' | 'expired' | 'invalid' {
-    if (!/^\d{1,12}$/.test(exp)) return 'invalid';
+    // Only the canonical spelling we sign (`String(exp)`): `0123` would name the same number,
+    // so one signature would open many URLs.
+    if (!/^(?:0|[1-9]\d{0,11})$/.test(exp)) return 'invalid';
     const given = Buffer.from(sig);
     const previous = this.previous && nowS * 1000 < this.previous.untilMs ? this.previous.secret : undefined;
     const signed = [this.current, ...(previous ? [previous] : [])].some((secret) => {

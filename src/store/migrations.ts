@@ -1,4 +1,5 @@
 import { bigint, bytewise, type Dialect } from './dialect.js';
+import { usageDay, periodStart } from './usage-sql.js';
 
 /** The PostgreSQL notification channel of task changes (tasks/feed.ts listens on it). */
 export const TASK_CHANNEL = 'mediagate_task';
@@ -196,6 +197,144 @@ const MIGRATIONS: readonly Migration[] = [
     name: 'retention: final tasks by completion time',
     // The retention sweep (tasks/retention.ts) deletes final tasks completed before a time, oldest first.
     up: () => [`CREATE INDEX tasks_final_completed ON tasks (completed_at) WHERE status IN ('completed', 'failed', 'cancelled')`],
+  },
+  {
+    version: 9,
+    name: 'usage and budgets: key settings, reservations, per-task usage and cost, the daily rollup, the charge trigger',
+    // Money is integer micro-units (1 unit = 1,000,000). The charge is a trigger so that every
+    // statement that ends a task (settle, upstream settle, cancel, abandoned-task fail) charges
+    // it in its own transaction, exactly once: the transition is a guarded UPDATE that takes
+    // effect once, and the trigger fires only on a queued|processing -> final change.
+    // docs/usage-and-budgets.md explains the whole mechanism.
+    up: (dialect) => {
+      const int64 = bigint(dialect);
+      const bool = dialect === 'postgres' ? 'BOOLEAN NOT NULL DEFAULT false' : 'INTEGER NOT NULL DEFAULT 0';
+      const columns = [
+        `ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'client'`,
+        `ALTER TABLE api_keys ADD COLUMN budget ${int64}`,
+        `ALTER TABLE api_keys ADD COLUMN budget_period TEXT`,
+        `ALTER TABLE api_keys ADD COLUMN models TEXT`,
+        `ALTER TABLE api_keys ADD COLUMN rate_limit_per_min INTEGER`,
+        `ALTER TABLE api_keys ADD COLUMN max_tasks_in_flight INTEGER`,
+        `ALTER TABLE api_keys ADD COLUMN disabled ${bool}`,
+        // What the key's active tasks hold (the sum of their reserved_cost).
+        `ALTER TABLE api_keys ADD COLUMN reserved ${int64} NOT NULL DEFAULT 0`,
+        // What the key's tasks final in the period starting at spent_period (unix seconds; 0 for
+        // a lifetime budget or none) cost. A task final in a later period starts the sum again.
+        `ALTER TABLE api_keys ADD COLUMN spent ${int64} NOT NULL DEFAULT 0`,
+        `ALTER TABLE api_keys ADD COLUMN spent_period ${int64} NOT NULL DEFAULT 0`,
+        `ALTER TABLE tasks ADD COLUMN reserved_cost ${int64} NOT NULL DEFAULT 0`,
+        `ALTER TABLE tasks ADD COLUMN usage_seconds INTEGER`,
+        `ALTER TABLE tasks ADD COLUMN usage_images INTEGER`,
+        `ALTER TABLE tasks ADD COLUMN cost ${int64}`,
+        // What an upstream reported about its own usage (JSON), for the operator only.
+        `ALTER TABLE tasks ADD COLUMN upstream_usage TEXT`,
+        `CREATE TABLE usage_daily (
+          key_id TEXT NOT NULL,
+          model TEXT NOT NULL,
+          day TEXT NOT NULL,
+          tasks ${int64} NOT NULL DEFAULT 0,
+          seconds ${int64} NOT NULL DEFAULT 0,
+          images ${int64} NOT NULL DEFAULT 0,
+          cost ${int64} NOT NULL DEFAULT 0,
+          PRIMARY KEY (key_id, model, day)
+        )`,
+        // The report across keys reads a range of days.
+        `CREATE INDEX usage_daily_day ON usage_daily (day)`,
+      ];
+      const FINAL = `('completed', 'failed', 'cancelled')`;
+      const ACTIVE = `('queued', 'processing')`;
+      if (dialect === 'sqlite') {
+        // One writer at a time: a row trigger, in the transition's own transaction.
+        const period = periodStart(dialect, 'budget_period', 'NEW.completed_at');
+        return [
+          ...columns,
+          `CREATE TRIGGER tasks_charge AFTER UPDATE OF status ON tasks
+           WHEN OLD.status IN ${ACTIVE} AND NEW.status IN ${FINAL}
+           BEGIN
+             UPDATE api_keys
+                SET reserved = reserved - NEW.reserved_cost,
+                    spent = CASE WHEN ${period} > spent_period THEN COALESCE(NEW.cost, 0)
+                                 WHEN ${period} = spent_period THEN spent + COALESCE(NEW.cost, 0)
+                                 ELSE spent END,
+                    spent_period = max(spent_period, ${period})
+              WHERE id = NEW.owner;
+             INSERT INTO usage_daily (key_id, model, day, tasks, seconds, images, cost)
+             VALUES (NEW.owner, NEW.model, ${usageDay(dialect, 'NEW.completed_at')}, 1,
+                     COALESCE(NEW.usage_seconds, 0), COALESCE(NEW.usage_images, 0), COALESCE(NEW.cost, 0))
+             ON CONFLICT (key_id, model, day) DO UPDATE
+                SET tasks = tasks + 1, seconds = seconds + excluded.seconds, images = images + excluded.images, cost = cost + excluded.cost;
+           END`,
+        ];
+      }
+      // PostgreSQL: several processes end tasks at once, and one statement may end many (the
+      // settles' group commit). A row trigger would lock each task's key as it goes, in the
+      // statement's row order, and two batches over the same keys in another order would
+      // deadlock. So the charge is a statement trigger over the transition tables: it locks the
+      // keys in id order, then upserts the rollup rows in key order. (A statement trigger with
+      // transition tables cannot name columns, so it runs after every UPDATE of tasks and
+      // returns at once when no row became final.)
+      const period = periodStart(dialect, 'k.budget_period', 'c.completed_at');
+      return [
+        ...columns,
+        `CREATE OR REPLACE FUNCTION mediagate_task_charge() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           IF NOT EXISTS (SELECT 1 FROM charge_new n JOIN charge_old o ON o.id = n.id
+                           WHERE o.status IN ${ACTIVE} AND n.status IN ${FINAL}) THEN
+             RETURN NULL;
+           END IF;
+           PERFORM 1 FROM api_keys
+             WHERE id IN (SELECT n.owner FROM charge_new n JOIN charge_old o ON o.id = n.id
+                           WHERE o.status IN ${ACTIVE} AND n.status IN ${FINAL})
+             ORDER BY id FOR UPDATE;
+           WITH c AS (
+             SELECT n.owner, n.reserved_cost, COALESCE(n.cost, 0) AS cost, n.completed_at
+               FROM charge_new n JOIN charge_old o ON o.id = n.id
+              WHERE o.status IN ${ACTIVE} AND n.status IN ${FINAL}),
+           p AS (SELECT c.owner, c.reserved_cost, c.cost, ${period} AS period FROM c JOIN api_keys k ON k.id = c.owner),
+           d AS (SELECT owner, sum(reserved_cost) AS released, max(period) AS period FROM p GROUP BY owner),
+           s AS (SELECT d.owner, d.released, d.period, COALESCE(sum(p.cost) FILTER (WHERE p.period = d.period), 0) AS cost
+                   FROM d JOIN p ON p.owner = d.owner GROUP BY d.owner, d.released, d.period)
+           UPDATE api_keys k
+              SET reserved = k.reserved - s.released,
+                  spent = CASE WHEN s.period > k.spent_period THEN s.cost
+                               WHEN s.period = k.spent_period THEN k.spent + s.cost
+                               ELSE k.spent END,
+                  spent_period = GREATEST(k.spent_period, s.period)
+             FROM s WHERE k.id = s.owner;
+           INSERT INTO usage_daily AS u (key_id, model, day, tasks, seconds, images, cost)
+           SELECT n.owner, n.model, ${usageDay(dialect, 'n.completed_at')} AS day, count(*),
+                  sum(COALESCE(n.usage_seconds, 0)), sum(COALESCE(n.usage_images, 0)), sum(COALESCE(n.cost, 0))
+             FROM charge_new n JOIN charge_old o ON o.id = n.id
+            WHERE o.status IN ${ACTIVE} AND n.status IN ${FINAL}
+            GROUP BY 1, 2, 3
+            ORDER BY 1, 2, 3
+           ON CONFLICT (key_id, model, day) DO UPDATE
+              SET tasks = u.tasks + excluded.tasks, seconds = u.seconds + excluded.seconds,
+                  images = u.images + excluded.images, cost = u.cost + excluded.cost;
+           RETURN NULL;
+         END $$`,
+        `CREATE TRIGGER tasks_charge AFTER UPDATE ON tasks REFERENCING OLD TABLE AS charge_old NEW TABLE AS charge_new
+           FOR EACH STATEMENT EXECUTE FUNCTION mediagate_task_charge()`,
+      ];
+    },
+  },
+  {
+    version: 11,
+    name: 'webhook deliveries in flight, by owner and endpoint',
+    // The claim counts each key's and each endpoint's attempts in flight (leased: settling clears
+    // the lease) to cap them; the first index holds only those few rows. (10 is another change's.)
+    up: () => [
+      `CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (owner, endpoint_id, next_attempt_at) WHERE lease_owner IS NOT NULL`,
+      // Each endpoint's first due deliveries, read by the claim endpoint by endpoint.
+      `CREATE INDEX webhook_deliveries_endpoint_due ON webhook_deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending'`,
+    ],
+  },
+  {
+    version: 12,
+    name: 'upstream cancels pending a retry (docs/channels.md "The lifecycle", step 7)',
+    // Final tasks whose upstream job still needs its cancel: few, and claimed by next_check_at.
+    up: () => [`CREATE INDEX tasks_upstream_cancels ON tasks (next_check_at) WHERE upstream_state IS NOT NULL AND status IN ('cancelled', 'failed')`],
   },
 ];
 

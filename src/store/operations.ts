@@ -1,24 +1,47 @@
 import type {
+  ApiKeyRecord,
+  CompletionUsage,
+  KeyPatch,
+  KeyRole,
+  NewKey,
   NewWebhookDelivery,
   Task,
   TaskError,
   TaskListQuery,
   TaskOutput,
+  UsageQuery,
+  UpstreamCancelRef,
   WebhookAttemptRecord,
   WebhookAttemptResult,
   WebhookDeliveryRecord,
   WebhookEndpointRecord,
 } from './records.js';
-import { listParams, num, numOrNull, toIdempotencyRecord, toTask, toUpstreamCancelRef, toUpstreamTask } from './rows.js';
+import { listParams, num, toIdempotencyRecord, toTask, toPendingCancel, toUpstreamCancelRef, toUpstreamTask } from './rows.js';
 import { FIRST_DELIVERY_PAGE, toAttempt, toClaimedDelivery, toDelivery, toEndpoint, withAttempts } from './webhook-rows.js';
 import { cancelTask } from './sql/cancel.js';
 import { findIdempotencyKey, sweepIdempotencyKeys } from './sql/idempotency.js';
-import { activateEnvKey, countKeys, findKeyByHash, insertKey, listKeys, revokeEnvKeys, revokeKey } from './sql/keys.js';
+import {
+  activateEnvKey,
+  countAdminKeys,
+  countKeys,
+  findKeyByHash,
+  getKey,
+  insertKey,
+  listKeyPage,
+  listKeys,
+  recomputeSpent,
+  revokeEnvKeys,
+  revokeKey,
+  updateKey,
+} from './sql/keys.js';
+import { insertKeyParams, pageAfter, toApiKeyRecord, toKeyAuthRecord, updateKeyParams } from './key-rows.js';
 import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
 import { expireLeases, failAbandoned } from './sql/recovery.js';
 import { activeInputParams, deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
 import { heartbeat, setProgress } from './sql/settle.js';
 import { listTasks } from './sql/tasks-list.js';
+import { keyBudget, keyBudgetState, keyUsageReport, usageReportAcrossKeys } from './sql/usage.js';
+import { reportParams, toKeyBudgetState, toUsageRecord, usageParams } from './usage-rows.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import {
   claimUpstreamDue,
@@ -29,10 +52,15 @@ import {
   nextUpstreamDue,
   reserveChannelSlot,
   takeUpstreamCancel,
+  claimUpstreamCancels,
+  deferUpstreamCancel,
+  finishUpstreamCancel,
 } from './sql/upstream.js';
 import {
   claimWebhookDeliveries,
   countWebhookEndpoints,
+  DEFAULT_DELIVERY_CAPS,
+  type DeliveryCaps,
   deleteWebhookAttempts,
   deleteWebhookDeliveries,
   deleteWebhookEndpoint,
@@ -139,20 +167,40 @@ export const taskOperations = {
   /** When the next active upstream task is due; undefined when none is active. */
   nextUpstreamDue: one(nextUpstreamDue, () => ({}), dueOf),
   countUpstreamInFlight: one(countUpstreamInFlight, (channel: string) => ({ channel }), countOf),
+  /** Completed, with the usage measured from the copied outputs (the charge trigger books it in the same transaction). */
   completeUpstream: run(
     completeUpstream,
-    (id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number) => ({
+    (id: string, attempt: number, outputs: readonly TaskOutput[], now: number, startedAt: number, usage: CompletionUsage) => ({
       id,
       attempt,
       now,
       outputs: JSON.stringify(outputs),
       startedAt,
+      ...usageParams(usage),
     }),
     won,
   ),
   failUpstream: run(failUpstream, (id: string, attempt: number, error: TaskError, now: number) => ({ id, attempt, now, error: JSON.stringify(error) }), won),
   /** A cancelled task's upstream job, taken once (sql/upstream.ts takeUpstreamCancel); undefined when already taken or never submitted. */
   takeUpstreamCancel: one(takeUpstreamCancel, (id: string) => ({ id }), maybe(toUpstreamCancelRef)),
+  /** Final tasks whose upstream cancel is still owed and due (a retry, or one won by a process without channels), leased until `leaseUntil`. */
+  claimUpstreamCancels: all(claimUpstreamCancels, (now: number, leaseUntil: number, limit: number) => ({ now, leaseUntil, limit }), each(toPendingCancel)),
+  /** A cancel the upstream did not answer: kept, to be tried again at `at`. */
+  deferUpstreamCancel: run(
+    deferUpstreamCancel,
+    (ref: UpstreamCancelRef & { readonly upstreamId: string }, at: number, intervalMs: number) => ({
+      id: ref.id,
+      channel: ref.channel,
+      target: ref.target,
+      upstreamId: ref.upstreamId,
+      requestId: ref.requestId,
+      at,
+      intervalMs,
+    }),
+    won,
+  ),
+  /** The owed cancel is done (answered, or given up). */
+  finishUpstreamCancel: run(finishUpstreamCancel, (id: string) => ({ id }), won),
   /**
    * Books the next request slot of a channel's bucket, across processes; resolves with when it
    * starts (ms). The bucket's row is created the first time it is missing.
@@ -171,31 +219,49 @@ export const taskOperations = {
   ),
 };
 
+/** API keys, by hash (auth/ depends on these alone); their settings and administration (docs/admin.md). */
 export const keyOperations = {
-  findKeyByHash: one(
-    findKeyByHash,
-    (hash: string) => ({ hash }),
-    maybe((row) => ({ id: row.id, revoked: row.revoked_at !== null })),
-  ),
+  findKeyByHash: one(findKeyByHash, (hash: string) => ({ hash }), maybe(toKeyAuthRecord)),
+  /** False when a key of that hash is stored already (nothing changes then). */
   insertKey: run(
     insertKey,
-    (key: { id: string; hash: string; name: string; createdAt: number }) => key,
+    (key: NewKey) => insertKeyParams(key),
     (changed) => changed > 0,
   ),
   countKeys: one(countKeys, () => ({}), countOf),
-  listKeys: all(
-    listKeys,
-    () => ({}),
-    each((row) => ({ id: row.id, name: row.name, createdAt: num(row.created_at), revokedAt: numOrNull(row.revoked_at) })),
+  /** Admin keys neither revoked nor disabled. */
+  countAdminKeys: one(countAdminKeys, () => ({}), countOf),
+  /** Every key, revoked ones too, oldest first; spent and reserved of the period holding `now` (ms). */
+  listKeys: all(listKeys, (now: number) => ({ now }), each(toApiKeyRecord)),
+  /** One key (revoked or not, any role); undefined for an unknown id. */
+  getKey: one(getKey, (id: string, now: number) => ({ id, now }), maybe(toApiKeyRecord)),
+  /** A page of active keys of a role, newest first, after the key `after` (its record) when given. */
+  listKeyPage: all(
+    listKeyPage,
+    (role: KeyRole, after: ApiKeyRecord | undefined, limit: number, now: number) => ({ role, ...pageAfter(after), limit, now }),
+    each(toApiKeyRecord),
   ),
+  /**
+   * Changes the settings `patch` names (an active key only: false for an unknown or revoked id).
+   * A change of budget period recomputes `spent` for the current period of the new kind from the
+   * daily rollup, in the same transaction: the update locks the key's row to the commit, so the
+   * recount sees every charge committed before it, and a task ending meanwhile waits for the lock.
+   */
+  updateKey: steps([updateKey, recomputeSpent], true, function* (_dialect, id: string, patch: KeyPatch, now: number) {
+    if ((yield* changes(updateKey, updateKeyParams(id, patch))) !== 1) return false;
+    if (patch.budgetPeriod !== undefined) yield* changes(recomputeSpent, { id, now });
+    return true;
+  }),
   revokeKey: run(revokeKey, (id: string, now: number) => ({ id, now }), won),
   /**
-   * Keys named `env` mirror MEDIAGATE_API_KEYS: those in `hashes` are (re)activated, the others
-   * revoked, so removing a key from the environment stops it working at the next start.
+   * Keys from the environment (MEDIAGATE_API_KEYS, MEDIAGATE_ADMIN_KEYS; their ids derive from
+   * their hashes) mirror it: those in `keys` are (re)activated with their role, the others
+   * revoked, so removing a key from the environment stops it working at the next start. Names
+   * and settings are never touched.
    */
-  syncEnvKeys: steps([revokeEnvKeys, activateEnvKey], true, function* (_dialect, hashes: readonly string[], now: number) {
+  syncEnvKeys: steps([revokeEnvKeys, activateEnvKey], true, function* (_dialect, keys: ReadonlyArray<{ hash: string; role: KeyRole }>, now: number) {
     yield* changes(revokeEnvKeys, { now });
-    for (const hash of hashes) yield* changes(activateEnvKey, { hash });
+    for (const key of keys) yield* changes(activateEnvKey, key);
   }),
 };
 
@@ -287,7 +353,7 @@ export const webhookOperations = {
   /** Due deliveries leased to `owner` until `leaseUntil`, with `attempts` incremented. */
   claimWebhookDeliveries: all(
     claimWebhookDeliveries,
-    (owner: string, now: number, leaseUntil: number, limit: number) => ({ owner, now, leaseUntil, limit }),
+    (owner: string, now: number, leaseUntil: number, limit: number, caps: DeliveryCaps = DEFAULT_DELIVERY_CAPS) => ({ owner, now, leaseUntil, limit, ...caps }),
     each(toClaimedDelivery),
   ),
   nextWebhookDue: one(nextWebhookDue, () => ({}), dueOf),
@@ -318,13 +384,33 @@ export const webhookOperations = {
   ),
 };
 
+export const usageOperations = {
+  /** Whether the key has a budget (creates for it reserve their maximum cost). */
+  keyHasBudget: one(
+    keyBudget,
+    (id: string) => ({ id }),
+    (row) => row !== undefined && row.budget !== null,
+  ),
+  /** A key's budget, reservations and spending of the period holding `now`; undefined for an unknown key. */
+  keyBudgetState: one(keyBudgetState, (id: string, now: number) => ({ id, now }), maybe(toKeyBudgetState)),
+  /** The daily rollup summed over whole days, grouped as asked: one key's rows (its primary key), or every key's (the days' index). */
+  usageReport: steps([keyUsageReport, usageReportAcrossKeys], false, function* (_dialect, query: UsageQuery) {
+    const found =
+      query.key === undefined
+        ? yield* rows(usageReportAcrossKeys, reportParams(query))
+        : yield* rows(keyUsageReport, { ...reportParams(query), key: query.key });
+    return found.map(toUsageRecord);
+  }),
+};
+
 /** Every row of the table. */
-export const operations = { ...taskOperations, ...keyOperations, ...metaOperations, ...webhookOperations };
+export const operations = { ...taskOperations, ...keyOperations, ...metaOperations, ...webhookOperations, ...usageOperations };
 
 export type TaskOperations = Bound<typeof taskOperations>;
 export type KeyOperations = Bound<typeof keyOperations>;
 export type MetaOperations = Bound<typeof metaOperations>;
 export type WebhookOperations = Bound<typeof webhookOperations>;
+export type UsageOperations = Bound<typeof usageOperations>;
 
 /** What both runners extend: one method per row of the table. */
 export const TableStore = tableBase(operations);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ClaimedTask, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, SubmitLimits, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
 import type { JobQueueSql, Operation } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
@@ -11,7 +11,8 @@ import { requeueStranded } from './sql/recovery.js';
 import { completeMany, fail, release, releaseWithJob } from './sql/settle.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
-import { channelFull, ensureChannelLimit, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
+import { releaseReservation, reserveBudget } from './sql/usage.js';
+import { channelFull, ensureChannelLimit, keyOverShare, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
 import type { Store } from './store.js';
 import { driveAsync, execute, type Runner, type Steps } from './table.js';
 
@@ -63,6 +64,7 @@ function taskColumns(tasks: readonly NewTask[]): InsertTasksParams {
     createdAts: tasks.map((t) => t.createdAt),
     params: tasks.map((t) => JSON.stringify(t.params)),
     channels: tasks.map((t) => t.channel ?? 'sandbox'),
+    reservedCosts: tasks.map((t) => t.reserve ?? 0),
   };
 }
 
@@ -86,7 +88,7 @@ function taskColumns(tasks: readonly NewTask[]): InsertTasksParams {
 export class PostgresStore extends TableStore implements Store, Runner {
   readonly dialect = 'postgres';
   private readonly db: Executor;
-  private readonly inserts = new GroupCommit<NewTask, boolean>((batch) => this.insertBatch(batch), refusedByServer);
+  private readonly inserts = new GroupCommit<NewTask, InsertOutcome>((batch) => this.insertBatch(batch), refusedByServer);
   private readonly claims = new GroupCommit<ClaimRequest, ClaimedTask | undefined>((batch) => this.claimBatch(batch), refusedByServer);
   private readonly completions = new GroupCommit<CompleteRequest, boolean>((batch) => this.completeBatch(batch), refusedByServer);
   private readonly withJobs:
@@ -154,29 +156,60 @@ export class PostgresStore extends TableStore implements Store, Runner {
     });
   }
 
-  insertTask(task: NewTask): Promise<boolean> {
+  insertTask(task: NewTask): Promise<InsertOutcome> {
     return this.inserts.add(task);
   }
 
-  private async insertBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
-    if (tasks.some((task) => task.idempotency)) return this.insertKeyedBatch(tasks);
-    const params = taskColumns(tasks);
-    if (this.withJobs) await this.db.rows(this.withJobs.insert, params);
-    else await this.db.rows(insertTasks, params);
-    return tasks.map(() => true);
+  private async insertBatch(tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
+    if (tasks.some((task) => task.reserve !== undefined)) return this.transaction((db) => this.insertReserving(db, tasks));
+    return this.insertRows(this.db, tasks);
   }
 
-  /** A batch in which some tasks take idempotency keys: the rows returned are the tasks inserted. */
-  private async insertKeyedBatch(tasks: readonly NewTask[]): Promise<boolean[]> {
+  /** One statement: the rows, with their jobs and idempotency keys. */
+  private async insertRows(db: Executor, tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
+    if (tasks.length === 0) return [];
+    if (!tasks.some((task) => task.idempotency)) {
+      const params = taskColumns(tasks);
+      if (this.withJobs) await db.rows(this.withJobs.insert, params);
+      else await db.rows(insertTasks, params);
+      return tasks.map(() => 'inserted');
+    }
+    // Some take idempotency keys: the rows returned are the tasks inserted.
     const params: InsertKeyedTasksParams = {
       ...taskColumns(tasks),
       keys: tasks.map((t) => t.idempotency?.key ?? ''),
       hashes: tasks.map((t) => t.idempotency?.requestHash ?? ''),
       expiredBefore: Math.min(...tasks.map((t) => t.idempotency?.expiredBefore ?? Number.POSITIVE_INFINITY)),
     };
-    const rows = await this.db.rows(this.withJobs?.insertKeyed ?? insertKeyedTasks, params);
+    const rows = await db.rows(this.withJobs?.insertKeyed ?? insertKeyedTasks, params);
     const inserted = new Set(rows.map((row) => row.id));
-    return tasks.map((task) => inserted.has(task.id));
+    return tasks.map((task) => (inserted.has(task.id) ? 'inserted' : 'key_taken'));
+  }
+
+  /**
+   * A batch in which some tasks reserve against a budget, in one transaction: each reservation
+   * is the guarded UPDATE of its key's row (which holds the row until the commit, so creates of
+   * one key in any process reserve one after the other), taken in key order so that two batches
+   * never wait on each other's keys; then the rows that fit, in one statement; then the
+   * reservations of tasks whose idempotency key was held are given back. Batches without a
+   * budgeted key never come here.
+   */
+  private async insertReserving(db: Executor, tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
+    const refused = new Set<NewTask>();
+    const reserving = tasks.filter((task) => task.reserve !== undefined).sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+    for (const task of reserving) {
+      if ((await db.changes(reserveBudget, { id: task.owner, amount: task.reserve ?? 0, now: task.createdAt })) === 0) refused.add(task);
+    }
+    const fitting = tasks.filter((task) => !refused.has(task));
+    const outcomes = new Map<NewTask, InsertOutcome>();
+    (await this.insertRows(db, fitting)).forEach((outcome, i) => {
+      const task = fitting[i];
+      if (task) outcomes.set(task, outcome);
+    });
+    for (const task of reserving) {
+      if (outcomes.get(task) === 'key_taken') await db.changes(releaseReservation, { id: task.owner, amount: task.reserve ?? 0 });
+    }
+    return tasks.map((task) => outcomes.get(task) ?? 'budget_exceeded');
   }
 
   async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[] = []): Promise<ClaimedTask[]> {
@@ -206,8 +239,8 @@ export class PostgresStore extends TableStore implements Store, Runner {
     });
   }
 
-  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
-    return this.completions.add({ id, attempt, outputs: JSON.stringify(outputs), now });
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, usage: TaskUsage): Promise<boolean> {
+    return this.completions.add({ id, attempt, outputs: JSON.stringify(outputs), now, seconds: usage.seconds, images: usage.images, cost: usage.cost });
   }
 
   private async completeBatch(batch: readonly CompleteRequest[]): Promise<boolean[]> {
@@ -219,6 +252,9 @@ export class PostgresStore extends TableStore implements Store, Runner {
       attempts: ordered.map((r) => r.attempt),
       outputs: ordered.map((r) => r.outputs),
       nows: ordered.map((r) => r.now),
+      seconds: ordered.map((r) => r.seconds),
+      images: ordered.map((r) => r.images),
+      costs: ordered.map((r) => r.cost),
     });
     const won = new Set(rows.map((row) => `${row.attempt}:${row.id}`));
     return batch.map((request) => unique.has(request) && won.has(`${request.attempt}:${request.id}`));
@@ -246,13 +282,15 @@ export class PostgresStore extends TableStore implements Store, Runner {
     return num(row?.n ?? 0) === 1;
   }
 
-  async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+  async markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'> {
     await this.db.changes(ensureChannelLimit, { channel: step.channel, bucket: 'submit' });
     return this.transaction(async (db) => {
       await db.rows(lockChannelSubmit, { channel: step.channel });
       // A new statement after the lock: its snapshot sees every `submitting` committed before.
-      const [held] = await db.rows(channelFull, { channel: step.channel, max: maxInFlight });
+      const [held] = await db.rows(channelFull, { channel: step.channel, max: limits.maxInFlight });
       if (num(held?.full ?? 0) === 1) return 'full';
+      const [share] = await db.rows(keyOverShare, { channel: step.channel, owner: limits.owner, perKey: limits.perKey });
+      if (num(share?.over ?? 0) === 1) return 'full';
       return (await db.changes(saveUpstream, upstreamSaveParams(id, attempt, step))) === 1 ? 'marked' : 'lost';
     });
   }
@@ -274,6 +312,9 @@ interface CompleteRequest {
   readonly attempt: number;
   readonly outputs: string;
   readonly now: number;
+  readonly seconds: number;
+  readonly images: number;
+  readonly cost: number;
 }
 
 /**

@@ -43,6 +43,24 @@ export interface Task {
   readonly attempt: number;
   /** Bumped by every transition (migration 4): orders a task's events across processes. */
   readonly version: number;
+  /** What the task delivered and cost (migration 9); null until it is final. */
+  readonly usage: TaskUsage | null;
+}
+
+/**
+ * A final task's usage: billed seconds of video (the delivered file's duration, to the nearest
+ * second, at least 1), delivered images, and its cost in micro-units of the pricing currency
+ * (0 for failed and cancelled tasks).
+ */
+export interface TaskUsage {
+  readonly seconds: number;
+  readonly images: number;
+  readonly cost: number;
+}
+
+/** What a completion writes with the outputs: the task's usage, and what an upstream reported of its own (JSON text). */
+export interface CompletionUsage extends TaskUsage {
+  readonly upstreamUsage?: string | undefined;
 }
 
 /** A task as a worker sees it after claiming it: with its parameters and lease. */
@@ -62,7 +80,15 @@ export interface NewTask {
   readonly idempotency?: IdempotencyClaim;
   /** The route's first target: 'sandbox' (the default) renders here; any other channel goes upstream. */
   readonly channel?: string;
+  /**
+   * Micro-units to reserve against the owner's budget, in the insert's transaction (only for a
+   * key with a budget): the guarded reservation refuses the insert when it does not fit.
+   */
+  readonly reserve?: number;
 }
+
+/** What an insert did: the task is stored; a live row held its idempotency key; its reservation did not fit the key's budget. */
+export type InsertOutcome = 'inserted' | 'key_taken' | 'budget_exceeded';
 
 export interface IdempotencyClaim {
   readonly key: string;
@@ -119,6 +145,15 @@ export interface UpstreamTask {
 }
 
 /** The state a non-final upstream step leaves the task in (every column named, none implied). */
+/** The bounds a submission is checked against: the channel's max_in_flight, and the key's share of it while others wait. */
+export interface SubmitLimits {
+  readonly maxInFlight: number;
+  /** The key the task belongs to. */
+  readonly owner: string;
+  /** max_in_flight_per_key. */
+  readonly perKey: number;
+}
+
 export interface UpstreamStep {
   readonly status: 'queued' | 'processing';
   readonly channel: string;
@@ -146,11 +181,99 @@ export interface UpstreamCancelRef {
   readonly requestId: string | null;
 }
 
-export interface ApiKeyRecord {
+/** A key's budget and what it holds now (migration 9): `spent` in the current period. */
+export interface KeyBudgetState {
+  /** Micro-units; null for no budget. */
+  readonly budget: number | null;
+  /** UTC calendar periods; null for a lifetime budget (or none). */
+  readonly period: 'day' | 'month' | null;
+  readonly reserved: number;
+  readonly spent: number;
+}
+
+/** A usage report's selection: whole UTC days [startDay, endDay), one key or every key. */
+export interface UsageQuery {
+  /** One key's rows; undefined for every key (the operator's report). */
+  readonly key?: string;
+  /** 'YYYY-MM-DD', inclusive. */
+  readonly startDay: string;
+  /** 'YYYY-MM-DD', exclusive. */
+  readonly endDay: string;
+  readonly byKey: boolean;
+  readonly byModel: boolean;
+  readonly byDay: boolean;
+}
+
+/** One row of a report; a dimension not grouped by is ''. */
+export interface UsageRecord {
+  readonly keyId: string;
+  readonly model: string;
+  readonly day: string;
+  readonly tasks: number;
+  readonly seconds: number;
+  readonly images: number;
+  readonly cost: number;
+}
+
+/** A cancel still owed to the upstream (claimed for a retry), with when the task ended and the last retry interval. */
+export interface PendingUpstreamCancel extends UpstreamCancelRef {
+  readonly completedAt: number | null;
+  readonly intervalMs: number | null;
+}
+
+/** What a key may do: `client` keys the task API, `admin` keys only /v1/admin/* (docs/admin.md). */
+export type KeyRole = 'client' | 'admin';
+
+export type BudgetPeriod = 'day' | 'month';
+
+/** What an operator sets on a key. Amounts are micro-units. */
+export interface KeySettings {
+  readonly name: string;
+  /** null: no budget. */
+  readonly budget: number | null;
+  /** UTC calendar periods; null: a lifetime budget. */
+  readonly budgetPeriod: BudgetPeriod | null;
+  /** Model ids and prefixes ending in `*`; null: every model. */
+  readonly models: readonly string[] | null;
+  /** null: the process-wide default. */
+  readonly rateLimitPerMin: number | null;
+  /** null: the process-wide default. */
+  readonly maxTasksInFlight: number | null;
+}
+
+/** A change of settings: only the fields present change. */
+export type KeyPatch = Partial<KeySettings> & { readonly disabled?: boolean };
+
+export interface NewKey extends Partial<KeySettings> {
   readonly id: string;
+  readonly hash: string;
   readonly name: string;
   readonly createdAt: number;
+  /** Default `client`. */
+  readonly role?: KeyRole;
+}
+
+export interface ApiKeyRecord extends KeySettings {
+  readonly id: string;
+  readonly role: KeyRole;
+  readonly createdAt: number;
   readonly revokedAt: number | null;
+  readonly disabled: boolean;
+  /** Micro-units held by the key's queued and processing tasks. */
+  readonly reserved: number;
+  /** Micro-units its tasks final in the current budget period cost (all time for a lifetime budget). */
+  readonly spent: number;
+}
+
+/** What the auth lookup returns: the settings every request of the key obeys. */
+export interface KeyAuthRecord {
+  readonly id: string;
+  readonly revoked: boolean;
+  readonly role: KeyRole;
+  readonly disabled: boolean;
+  readonly models: readonly string[] | null;
+  readonly rateLimitPerMin: number | null;
+  readonly maxTasksInFlight: number | null;
 }
 
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';

@@ -7,7 +7,9 @@ import type {
   TaskListQuery,
   TaskOutput,
   TaskStatus,
+  TaskUsage,
   UpstreamCancelRef,
+  PendingUpstreamCancel,
   UpstreamState,
   UpstreamStep,
   UpstreamTask,
@@ -28,6 +30,9 @@ export const TASK_COLUMNS = [
   'outputs',
   'attempt',
   'version',
+  'usage_seconds',
+  'usage_images',
+  'cost',
 ] as const;
 
 /** What a claim returns: a worker needs the parameters and the lease owner too. */
@@ -57,6 +62,9 @@ export interface TaskRow {
   outputs: string;
   attempt: Int;
   version: Int;
+  usage_seconds: Int | null;
+  usage_images: Int | null;
+  cost: Int | null;
 }
 
 /** A row as a claim returns it. */
@@ -81,6 +89,19 @@ export function toTask(row: TaskRow): Task {
     outputs: JSON.parse(row.outputs) as TaskOutput[],
     attempt: num(row.attempt),
     version: num(row.version),
+    usage: usageOf(row),
+  };
+}
+
+const FINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+/** A final task's usage; tasks final before migration 9 (no figures) show zeros. */
+function usageOf(row: TaskRow): TaskUsage | null {
+  if (!FINAL.has(row.status)) return null;
+  return {
+    seconds: row.usage_seconds === null ? 0 : num(row.usage_seconds),
+    images: row.usage_images === null ? 0 : num(row.usage_images),
+    cost: row.cost === null ? 0 : num(row.cost),
   };
 }
 
@@ -91,13 +112,6 @@ export function toClaimedTask(row: ClaimedRow): ClaimedTask {
 /** Claimed rows in the order they are due: RETURNING promises no order. */
 export function inClaimOrder(rows: readonly ClaimedRow[]): ClaimedTask[] {
   return rows.map(toClaimedTask).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-export interface KeyRow {
-  id: string;
-  name: string;
-  created_at: Int;
-  revoked_at: Int | null;
 }
 
 export interface CountRow {
@@ -191,6 +205,16 @@ export interface UpstreamCancelRow {
   target: Int;
   upstream_id: string | null;
   upstream_request_id: string | null;
+}
+
+/** A cancel still owed to an upstream, as claimUpstreamCancels returns it. */
+export interface PendingCancelRow extends UpstreamCancelRow {
+  completed_at: Int | null;
+  check_interval_ms: Int | null;
+}
+
+export function toPendingCancel(row: PendingCancelRow): PendingUpstreamCancel {
+  return { ...toUpstreamCancelRef(row), completedAt: numOrNull(row.completed_at), intervalMs: numOrNull(row.check_interval_ms) };
 }
 
 export function toUpstreamCancelRef(row: UpstreamCancelRow): UpstreamCancelRef {

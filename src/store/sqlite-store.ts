@@ -1,4 +1,4 @@
-import type { ClaimedTask, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
+import type { ClaimedTask, InsertOutcome, NewTask, SubmitLimits, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
 import type { Operation, Sql } from './dialect.js';
 import { GroupCommit } from './group-commit.js';
 import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './sqlite-driver.js';
@@ -10,13 +10,23 @@ import { createVersionTable, isApplied, recordApplied } from './sql/migrations.j
 import { complete, fail, release } from './sql/settle.js';
 import { takeIdempotencyKey } from './sql/idempotency.js';
 import { insertTask } from './sql/tasks-insert.js';
-import { channelFull, saveUpstream } from './sql/upstream.js';
+import { releaseReservation, reserveBudget } from './sql/usage.js';
+import { channelFull, keyOverShare, saveUpstream } from './sql/upstream.js';
 import type { Store } from './store.js';
 import { drive, execute, type Runner, type Steps } from './table.js';
 
 /** A settle (processing -> completed | failed) waiting for its group commit. */
 type Settle =
-  | { readonly to: 'completed'; readonly id: string; readonly attempt: number; readonly now: number; readonly outputs: string }
+  | {
+      readonly to: 'completed';
+      readonly id: string;
+      readonly attempt: number;
+      readonly now: number;
+      readonly outputs: string;
+      readonly seconds: number;
+      readonly images: number;
+      readonly cost: number;
+    }
   | { readonly to: 'failed'; readonly id: string; readonly attempt: number; readonly now: number; readonly error: string };
 
 /**
@@ -39,7 +49,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
   /** Which SQLite library this store's connection runs on (sqlite-driver.ts). */
   readonly driver: SqliteDriverName;
   private readonly statements = new Map<Sql<never, unknown>, SqliteStatement>();
-  private readonly inserts = new GroupCommit<NewTask, boolean>(
+  private readonly inserts = new GroupCommit<NewTask, InsertOutcome>(
     async (batch) => this.insertBatch(batch),
     () => true,
   );
@@ -47,7 +57,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
     async (batch) => this.settleBatch(batch),
     () => true,
   );
-  private readonly insertBatch: (tasks: readonly NewTask[]) => boolean[];
+  private readonly insertBatch: (tasks: readonly NewTask[]) => InsertOutcome[];
   private readonly settleBatch: (settles: readonly Settle[]) => boolean[];
   private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number, skipKeys: string) => ClaimedTask[];
   private readonly transactionOf: <T>(body: Steps<T>) => T;
@@ -55,16 +65,20 @@ export class SqliteStore extends TableStore implements Store, Runner {
   constructor(private readonly database: SqliteConnection) {
     super();
     this.driver = database.driver;
+    // Per task, in the batch's one transaction: the budget reservation (guarded), the idempotency
+    // key, the row. SQLite has one writer, so the guard reads what every earlier create left.
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
-      tasks.map(({ idempotency, ...task }) => {
+      tasks.map(({ idempotency, reserve, ...task }): InsertOutcome => {
+        if (reserve !== undefined && this.changes(reserveBudget, { id: task.owner, amount: reserve, now: task.createdAt }) === 0) return 'budget_exceeded';
         if (
           idempotency &&
           this.changes(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0
         ) {
-          return false;
+          if (reserve !== undefined) this.changes(releaseReservation, { id: task.owner, amount: reserve });
+          return 'key_taken';
         }
-        this.changes(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox' });
-        return true;
+        this.changes(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox', reservedCost: reserve ?? 0 });
+        return 'inserted';
       }),
     );
     this.settleBatch = database.transaction((settles: readonly Settle[]) =>
@@ -127,7 +141,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
     return applied;
   }
 
-  insertTask(task: NewTask): Promise<boolean> {
+  insertTask(task: NewTask): Promise<InsertOutcome> {
     return this.inserts.add(task);
   }
 
@@ -140,8 +154,8 @@ export class SqliteStore extends TableStore implements Store, Runner {
     return row ? toClaimedTask(row) : undefined;
   }
 
-  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean> {
-    return this.settles.add({ to: 'completed', id, attempt, now, outputs: JSON.stringify(outputs) });
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, usage: TaskUsage): Promise<boolean> {
+    return this.settles.add({ to: 'completed', id, attempt, now, outputs: JSON.stringify(outputs), ...usage });
   }
 
   fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean> {
@@ -161,9 +175,10 @@ export class SqliteStore extends TableStore implements Store, Runner {
     return this.changes(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1;
   }
 
-  async markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
+  async markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'> {
     // One writer, and the driver runs this to the end: count and write cannot interleave.
-    if (num(this.first(channelFull, { channel: step.channel, max: maxInFlight })?.full ?? 0) === 1) return 'full';
+    if (num(this.first(channelFull, { channel: step.channel, max: limits.maxInFlight })?.full ?? 0) === 1) return 'full';
+    if (num(this.first(keyOverShare, { channel: step.channel, owner: limits.owner, perKey: limits.perKey })?.over ?? 0) === 1) return 'full';
     return this.changes(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1 ? 'marked' : 'lost';
   }
 

@@ -24,6 +24,9 @@ export function openSqliteStore(options: SqliteOptions): SqliteStore {
   database.exec(`PRAGMA synchronous = ${options.synchronous}`);
   // Another process (a CLI `keys` command, a second worker) may hold the write lock briefly.
   database.exec('PRAGMA busy_timeout = 5000');
+  // Deleted rows are overwritten with zeros, not left in free pages: a deleted webhook
+  // endpoint's secret (or a task's prompt) must not be readable from the file afterwards.
+  database.exec('PRAGMA secure_delete = ON');
   // A negative cache_size is in KiB.
   database.exec(`PRAGMA cache_size = ${-1024 * Math.max(2, Math.floor(options.cacheMb ?? 64))}`);
   return new SqliteStore(database);

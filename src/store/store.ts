@@ -1,9 +1,15 @@
-import type { ClaimedTask, NewTask, TaskError, TaskOutput, UpstreamStep } from './records.js';
-import type { KeyOperations, MetaOperations, TaskOperations, WebhookOperations } from './operations.js';
+import type { ClaimedTask, InsertOutcome, NewTask, SubmitLimits, TaskError, TaskOutput, TaskUsage, UpstreamStep } from './records.js';
+import type { KeyOperations, MetaOperations, TaskOperations, UsageOperations, WebhookOperations } from './operations.js';
 
 export type { JobQueueSql } from './dialect.js';
 export type {
   ApiKeyRecord,
+  BudgetPeriod,
+  KeyAuthRecord,
+  KeyPatch,
+  KeyRole,
+  KeySettings,
+  NewKey,
   ClaimedDelivery,
   NewWebhookDelivery,
   WebhookAttemptRecord,
@@ -25,12 +31,14 @@ export type {
  * statement and result and from which these interfaces take them; the methods listed here are
  * the ones whose execution differs between the databases (each runner writes its own).
  */
-export interface TaskStore extends TaskOperations {
+export interface TaskStore extends TaskOperations, UsageOperations {
   /**
-   * Inserts a queued task, and takes its idempotency key (if any) in the same transaction:
-   * false when a live row holds the key, and then nothing is inserted.
+   * Inserts a queued task, and in the same transaction reserves `task.reserve` against its
+   * key's budget (guarded: `budget_exceeded` when it does not fit) and takes its idempotency key
+   * (if any: `key_taken` when a live row holds it). Nothing is inserted, reserved or taken
+   * unless all of it is.
    */
-  insertTask(task: NewTask): Promise<boolean>;
+  insertTask(task: NewTask): Promise<InsertOutcome>;
   /**
    * queued -> processing (or expired leases taken over): up to `limit` runnable tasks, expired
    * leases first, then queued ones in fair order between keys (fair_rank, then creation),
@@ -43,8 +51,8 @@ export interface TaskStore extends TaskOperations {
    * queued, or processing with an expired lease. A duplicate or late job gets undefined.
    */
   claimTaskById(id: string, workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined>;
-  /** processing -> completed. */
-  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number): Promise<boolean>;
+  /** processing -> completed, with the task's usage (the charge trigger books it in the same transaction). */
+  complete(id: string, attempt: number, outputs: readonly TaskOutput[], now: number, usage: TaskUsage): Promise<boolean>;
   /** processing -> failed. */
   fail(id: string, attempt: number, error: TaskError, now: number): Promise<boolean>;
   /**
@@ -66,7 +74,7 @@ export interface TaskStore extends TaskOperations {
    * upstream; counted and written under the channel's `submit` row lock (PostgreSQL), so
    * processes sharing the database keep the bound together. False: full, or the fence lost.
    */
-  markSubmitting(id: string, attempt: number, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'>;
+  markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'>;
 }
 
 /** API keys, by hash (auth/ depends on this alone). */
@@ -78,8 +86,11 @@ export type MetaStore = MetaOperations;
 /** Webhook endpoints, the delivery outbox and its attempts (sql/webhooks.ts). */
 export type WebhookStore = WebhookOperations;
 
+/** Budgets and usage reports (migration 9; sql/usage.ts). */
+export type UsageStore = UsageOperations;
+
 /** The whole store, as a backend opens it: its parts on one database. */
-export interface Store extends TaskStore, KeyStore, MetaStore, WebhookStore {
+export interface Store extends TaskStore, KeyStore, MetaStore, WebhookStore, UsageStore {
   readonly dialect: 'sqlite' | 'postgres';
   migrate(): Promise<number[]>;
   close(): Promise<void>;

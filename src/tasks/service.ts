@@ -1,10 +1,24 @@
 import { EventEmitter } from 'node:events';
-import type { ModelRow, ResolvedParams } from '../catalog/index.js';
+import { findModel, type ModelRow, type ResolvedParams } from '../catalog/index.js';
+import { maxTaskCost, priceOf, requestedQuantities, resolutionOf, taskCost, type Metered, type Pricing } from '../billing/index.js';
 import type { TaskFailureCode } from '../failure-codes.js';
 import { referencedInputBytes, type InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
 import type { TaskStore } from '../store/store.js';
-import type { ClaimedTask, NewTask, Task, TaskError, TaskListQuery, TaskOutput, UpstreamCancelRef, UpstreamStep, UpstreamTask } from '../store/records.js';
+import type {
+  ClaimedTask,
+  InsertOutcome,
+  NewTask,
+  Task,
+  TaskError,
+  TaskListQuery,
+  TaskOutput,
+  TaskUsage,
+  UpstreamCancelRef,
+  PendingUpstreamCancel,
+  UpstreamStep,
+  UpstreamTask,
+} from '../store/records.js';
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {
@@ -16,7 +30,30 @@ export interface SettledTask {
   /** Milliseconds from creation to the (first) start, and from the start to the end. */
   readonly queuedMs?: number;
   readonly renderMs?: number;
+  /** What a completed task delivered and cost (micro-units). */
+  readonly usage?: TaskUsage;
 }
+
+/**
+ * A create refused because the task's maximum cost does not fit the key's budget (nothing was
+ * stored, no idempotency key taken); the HTTP layer answers 402 `budget_exceeded`.
+ */
+export class BudgetExceeded extends Error {
+  override readonly name = 'BudgetExceeded';
+  constructor(readonly maxCost: number) {
+    super(`the task's maximum cost (${maxCost} micro-units) does not fit the key's budget`);
+  }
+}
+
+/** Whether a key has a budget, as last read: `has` once the read answered. */
+interface BudgetPresence {
+  readonly until: number;
+  readonly asked: Promise<boolean>;
+  has: boolean | undefined;
+}
+
+/** How long a key's budget presence is trusted (as long as the key cache trusts a key: a PATCH reaches every process within it). */
+const BUDGET_CACHE_MS = 5000;
 
 export interface TaskServiceEvents {
   created: [task: Task];
@@ -67,6 +104,8 @@ export interface TaskServiceOptions {
    * the task ends. Absent: inputs stay in the row (store-level specs).
    */
   readonly inputs?: InputStore;
+  /** MEDIAGATE_PRICING_FILE, read at start; absent: nothing is priced (usage still counts seconds and images). */
+  readonly pricing?: Pricing;
 }
 
 /**
@@ -81,10 +120,14 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   private readonly now: () => number;
   private readonly channelOf: (model: string) => string;
   private readonly inputs: InputStore | undefined;
+  private readonly pricing: Pricing | undefined;
+  /** Whether a key has a budget, per key id, until a time: creates of keys without one reserve nothing and read nothing more. */
+  private readonly budgeted = new Map<string, BudgetPresence>();
 
   constructor(options: TaskServiceOptions) {
     super();
     this.store = options.store;
+    this.pricing = options.pricing;
     this.now = options.now ?? Date.now;
     this.channelOf = options.channelOf ?? (() => 'sandbox');
     this.inputs = options.inputs;
@@ -99,11 +142,13 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    * Inserts a new task after storing its data-URL inputs; the inputs are deleted again when
    * the insert does not happen (false or a throw).
    */
-  private async insertWithInputs(task: Task, params: ResolvedParams, idempotency?: NewTask['idempotency']): Promise<boolean> {
+  private async insertWithInputs(task: Task, row: ModelRow, params: ResolvedParams, idempotency?: NewTask['idempotency']): Promise<InsertOutcome> {
+    const reserving = this.reservationFor(task.owner, row, params);
+    const reserve = reserving instanceof Promise ? await reserving : reserving;
     const stored = this.inputs ? (await this.inputs.store(task.id, params)).params : params;
-    let inserted = false;
+    let outcome: InsertOutcome | undefined;
     try {
-      inserted = await this.store.insertTask({
+      outcome = await this.store.insertTask({
         id: task.id,
         kind: task.kind,
         model: task.model,
@@ -112,19 +157,60 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
         createdAt: task.createdAt,
         channel: this.channelOf(task.model),
         ...(idempotency === undefined ? {} : { idempotency }),
+        ...(reserve === undefined ? {} : { reserve }),
       });
-      return inserted;
+      if (outcome === 'budget_exceeded') throw new BudgetExceeded(reserve ?? 0);
+      return outcome;
     } finally {
-      if (!inserted && stored !== params) await this.inputs?.discard(task.id);
+      if (outcome !== 'inserted' && stored !== params) await this.inputs?.discard(task.id);
     }
   }
 
-  /** (none) -> queued. The task is durable when this resolves. */
+  /**
+   * What a create of this key reserves: the task's maximum cost when the key has a budget,
+   * undefined (no reservation, no extra statement) when it has none. Whether it has one is
+   * cached for a few seconds, like the key itself.
+   */
+  private reservationFor(owner: string, row: ModelRow, params: ResolvedParams): number | undefined | Promise<number | undefined> {
+    // Without prices nothing costs anything: no budget can be reached, nothing to reserve or read.
+    if (this.pricing === undefined) return undefined;
+    const now = this.now();
+    let cached = this.budgeted.get(owner);
+    if (cached === undefined || cached.until <= now) {
+      // The promise is cached: a burst of creates of one key asks the store once.
+      const entry: BudgetPresence = { until: now + BUDGET_CACHE_MS, has: undefined, asked: this.store.keyHasBudget(owner) };
+      entry.asked.then(
+        (has) => (entry.has = has),
+        () => this.budgeted.delete(owner),
+      );
+      if (this.budgeted.size > 10_000) this.budgeted.clear();
+      this.budgeted.set(owner, entry);
+      cached = entry;
+    }
+    // Once known, answered without a promise turn (the create path of a key without a budget).
+    const pricing = this.pricing;
+    if (cached.has !== undefined) return cached.has ? maxTaskCost(pricing, row, params) : undefined;
+    return cached.asked.then((has) => (has ? maxTaskCost(pricing, row, params) : undefined));
+  }
+
+  /** (none) -> queued. The task is durable when this resolves. Throws BudgetExceeded when its maximum cost does not fit the key's budget. */
   async create(owner: string, row: ModelRow, params: ResolvedParams): Promise<Task> {
     const task = this.newTask(owner, row);
-    await this.insertWithInputs(task, params);
+    await this.insertWithInputs(task, row, params);
     this.emit('created', task);
     return task;
+  }
+
+  /**
+   * A completed task's usage: its billed seconds and images as measured from its files (or,
+   * when they could not be measured, what it asked for), priced by the pricing file.
+   */
+  usageOf(model: string, params: ResolvedParams, metered: Metered | undefined): TaskUsage {
+    const row = findModel(model);
+    const measured = metered ?? (row === undefined ? { seconds: 0, images: 0 } : requestedQuantities(row, params));
+    const resolution = row === undefined ? undefined : resolutionOf(row, params);
+    const cost = taskCost(priceOf(this.pricing, model), { seconds: measured.seconds, images: measured.images, resolution });
+    return { seconds: measured.seconds, images: measured.images, cost };
   }
 
   /**
@@ -144,7 +230,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
       const task = this.newTask(owner, row);
       // A live key whose task retention deleted is free: the insert may take it over.
       const expiredBefore = Math.max(task.createdAt - IDEMPOTENCY_TTL_MS, prior?.outcome === 'orphaned' ? prior.createdAt + 1 : 0);
-      if (await this.insertWithInputs(task, params, { ...request, expiredBefore })) {
+      if ((await this.insertWithInputs(task, row, params, { ...request, expiredBefore })) === 'inserted') {
         this.emit('created', task);
         return { outcome: 'created', task };
       }
@@ -252,6 +338,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
       outputs: [],
       attempt: 0,
       version: 0,
+      usage: null,
     };
   }
 
@@ -355,11 +442,17 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return this.changedIf(await this.store.setProgress(task.id, task.attempt, Math.max(0, Math.min(99, Math.round(percent)))), task.id);
   }
 
-  /** processing -> completed, with progress 100 and the outputs. */
-  async complete(task: ClaimedTask, outputs: readonly TaskOutput[]): Promise<boolean> {
+  /**
+   * processing -> completed, with progress 100, the outputs, and the usage measured from the
+   * delivered files (`metered`; undefined when they could not be measured: the requested
+   * quantities). Its cost is written by the same guarded UPDATE, and charged to the key in its
+   * transaction (the store's charge trigger), so it is charged once whatever happens around it.
+   */
+  async complete(task: ClaimedTask, outputs: readonly TaskOutput[], metered?: Metered): Promise<boolean> {
     const now = this.now();
-    const won = this.changedIf(await this.store.complete(task.id, task.attempt, outputs, now), task.id);
-    if (won) this.emit('settled', { id: task.id, status: 'completed', model: task.model, ...timings(task, now) });
+    const usage = this.usageOf(task.model, task.params, metered);
+    const won = this.changedIf(await this.store.complete(task.id, task.attempt, outputs, now, usage), task.id);
+    if (won) this.emit('settled', { id: task.id, status: 'completed', model: task.model, usage, ...timings(task, now) });
     return won;
   }
 
@@ -393,8 +486,8 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /** queued -> `submitting` (the marker before the adapter's submit), within the channel's max_in_flight. */
-  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number): Promise<'marked' | 'full' | 'lost'> {
-    return this.store.markSubmitting(task.id, task.attempt, step, maxInFlight);
+  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number, perKey: number = maxInFlight): Promise<'marked' | 'full' | 'lost'> {
+    return this.store.markSubmitting(task.id, task.attempt, step, { maxInFlight, owner: task.owner, perKey });
   }
 
   /**
@@ -406,15 +499,25 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return Math.max(0, (await this.store.reserveChannelSlot(channel, bucket, now, Math.ceil(1000 / perSecond))) - now);
   }
 
-  /** queued | processing -> completed, after the outputs were copied into our storage. */
-  async completeUpstream(task: UpstreamTask, outputs: readonly TaskOutput[]): Promise<boolean> {
+  /**
+   * queued | processing -> completed, after the outputs were copied into our storage, with the
+   * usage measured from the copies (as `complete`) and what the upstream reported about its own
+   * usage, if anything (kept for the operator, never shown to the client).
+   */
+  async completeUpstream(task: UpstreamTask, outputs: readonly TaskOutput[], metered?: Metered, reportedUsage?: unknown): Promise<boolean> {
     const now = this.now();
-    const won = this.changedIf(await this.store.completeUpstream(task.id, task.attempt, outputs, now, task.startedAt ?? now), task.id);
+    const usage = this.usageOf(task.model, task.params, metered);
+    const upstreamUsage = reportedUsage === undefined ? undefined : JSON.stringify(reportedUsage);
+    const won = this.changedIf(
+      await this.store.completeUpstream(task.id, task.attempt, outputs, now, task.startedAt ?? now, { ...usage, upstreamUsage }),
+      task.id,
+    );
     if (won)
       this.emit('settled', {
         id: task.id,
         status: 'completed',
         model: task.model,
+        usage,
         ...(task.startedAt === null ? {} : { queuedMs: task.startedAt - task.createdAt, renderMs: now - task.startedAt }),
       });
     return won;
@@ -433,6 +536,21 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    */
   takeUpstreamCancel(id: string): Promise<UpstreamCancelRef | undefined> {
     return this.store.takeUpstreamCancel(id);
+  }
+
+  /** Cancels still owed to an upstream and due (retries, and cancels won by a process without channels), each leased for `leaseMs`. */
+  claimUpstreamCancels(leaseMs: number, limit: number): Promise<PendingUpstreamCancel[]> {
+    const now = this.now();
+    return this.store.claimUpstreamCancels(now, now + leaseMs, limit);
+  }
+
+  /** An upstream cancel that got no answer: tried again in `delayMs`. */
+  deferUpstreamCancel(ref: UpstreamCancelRef & { readonly upstreamId: string }, delayMs: number): Promise<boolean> {
+    return this.store.deferUpstreamCancel(ref, this.now() + delayMs, delayMs);
+  }
+
+  finishUpstreamCancel(id: string): Promise<boolean> {
+    return this.store.finishUpstreamCancel(id);
   }
 
   /** processing -> queued: handed back by a worker that is shutting down (with a new job, on a queue). */

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findModel, listedAspectRatios } from '../catalog/index.js';
+import { meter, type Metered } from '../billing/index.js';
 import { EngineError, type Engine, type FetchedInputs, type RenderModelInfo } from '../engines/types.js';
 import type { InputStore } from '../storage/inputs.js';
 import type { OutputStorage } from '../storage/storage.js';
@@ -363,8 +364,8 @@ export class WorkerPool implements TaskRunner {
     let settled: Settled;
     try {
       await this.clearEarlierAttempts(task);
-      const outputs = await this.produce(attempt);
-      settled = await this.settleCompleted(attempt, outputs);
+      const { outputs, metered } = await this.produce(attempt);
+      settled = await this.settleCompleted(attempt, outputs, metered);
     } catch (error) {
       settled = await this.settleStopped(attempt, error);
     } finally {
@@ -412,7 +413,8 @@ export class WorkerPool implements TaskRunner {
    * Inputs first, in the fetch stage (its own slots, the lease held, no render slot taken),
    * then a render slot, the render under its timeout, and the files stored.
    */
-  private async produce(attempt: Attempt): Promise<TaskOutput[]> {
+  /** The files of the attempt, in storage, and what they measure (undefined when they could not be measured). */
+  private async produce(attempt: Attempt): Promise<{ outputs: TaskOutput[]; metered: Metered | undefined }> {
     const { task, controller } = attempt;
     const { engine, storage } = this.options;
     let inputs: FetchedInputs | undefined;
@@ -429,6 +431,9 @@ export class WorkerPool implements TaskRunner {
     attempt.entry.rendering = true;
     attempt.timeout = setTimeout(() => this.stop(attempt, 'timeout'), this.options.renderTimeoutMs);
     await mkdir(attempt.workDir, { recursive: true });
+    // A stop while the directory was made (a short timeout on a loaded machine) must not reach
+    // an engine that only listens for the abort event, which has already fired.
+    if (controller.signal.aborted) throw controller.signal.reason;
     const result = await engine.render({
       taskId: task.id,
       owner: task.owner,
@@ -441,11 +446,14 @@ export class WorkerPool implements TaskRunner {
       ...(inputs ? { inputs } : {}),
     });
     if (controller.signal.aborted) throw controller.signal.reason;
+    // Billed from the files themselves (the delivered duration, not the requested one), before they move into storage.
+    const metered = await meter(result.files);
+    if (!metered.ok) this.options.log.warn({ task: task.id, reason: metered.reason }, 'could not measure the outputs; billing the requested duration');
     const outputs: TaskOutput[] = [];
     for (const file of result.files) {
       outputs.push({ type: file.type, key: await storage.put(task.id, file.path, file.ext), contentType: file.contentType });
     }
-    return outputs;
+    return { outputs, metered: metered.ok ? metered.value : undefined };
   }
 
   /** The engine's progress, written once per visible step and at most five times a second. */
@@ -463,12 +471,12 @@ export class WorkerPool implements TaskRunner {
     };
   }
 
-  private async settleCompleted(attempt: Attempt, outputs: TaskOutput[]): Promise<Settled> {
+  private async settleCompleted(attempt: Attempt, outputs: TaskOutput[], metered: Metered | undefined): Promise<Settled> {
     const { service, storage } = this.options;
     // Scratch goes before the settle: a process killed after settling would leave it behind
     // for a final task, which no later attempt clears (test/crash-load.test.ts).
     await this.removeScratch(attempt);
-    const won = await service.complete(attempt.task, outputs);
+    const won = await service.complete(attempt.task, outputs, metered);
     if (!won) await Promise.all(outputs.map((output) => storage.delete(output.key)));
     return { outcome: 'completed', won, failure: undefined };
   }

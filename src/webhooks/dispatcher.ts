@@ -10,6 +10,7 @@ import { newSortableId } from '../tasks/ids.js';
 import type { TaskService } from '../tasks/service.js';
 import type { ClaimedDelivery, NewWebhookDelivery, WebhookEndpointRecord, WebhookStore } from '../store/store.js';
 import type { Task } from '../store/records.js';
+import type { DeliveryCaps } from '../store/sql/webhooks.js';
 import type { UrlFor } from '../wire/task-bodies.js';
 import { eventOf } from './events.js';
 import { webhookPayload } from './payload.js';
@@ -30,6 +31,8 @@ export interface WebhookDispatcherOptions {
   readonly service: TaskService;
   /** Signed output URLs for the payloads (storage/output-urls.ts), as a status poll signs them. */
   readonly urlFor: UrlFor;
+  /** The currency of a final task's usage (the pricing file's, "USD" without one). */
+  readonly currency: string;
   /** The media inputs' allow list (MEDIAGATE_FETCH_ALLOW_*): the same address policy. */
   readonly allow: FetchAllowList;
   /** Extra TLS options for the connections (a test CA). */
@@ -42,6 +45,8 @@ export interface WebhookDispatcherOptions {
   readonly timeoutMs?: number;
   /** Attempts in flight in this process (default 16). */
   readonly concurrency?: number;
+  /** Attempts in flight per endpoint and per key, over every process (default 2 and 4). */
+  readonly caps?: DeliveryCaps;
   /** How often the store is looked at when nothing wakes the dispatcher (default 1 s). */
   readonly pollIntervalMs?: number;
   readonly log: Log;
@@ -147,7 +152,7 @@ export class WebhookDispatcher {
     }
     const free = this.concurrency - this.inFlight.size;
     if (free > 0 && !this.stopped) {
-      const claimed = await this.options.store.claimWebhookDeliveries(this.id, now, now + this.timeoutMs + 5_000, free);
+      const claimed = await this.options.store.claimWebhookDeliveries(this.id, now, now + this.timeoutMs + 5_000, free, this.options.caps);
       for (const delivery of claimed) {
         const attempt = this.attempt(delivery)
           // The lease ends by itself: the delivery is due again then, and no attempt is lost.
@@ -177,7 +182,7 @@ export class WebhookDispatcher {
     if (type === undefined) return [];
     const matching = endpoints.filter((endpoint) => endpoint.events.includes(type));
     if (matching.length === 0) return [];
-    const built = webhookPayload(task, this.options.urlFor);
+    const built = webhookPayload(task, this.options.urlFor, this.options.currency);
     if (built === undefined) return [];
     return matching.map((endpoint) => ({
       id: newSortableId('msg'),

@@ -47,13 +47,32 @@ async function checkUrl(value: unknown, policy: WebhookEndpointPolicy): Promise<
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_URL_LENGTH) {
     throw validationError('invalid_parameter', 'url', `url must be an https:// URL of at most ${MAX_URL_LENGTH} characters.`);
   }
+  let url: string;
   try {
-    await assertPublicUrl(value, policy.allow ?? {}, ...(policy.resolve ? [policy.resolve] : []));
+    url = withoutTrailingDot(value);
+    await assertPublicUrl(url, policy.allow ?? {}, ...(policy.resolve ? [policy.resolve] : []));
   } catch (error) {
     if (error instanceof FetchError) throw validationError('invalid_parameter', 'url', `url is refused: ${error.message}.`);
     throw error;
   }
-  return new URL(value).href;
+  return url;
+}
+
+/**
+ * The URL with its host's trailing dot dropped (`localhost.` is `localhost`): the allow-list
+ * compares hosts without it, so the URL we keep and deliver to must be the host that was
+ * checked (a dotted name would pass the check and then meet a resolver and a TLS name that
+ * differ). Anything unparsable is left for assertPublicUrl to refuse.
+ */
+function withoutTrailingDot(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return value;
+  }
+  if (url.hostname.length > 1 && url.hostname.endsWith('.')) url.hostname = url.hostname.replace(/\.+$/, '');
+  return url.href;
 }
 
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {

@@ -1,4 +1,5 @@
 import type { Task, TaskStatus } from '../store/records.js';
+import { formatAmount } from '../billing/money.js';
 import { objectSchema, serializerSchema, type WireSchema } from './schema.js';
 
 /*
@@ -35,10 +36,33 @@ export type ImageStatusWord = (typeof IMAGE_STATUS_WORDS)[TaskStatus];
 
 export const IMAGE_STATUSES: readonly ImageStatusWord[] = VIDEO_STATUSES.map((status) => IMAGE_STATUS_WORDS[status]);
 
+// --- usage ----------------------------------------------------------------------------------
+
+/**
+ * A final task's usage (null until final): billed seconds (the delivered duration read from the
+ * file, to the nearest second), images, cost as a number of `currency` (the pricing file's,
+ * "USD" without one; at most 6 decimals), 0 for failed and cancelled tasks.
+ */
+export function usageBody(task: Task, currency: string) {
+  const usage = task.usage;
+  return usage === null ? null : { seconds: usage.seconds, images: usage.images, cost: formatAmount(usage.cost), currency };
+}
+
+export type UsageBody = NonNullable<ReturnType<typeof usageBody>>;
+
+export const TASK_USAGE_SCHEMA = objectSchema({
+  seconds: { type: 'integer', minimum: 0, description: 'Billed seconds of video: the delivered duration to the nearest second (at least 1).' },
+  images: { type: 'integer', minimum: 0, description: 'Images delivered.' },
+  cost: { type: 'number', minimum: 0, description: 'In `currency`, at most 6 decimals; 0 for failed and cancelled tasks.' },
+  currency: { type: 'string', examples: ['USD'] },
+} satisfies Record<keyof UsageBody, WireSchema>);
+
+const USAGE_FIELD = { oneOf: [{ type: 'null' }, TASK_USAGE_SCHEMA], description: 'Null until the task is final.' };
+
 // --- the video task ---------------------------------------------------------------------------
 
 /** `GET /v1/video/generations/{id}` and every other video answer that carries a task. */
-export function videoTask(task: Task, urlFor: UrlFor) {
+export function videoTask(task: Task, urlFor: UrlFor, currency: string) {
   return {
     id: task.id,
     object: 'video.generation' as const,
@@ -50,6 +74,7 @@ export function videoTask(task: Task, urlFor: UrlFor) {
     completed_at: secondsOrNull(task.completedAt),
     progress: task.progress,
     error: task.error,
+    usage: usageBody(task, currency),
   };
 }
 
@@ -80,6 +105,7 @@ function videoTaskFields(statuses: readonly string[]) {
     completed_at: { type: ['integer', 'null'], format: 'int64' },
     progress: { type: ['integer', 'null'], minimum: 0, maximum: 100, description: '0-100; null right after creation.' },
     error: { oneOf: [{ type: 'null' }, TASK_ERROR_SCHEMA] },
+    usage: USAGE_FIELD,
   } satisfies Record<keyof VideoTaskBody, WireSchema>;
 }
 
@@ -89,7 +115,7 @@ export const videoTaskSchema = (statuses: readonly string[] = VIDEO_STATUSES): W
 // --- the image envelopes ----------------------------------------------------------------------
 
 /** The `data` of `GET /v1/images/generations/async/{id}`: an image list's item too. */
-export function imageTaskData(task: Task, urlFor: UrlFor) {
+export function imageTaskData(task: Task, urlFor: UrlFor, currency: string) {
   return {
     task_id: task.id,
     status: IMAGE_STATUS_WORDS[task.status],
@@ -99,6 +125,12 @@ export function imageTaskData(task: Task, urlFor: UrlFor) {
     start_time: task.startedAt === null ? 0 : seconds(task.startedAt),
     finish_time: task.completedAt === null ? 0 : seconds(task.completedAt),
     fail_reason: task.error ? task.error.message : '',
+    usage: usageBody(task, currency),
+    /**
+     * Only on FAILURE: the same `{type, code, message, param}` a failed video task carries, so a
+     * client (a `mediagate` channel among them) keeps the code and the parameter, not just the text.
+     */
+    ...(task.status === 'failed' && task.error ? { error: { ...task.error } } : {}),
   };
 }
 
@@ -118,6 +150,8 @@ function imageTaskFields(statuses: readonly string[]) {
     start_time: { type: 'integer', description: '0 until started.' },
     finish_time: { type: 'integer', description: '0 until finished.' },
     fail_reason: { type: 'string', description: 'Empty unless the task failed.' },
+    usage: USAGE_FIELD,
+    error: { ...TASK_ERROR_SCHEMA, description: 'Only when the task failed (FAILURE): the same error object a failed video task carries.' },
   } satisfies Record<keyof ImageTaskData, WireSchema>;
 }
 
@@ -131,14 +165,18 @@ function imageEnvelopeSchema(data: WireSchema): WireSchema {
 }
 
 /** `GET /v1/images/generations/async/{id}`, and the other image answers that carry a task. */
-export function imageTask(task: Task, urlFor: UrlFor) {
-  return imageEnvelope(imageTaskData(task, urlFor));
+export function imageTask(task: Task, urlFor: UrlFor, currency: string) {
+  return imageEnvelope(imageTaskData(task, urlFor, currency));
 }
 
 export type ImageStatusBody = ReturnType<typeof imageTask>;
 
 /** The OpenAPI schema `ImageStatus`. */
-export const imageStatusSchema = (statuses: readonly string[] = IMAGE_STATUSES): WireSchema => imageEnvelopeSchema(objectSchema(imageTaskFields(statuses)));
+export const imageStatusSchema = (statuses: readonly string[] = IMAGE_STATUSES): WireSchema => {
+  const fields = imageTaskFields(statuses);
+  // `error` is present only on FAILURE: every other field is required.
+  return imageEnvelopeSchema(objectSchema(fields, { required: Object.keys(fields).filter((name) => name !== 'error') }));
+};
 
 /** `POST /v1/images/generations/async`: the new task's id. */
 export function imageCreated(task: Task) {
@@ -156,8 +194,8 @@ export const IMAGE_CREATED_SCHEMA: WireSchema = imageEnvelopeSchema(
 // --- either family ----------------------------------------------------------------------------
 
 /** A task as a status poll of its family answers it (the video object; the image envelope). */
-export function taskBody(task: Task, urlFor: UrlFor): VideoTaskBody | ImageStatusBody {
-  return task.kind === 'video' ? videoTask(task, urlFor) : imageTask(task, urlFor);
+export function taskBody(task: Task, urlFor: UrlFor, currency: string): VideoTaskBody | ImageStatusBody {
+  return task.kind === 'video' ? videoTask(task, urlFor, currency) : imageTask(task, urlFor, currency);
 }
 
 /** The status routes' serializer schemas (http/routes.ts): the same fields, as the bytes need them. */

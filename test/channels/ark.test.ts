@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { arkAdapter as adapter } from '../../src/channels/protocols/ark.js';
 import type { ChannelJob } from '../../src/channels/protocol.js';
+import { profileFor } from '../../src/channels/profiles.js';
 import { adapterContext, videoJob, type TestContext } from '../fakes/adapter-context.js';
 import { startArkFake, type ArkFake } from '../fakes/ark.js';
 import { TINY_MP4 } from '../fakes/upstream-kit.js';
@@ -31,6 +32,54 @@ async function accepted(j: ChannelJob): Promise<string> {
   if (outcome.outcome !== 'accepted') throw new Error(`not accepted: ${JSON.stringify(outcome)}`);
   return outcome.upstreamId;
 }
+
+describe('ark: what Seedance takes', () => {
+  it('a seed above 4294967295 (the catalog allows 4294967296) and 4k are refused before any request; the fake refuses them too', async () => {
+    const model = 'dreamina-seedance-2-0-260128';
+    const seedance = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: model, profile: profileFor('ark', model) });
+    const before = fake.http.stats.requests;
+    expect(await adapter.submit(seedance, job('s', { seed: 4294967296 }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'unsupported_value', param: 'seed' },
+    });
+    expect(await adapter.submit(seedance, job('s', { resolution: '4k' }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'unsupported_value', param: 'resolution' },
+    });
+    expect(fake.http.stats.requests).toBe(before);
+    for (const body of [{ seed: 4294967296 }, { resolution: '4k' }]) {
+      const raw = await fetch(`${fake.origin}/api/v3/contents/generations/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, content: [{ type: 'text', text: 'x' }], ...body }),
+      });
+      expect(raw.status).toBe(400);
+    }
+    const ok = await adapter.submit(seedance, job('s [fake:instant]', { seed: 4294967295, resolution: '1080p' }));
+    if (ok.outcome !== 'accepted') throw new Error(JSON.stringify(ok));
+    expect(await adapter.poll(seedance, ok.upstreamId)).toMatchObject({ state: 'succeeded', reportedUsage: { tokens: 108900, videos: 1 } });
+    await seedance.close();
+  });
+
+  it('Base64 is documented for images only: a data-URL video is sent as our URL, or refused when there is none', async () => {
+    const video = 'data:video/mp4;base64,AAAAIGZ0eXBpc29t';
+    const refs = (extra: Record<string, unknown>) =>
+      videoJob({ prompt: 'r', videos: [video], resolution: '720p', ...extra }, 'vendorb/famsd-2.0-mini-ref2v-spicy');
+    expect(await adapter.submit(ctx, refs({}))).toMatchObject({ outcome: 'rejected', error: { code: 'invalid_parameter', param: 'videos[0]' } });
+    const published = adapterContext({
+      baseUrl: fake.origin,
+      apiKey: KEY,
+      upstreamModel: 'doubao-seedance-2-0-260128',
+      publish: () => Promise.resolve('https://media.example/in.mp4'),
+    });
+    const outcome = await adapter.submit(published, refs({}));
+    if (outcome.outcome !== 'accepted') throw new Error(JSON.stringify(outcome));
+    expect(fake.book.get(outcome.upstreamId)?.body).toMatchObject({
+      content: [{ type: 'text' }, { type: 'video_url', video_url: { url: 'https://media.example/in.mp4' } }],
+    });
+    await published.close();
+  });
+});
 
 describe('ark adapter over a fake ModelArk', () => {
   it('maps the body (content roles, lower-case resolution, ratio, seed -1, generate_audio) and walks queued -> running -> succeeded', async () => {

@@ -45,6 +45,9 @@ describe('channels file', () => {
     expect(seedance.baseUrl).toBe('https://ark.ap-southeast.bytepluses.com');
     expect(seedance.apiKey).toBe('ark-key');
     expect(seedance.maxInFlight).toBe(CHANNEL_DEFAULTS.max_in_flight);
+    // A key's share while others wait: half of max_in_flight, rounded up, by default.
+    expect(seedance.maxInFlightPerKey).toBe(Math.ceil(CHANNEL_DEFAULTS.max_in_flight / 2));
+    expect(config.channels.get('wan-intl')?.maxInFlightPerKey).toBe(10);
     expect(seedance.pollPerS).toBe(CHANNEL_DEFAULTS.poll_per_s);
     expect(config.secrets).toEqual(expect.arrayContaining(['sk-dash', 'ark-key', 'pk']));
   });
@@ -137,6 +140,11 @@ describe('channels file', () => {
       name: 'max_in_flight fraction',
       doc: { channels: { w: { ...wan, max_in_flight: 1.5 } }, routes: [star] },
       faults: ['channels.w.max_in_flight: must be a positive integer'],
+    },
+    {
+      name: 'max_in_flight_per_key over max_in_flight',
+      doc: { channels: { w: { ...wan, max_in_flight: 4, max_in_flight_per_key: 5 } }, routes: [star] },
+      faults: ['channels.w.max_in_flight_per_key: must be a positive integer, at most max_in_flight'],
     },
     {
       name: 'timeout_s negative',

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dashscopeAdapter as adapter } from '../../src/channels/protocols/dashscope.js';
 import type { ChannelJob } from '../../src/channels/protocol.js';
+import { profileFor } from '../../src/channels/profiles.js';
 import { adapterContext, videoJob, type TestContext } from '../fakes/adapter-context.js';
 import { startDashscopeFake, type DashscopeFake } from '../fakes/dashscope.js';
 import { TINY_MP4 } from '../fakes/upstream-kit.js';
@@ -92,6 +93,64 @@ describe('dashscope adapter over a fake DashScope', () => {
     expect(done.error.code).toBe(code);
     expect(done.error.message).toMatch(message);
     expect(done.error.message).not.toContain(KEY);
+  });
+
+  it('IPInfringementSuspect is a moderation result (content_policy_violation); InvalidParameter.DataInspection (an input could not be downloaded) is not', async () => {
+    const ip = await accepted(job('x [fake:ip]'));
+    now += 10_000;
+    expect(await adapter.poll(ctx, ip)).toMatchObject({
+      state: 'failed',
+      error: { code: 'content_policy_violation', message: expect.stringMatching(/IPInfringementSuspect/) },
+    });
+    expect(await adapter.submit(ctx, job('x [fake:download-fail]'))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'upstream_error', message: expect.stringMatching(/InvalidParameter\.DataInspection/) },
+    });
+  });
+
+  it('usage of a finished task is reported: video_duration and video_count', async () => {
+    const id = await accepted(job('u', { duration: 7 }));
+    now += 10_000;
+    expect(await adapter.poll(ctx, id)).toMatchObject({ state: 'succeeded', reportedUsage: { seconds: 7, videos: 1 } });
+  });
+
+  it('Wan 2.7 lists no audio switch: parameters.audio is never sent, and audio_enable is refused before any request', async () => {
+    const before = fake.http.stats.requests;
+    expect(await adapter.submit(ctx, job('a', { audio_enable: true }))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'unsupported_value', param: 'audio_enable' },
+    });
+    expect(fake.http.stats.requests).toBe(before);
+    const id = await accepted(job('a'));
+    expect(fake.undocumented.get(id)).toBeUndefined();
+  });
+
+  it('wan2.6-t2i (built-in profile): a size outside 1280*1280..1440*1440 pixels is refused before any request (the fake refuses it too); 1280x1280 passes', async () => {
+    const t2i = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'wan2.6-t2i', profile: profileFor('dashscope', 'wan2.6-t2i') });
+    const image = (width: number, height: number, size?: string): ChannelJob => ({
+      taskId: 'tsk_img',
+      kind: 'image',
+      model: 'vendora/famz-image-spicy',
+      params: { model: 'vendora/famz-image-spicy', prompt: 'a fox', width, height, ...(size ? { size } : {}), prompt_extend: true, output_format: 'png', n: 1 },
+    });
+    const before = fake.http.stats.requests;
+    expect(await adapter.submit(t2i, image(1024, 1536))).toMatchObject({ outcome: 'rejected', error: { code: 'unsupported_value', param: 'width' } });
+    expect(await adapter.submit(t2i, image(1024, 1024, '1024x1024'))).toMatchObject({
+      outcome: 'rejected',
+      error: { code: 'unsupported_value', param: 'size' },
+    });
+    expect(fake.http.stats.requests).toBe(before);
+    const raw = await fetch(`${fake.origin}/api/v1/services/aigc/image-generation/generation`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'x-dashscope-async': 'enable', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'wan2.6-t2i', input: { messages: [{ role: 'user', content: [{ text: 'x' }] }] }, parameters: { size: '1024*1536' } }),
+    });
+    expect(raw.status).toBe(400);
+    const outcome = await adapter.submit(t2i, image(1280, 1280, '1280x1280'));
+    if (outcome.outcome !== 'accepted') throw new Error(JSON.stringify(outcome));
+    now += 10_000;
+    expect(await adapter.poll(t2i, outcome.upstreamId)).toMatchObject({ state: 'succeeded', reportedUsage: { images: 1 } });
+    await t2i.close();
   });
 
   it('an unknown id is HTTP 200 UNKNOWN -> not_found; an expired id likewise', async () => {

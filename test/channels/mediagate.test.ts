@@ -9,6 +9,8 @@ import { mediagateAdapter as adapter, mediagateBody } from '../../src/channels/p
 import type { ChannelJob } from '../../src/channels/protocol.js';
 import { adapterContext, pollUntilSettled, type TestContext } from '../fakes/adapter-context.js';
 import { startServer, TEST_KEYS, type TestServer } from '../helpers/server.js';
+import { imageTask } from '../../src/wire/task-bodies.js';
+import type { Task } from '../../src/store/records.js';
 
 /** The upstream is a real mediagate (sandbox engine): the `mediagate` protocol is this interface. */
 let upstream: TestServer;
@@ -30,6 +32,40 @@ const video = (params: Record<string, unknown>): ChannelJob => ({
   kind: 'video',
   model: T2V,
   params: { model: T2V, prompt: 'a lighthouse', duration: 2, resolution: '480p', ...params },
+});
+
+describe('a failed image task keeps its code and param through a mediagate channel', () => {
+  it("the image envelope carries data.error on FAILURE, and the adapter keeps the upstream's code and param", async () => {
+    const failed: Task = {
+      id: 'tsk_img',
+      kind: 'image',
+      model: 'vendora/famz-image-spicy',
+      owner: 'o',
+      status: 'failed',
+      progress: 0,
+      createdAt: 1_800_000_000_000,
+      startedAt: null,
+      completedAt: 1_800_000_001_000,
+      error: { type: 'generation_error', code: 'content_policy_violation', message: 'the prompt was refused', param: 'prompt' },
+      outputs: [],
+      attempt: 1,
+      version: 3,
+      usage: { seconds: 0, images: 0, cost: 0 },
+    };
+    const body = imageTask(failed, () => '', 'USD');
+    expect(body.data).toMatchObject({ status: 'FAILURE', fail_reason: 'the prompt was refused', error: failed.error });
+    const stub = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
+    await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+    const sctx = adapterContext({ baseUrl: base, apiKey: 'k', upstreamModel: 'vendora/famz-image-spicy' });
+    try {
+      expect(await adapter.poll(sctx, 'i:tsk_img')).toMatchObject({ state: 'failed', error: { code: 'content_policy_violation', param: 'prompt' } });
+    } finally {
+      await sctx.close();
+      stub.closeAllConnections();
+      await new Promise((resolve) => stub.close(resolve));
+    }
+  });
 });
 
 describe('mediagate adapter against a real mediagate', () => {

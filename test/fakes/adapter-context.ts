@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createChannelHttp } from '../../src/channels/http.js';
 import { createChannelMedia } from '../../src/channels/media.js';
 import { copyOutput } from '../../src/channels/output-copy.js';
+import type { TargetProfile } from '../../src/channels/profiles.js';
 import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter } from '../../src/channels/protocol.js';
 
 /**
@@ -22,6 +23,8 @@ export function adapterContext(options: {
   upstreamModel: string;
   publish?: (bytes: Buffer, mime: string) => Promise<string | null>;
   timeoutMs?: number;
+  /** The target's profile (profileFor(protocol, upstreamModel) for a built-in one). */
+  profile?: TargetProfile | undefined;
 }): TestContext {
   const http = createChannelHttp({ baseUrl: options.baseUrl, timeoutMs: options.timeoutMs ?? 5_000 });
   const warnings: object[] = [];
@@ -30,6 +33,7 @@ export function adapterContext(options: {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     apiKey: options.apiKey,
     upstreamModel: options.upstreamModel,
+    profile: options.profile,
     http,
     media: createChannelMedia(options.publish ? { publish: options.publish } : {}),
     log: { debug: () => undefined, info: () => undefined, warn: (obj) => void warnings.push(obj) },

@@ -14,9 +14,12 @@ import {
 } from './upstream-kit.js';
 
 /**
- * A fake BytePlus ModelArk content-generation API (docs/channels.md#protocol-ark):
+ * A fake BytePlus ModelArk content-generation API (docs/channels.md#protocol-ark; https://docs.byteplus.com/en/docs/ModelArk/1520757,
+ * errors https://docs.byteplus.com/en/docs/ModelArk/1299023):
  * - `POST /api/v3/contents/generations/tasks` -> `{id:"cgt-..."}`; content roles checked
- *   (first/last frame and reference_* are mutually exclusive), resolution lower case;
+ *   (first/last frame and reference_* are mutually exclusive), resolution lower case (480p,
+ *   720p, 1080p, 2k: no 4k), seed -1..4294967295, inline Base64 for images only (a data URL
+ *   as a video or audio is an invalid parameter);
  * - `GET .../tasks/{id}`: queued -> running -> succeeded (`content.video_url`) | failed
  *   (`error.code`, output moderation late) | cancelled | expired (a stuck task past
  *   `execution_expires_after`); unknown id -> 404 `{error}`;
@@ -75,6 +78,7 @@ export async function startArkFake(options: ArkFakeOptions = {}): Promise<ArkFak
       const roles = ROLES[item['type']];
       const media = item[item['type']];
       if (!roles || !isRecord(media) || typeof media['url'] !== 'string') return 'content';
+      if (item['type'] !== 'image_url' && media['url'].startsWith('data:')) return `content.${item['type']}.url`;
       if (typeof item['role'] !== 'string' || !roles.includes(item['role'])) return 'content.role';
       if (item['role'] === 'first_frame' || item['role'] === 'last_frame') frames += 1;
       else references += 1;

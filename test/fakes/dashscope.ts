@@ -14,7 +14,8 @@ import {
 } from './upstream-kit.js';
 
 /**
- * A fake DashScope (docs/channels.md#protocol-dashscope):
+ * A fake DashScope (docs/channels.md#protocol-dashscope; Model Studio https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference,
+ * .../wan-image-generation-api-reference, .../manage-asynchronous-tasks, .../developer-reference/error-code):
  * - `POST /api/v1/services/aigc/video-generation/video-synthesis` and
  *   `POST /api/v1/services/aigc/image-generation/generation`: require `X-DashScope-Async: enable`
  *   (403 AccessDenied without), answer `{output:{task_status:"PENDING",task_id},request_id}`;
@@ -25,6 +26,10 @@ import {
  *   401 InvalidApiKey, 429 Throttling.RateQuota. `errorsInHttp200` answers refusals with HTTP 200
  *   (as some relays in front of DashScope do) to exercise business errors inside a 200.
  * Output URLs carry `?Expires=` and the fake's file server answers 403 once they expire.
+ * Per model: wan2.6-t2i refuses a size outside 1280*1280..1440*1440 pixels or ratio 1:4..4:1
+ * (InvalidParameter); Wan 2.7 lists no `parameters.audio` (recorded in `undocumented`). Prompt
+ * markers of its own: `[fake:download-fail]` (400 `InvalidParameter.DataInspection`: an input
+ * could not be downloaded), `[fake:ip]` (the task fails `IPInfringementSuspect`).
  */
 
 export interface DashscopeFakeOptions extends KitOptions {
@@ -39,6 +44,8 @@ export interface DashscopeFake {
   readonly http: FakeHttp;
   /** Accepted submissions per prompt: the "one paid job per task" counter. */
   readonly acceptedByPrompt: Map<string, number>;
+  /** Parameters a model's reference does not list, per task id (DashScope's handling is not documented). */
+  readonly undocumented: Map<string, string[]>;
   close(): Promise<void>;
 }
 
@@ -51,6 +58,7 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
   const apiKey = options.apiKey ?? 'sk-dashscope-test';
   const ttl = options.taskTtlMs ?? 24 * 3_600_000;
   const acceptedByPrompt = new Map<string, number>();
+  const undocumented = new Map<string, string[]>();
 
   const error = (status: number, code: string, message: string): Reply => ({
     status: options.errorsInHttp200 && status !== 401 ? 200 : status,
@@ -77,6 +85,11 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
     const seed = parameters['seed'];
     if (seed !== undefined && (typeof seed !== 'number' || seed < 0 || seed > 2147483647)) return 'parameters.seed must be in [0, 2147483647]';
     if (image && (typeof parameters['size'] !== 'string' || !/^\d+\*\d+$/.test(parameters['size']))) return 'parameters.size must be W*H';
+    if (image && body['model'] === 'wan2.6-t2i') {
+      const [w = 0, h = 0] = String(parameters['size']).split('*').map(Number);
+      if (w * h < 1280 * 1280 || w * h > 1440 * 1440 || w / h < 0.25 || w / h > 4)
+        return 'parameters.size: the total pixels must be between 1280*1280 and 1440*1440, the aspect ratio between 1:4 and 4:1';
+    }
     return undefined;
   }
 
@@ -111,11 +124,15 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
     const bad = invalid(body, image);
     if (bad) return error(400, bad === 'InvalidURL' ? 'InvalidURL' : 'InvalidParameter', bad);
     const prompt = promptOf(body);
+    if (prompt.includes('[fake:download-fail]'))
+      return error(400, 'InvalidParameter.DataInspection', 'Download the media resource timed out during the data inspection process.');
     let plan = book.planFor(prompt, body);
     if (image && plan.output === 'mp4') plan = { ...plan, output: 'png' };
     const refused = refusal(plan);
     if (refused) return refused;
-    const task = book.create(prompt, body, plan, { kind: image ? 'image' : 'video' });
+    const task = book.create(prompt, body, plan, { kind: image ? 'image' : 'video', ip: prompt.includes('[fake:ip]') ? '1' : '' });
+    const parameters = isRecord(body['parameters']) ? body['parameters'] : {};
+    if (/^wan2\.7/.test(String(body['model'])) && parameters['audio'] !== undefined) undocumented.set(task.id, ['parameters.audio']);
     http.stats.accepted += 1;
     http.stats.acceptedIds.push(task.id);
     acceptedByPrompt.set(prompt, (acceptedByPrompt.get(prompt) ?? 0) + 1);
@@ -143,12 +160,26 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
         Object.assign(output, { task_status: 'FAILED', code: 'DataInspectionFailed', message: 'Output data may contain inappropriate content.' });
         break;
       case 'succeeded':
+        if (task.meta['ip'] === '1') {
+          Object.assign(output, {
+            task_status: 'FAILED',
+            code: 'IPInfringementSuspect',
+            message: 'Input data is suspected of being involved in IP infringement.',
+          });
+          break;
+        }
         output['task_status'] = 'SUCCEEDED';
         if (task.meta['kind'] === 'image') output['choices'] = [{ message: { content: [{ type: 'image', image: http.fileUrl(task, 'out.png') }] } }];
         else output['video_url'] = http.fileUrl(task, 'out.mp4');
         break;
     }
-    return { request_id: randomUUID(), output, ...(state.phase === 'succeeded' ? { usage: { video_duration: 5, video_count: 1 } } : {}) };
+    const body = isRecord(task.body) ? task.body : {};
+    const parameters = isRecord(body['parameters']) ? body['parameters'] : {};
+    const usage =
+      task.meta['kind'] === 'image'
+        ? { size: parameters['size'], image_count: 1, input_tokens: 0, output_tokens: 0, total_tokens: 0 }
+        : { video_duration: typeof parameters['duration'] === 'number' ? parameters['duration'] : 5, video_count: 1, SR: 720 };
+    return { request_id: randomUUID(), output, ...(output['task_status'] === 'SUCCEEDED' ? { usage } : {}) };
   }
 
   function known(id: string): FakeTask | undefined {
@@ -202,5 +233,5 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
 
   const http = new FakeHttp(book, route, () => ({ status: 404, json: { code: 'NotFound', message: 'Not found', request_id: randomUUID() } }));
   await http.listen();
-  return { origin: http.origin, book, http, acceptedByPrompt, close: () => http.close() };
+  return { origin: http.origin, book, http, acceptedByPrompt, undocumented, close: () => http.close() };
 }

@@ -1,11 +1,17 @@
 import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route } from './upstream-kit.js';
 
 /**
- * A fake fal queue (docs/channels.md#protocol-fal), the fake's origin standing for
- * `https://queue.fal.run`:
- * - `POST /{owner}/{app}[/{path}]` with `Authorization: Key ...` and the model input as the body
+ * A fake fal queue (docs/channels.md#protocol-fal; https://docs.fal.ai/model-apis/model-endpoints/queue), the fake's origin
+ * standing for `https://queue.fal.run`:
+ * - `POST /{endpoint id}` with `Authorization: Key ...` and the model input as the body
  *   -> `{request_id, response_url, status_url, cancel_url, queue_position, status:"IN_QUEUE"}`;
- *   the URLs use owner/app only, never the subpath.
+ *   the URLs use the endpoint's app only, never the subpath: `owner/alias`, or
+ *   `namespace/owner/alias` for the `workflows` and `comfy` namespaces (as fal's client derives it).
+ *   Status, result and cancel answer only under that app.
+ * - the endpoints of INPUT_SCHEMAS are validated as their published input schemas say, the way
+ *   fal's validation answers: 422 `{detail:[{loc:["body", field], msg, type}]}` (an integer
+ *   `duration` where Kling takes the string "5" or "10" is refused); fields a schema does not
+ *   declare are ignored, and recorded in `ignoredFields`.
  * - `GET /{owner}/{app}/requests/{id}/status[?logs=1]`: HTTP 202 while IN_QUEUE / IN_PROGRESS,
  *   200 once COMPLETED. There is no FAILED: a failed job is COMPLETED and its error shows when
  *   the result is fetched.
@@ -17,6 +23,51 @@ import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, ty
  * The queue never refuses for concurrency (it queues); an exhausted balance is a 403 at submit.
  */
 
+type Check = (value: unknown) => string | undefined;
+const str: Check = (v) => (typeof v === 'string' ? undefined : 'Input should be a valid string');
+const oneOf =
+  (...values: unknown[]): Check =>
+  (v) =>
+    values.includes(v) ? undefined : `Input should be ${values.map((x) => JSON.stringify(x)).join(' or ')}`;
+const int =
+  (min = -Infinity, max = Infinity): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `Input should be an integer from ${min} to ${max}`;
+const num: Check = (v) => (typeof v === 'number' ? undefined : 'Input should be a valid number');
+const bool: Check = (v) => (typeof v === 'boolean' ? undefined : 'Input should be a valid boolean');
+const imageSize: Check = (v) =>
+  typeof v === 'string' || (isRecord(v) && Number.isInteger(v['width']) && Number.isInteger(v['height']))
+    ? undefined
+    : 'Input should be a size name or {width, height}';
+
+/** Published input schemas of the endpoints the docs use (required fields, then optional ones). */
+const KLING_I2V = {
+  required: { prompt: str, image_url: str },
+  optional: { duration: oneOf('5', '10'), negative_prompt: str, cfg_scale: num },
+};
+export const INPUT_SCHEMAS: Readonly<Record<string, { required: Record<string, Check>; optional: Record<string, Check> }>> = {
+  'fal-ai/kling-video/v2.1/pro/image-to-video': { ...KLING_I2V, optional: { ...KLING_I2V.optional, tail_image_url: str } },
+  'fal-ai/kling-video/v2.1/standard/image-to-video': KLING_I2V,
+  'fal-ai/flux/dev': {
+    required: { prompt: str },
+    optional: {
+      image_size: imageSize,
+      num_inference_steps: int(1, 50),
+      seed: int(),
+      guidance_scale: num,
+      num_images: int(1, 4),
+      enable_safety_checker: bool,
+      output_format: oneOf('jpeg', 'png'),
+    },
+  },
+};
+
+/** The app of an endpoint id, as fal's client derives it. */
+export function falApp(path: string): string {
+  const segments = path.split('/').filter(Boolean);
+  return segments.slice(0, ['workflows', 'comfy'].includes(segments[0] ?? '') ? 3 : 2).join('/');
+}
+
 export interface FalFake {
   readonly origin: string;
   readonly book: TaskBook;
@@ -25,12 +76,35 @@ export interface FalFake {
   readonly acceptedByPrompt: ReadonlyMap<string, number>;
   /** The path each request was submitted on (owner/app/subpath). */
   pathOf(requestId: string): string | undefined;
+  /** Input fields a known endpoint's schema does not declare (fal ignores them), per request id. */
+  readonly ignoredFields: Map<string, string[]>;
   close(): Promise<void>;
 }
 
 export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
   const book = new TaskBook(options, 'mp4');
   const apiKey = options.apiKey ?? 'fal-test-key';
+  const ignoredFields = new Map<string, string[]>();
+
+  /** The schema's verdict on an input: a 422 answer, or the fields it ignores. */
+  function validate(path: string, body: Record<string, unknown>): Reply | string[] {
+    const schema = INPUT_SCHEMAS[path];
+    if (!schema) return [];
+    const detail: { loc: string[]; msg: string; type: string }[] = [];
+    for (const [field, check] of Object.entries(schema.required)) {
+      if (body[field] === undefined) detail.push({ loc: ['body', field], msg: 'Field required', type: 'missing' });
+      else {
+        const msg = check(body[field]);
+        if (msg) detail.push({ loc: ['body', field], msg, type: 'value_error' });
+      }
+    }
+    for (const [field, check] of Object.entries(schema.optional)) {
+      const msg = body[field] === undefined ? undefined : check(body[field]);
+      if (msg) detail.push({ loc: ['body', field], msg, type: field === 'duration' ? 'enum' : 'value_error' });
+    }
+    if (detail.length > 0) return { status: 422, json: { detail } };
+    return Object.keys(body).filter((field) => !(field in schema.required) && !(field in schema.optional));
+  }
 
   const detail = (status: number, text: string, errorType?: string): Reply => ({
     status,
@@ -48,12 +122,15 @@ export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
     if (bearer(req, 'Key') !== apiKey) return detail(401, 'Unauthorized');
     const body = req.json;
     if (!isRecord(body)) return detail(422, 'Input should be a valid dictionary');
+    const verdict = validate(path, body);
+    if (!Array.isArray(verdict)) return verdict;
     const prompt = typeof body['prompt'] === 'string' ? body['prompt'] : '';
     const plan = book.planFor(prompt, body);
     if (plan.refuse === 'quota') return detail(403, 'User is locked. Reason: Exhausted balance. Top up your balance at fal.ai/dashboard/billing.');
-    const app = path.split('/').slice(0, 2).join('/');
+    const app = falApp(path);
     const output = /flux|sdxl|text-to-image/.test(path) && plan.output === 'mp4' ? 'png' : plan.output;
     const task = book.create(prompt, body, { ...plan, output }, { path, app });
+    if (verdict.length > 0) ignoredFields.set(task.id, verdict);
     http.stats.accept(task);
     if (plan.loseAnswer) return 'lose';
     return { status: 200, json: { request_id: task.id, ...urls(app, task.id), queue_position: 0, status: 'IN_QUEUE' } };
@@ -138,7 +215,7 @@ export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
 
   function route(req: FakeRequest): Route | undefined {
     const path = req.url.pathname.replace(/^\/+/, '');
-    const request = /^([^/]+\/[^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(path);
+    const request = /^((?:workflows\/|comfy\/)?[^/]+\/[^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(path);
     if (request) {
       const [, app = '', id = '', tail] = request;
       if (req.method === 'GET' && tail === '/status') return { role: 'poll', answer: () => status(req, app, id) };
@@ -160,6 +237,7 @@ export async function startFalFake(options: KitOptions = {}): Promise<FalFake> {
     http,
     acceptedByPrompt: http.stats.acceptedByPrompt,
     pathOf: (id) => book.get(id)?.meta['path'],
+    ignoredFields,
     close: () => http.close(),
   };
 }

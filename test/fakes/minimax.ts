@@ -13,11 +13,14 @@ import {
 } from './upstream-kit.js';
 
 /**
- * A fake MiniMax video API (docs/channels.md#protocol-minimax), both shapes:
+ * A fake MiniMax video API (docs/channels.md#protocol-minimax; https://platform.minimax.io/docs/api-reference/video-generation-v2-create,
+ * .../video-generation-v2-query, .../video-generation), both shapes:
  * - v2 (H3): `POST /v2/video_generation` -> `{task_id}`; `GET /v2/query/video_generation/{id}`
- *   -> `{task:{status: queued|running|succeeded|failed|cancelled, content.url, error}}`;
+ *   -> `{task:{status: queued|running|succeeded|failed|cancelled|expired, content.url, error}}`
+ *   (a task still waiting `expireAfterMs` after creation reads `expired`);
  *   `DELETE /v2/video_generation/{id}`; list `GET /v2/query/video_generation?filter.task_ids=`.
- *   Errors: non-2xx `{error:{message,http_code}, request_id}`, or HTTP 200 `{type:"error", error}`.
+ *   Errors as the reference shows them: `{type:"error", error:{type, message:"... (1026)",
+ *   http_code:"422"}, request_id}` with that HTTP status; the business code is only in the message.
  * - v1 (Hailuo): `POST /v1/video_generation` -> `{task_id, base_resp}`;
  *   `GET /v1/query/video_generation?task_id=` -> `{status: Preparing|Queueing|Processing|Success|Fail,
  *   file_id (a string)}`; `GET /v1/files/retrieve?file_id=` -> `{file:{file_id (a number), download_url}}`.
@@ -41,7 +44,12 @@ const H3_LIMITS: Readonly<Record<string, { resolutions: readonly string[]; min: 
 };
 const RATIOS = ['adaptive', '21:9', '16:9', '4:3', '1:1', '3:4', '9:16'];
 
-export async function startMinimaxFake(options: KitOptions = {}): Promise<MinimaxFake> {
+export interface MinimaxFakeOptions extends KitOptions {
+  /** A v2 task not finished this long after its creation reads `expired`. Default: never. */
+  readonly expireAfterMs?: number;
+}
+
+export async function startMinimaxFake(options: MinimaxFakeOptions = {}): Promise<MinimaxFake> {
   let next = 106916112212000;
   const book = new TaskBook(options, 'mp4', () => String((next += 1)));
   const apiKey = options.apiKey ?? 'minimax-test-key';
@@ -50,9 +58,10 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
 
   // ---- v2 --------------------------------------------------------------------------------
 
-  const v2Error = (status: number, message: string, code = ''): Reply => ({
+  /** The documented v2 error: the business code at the end of the message, `http_code` a string. */
+  const v2Error = (status: number, type: string, message: string, code: number): Reply => ({
     status,
-    json: { error: { message, http_code: String(status), ...(code ? { code } : {}) }, request_id: requestId() },
+    json: { type: 'error', error: { type, message: `${message} (${code})`, http_code: String(status) }, request_id: requestId() },
   });
 
   function v2Invalid(body: Record<string, unknown>): string | undefined {
@@ -106,27 +115,24 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
   function refusalV2(plan: TaskPlan): Reply | undefined {
     switch (plan.refuse) {
       case 'moderation':
-        return { status: 200, json: { type: 'error', error: { code: '1026', message: 'input new_sensitive', http_code: '200' }, request_id: requestId() } };
+        return v2Error(422, 'unprocessable_entity_error', 'video description contains sensitive content', 1026);
       case 'invalid':
-        return v2Error(400, 'invalid params');
+        return v2Error(400, 'bad_request_error', 'invalid params', 2013);
       case 'rate-limit':
-        return {
-          status: 200,
-          json: { type: 'error', error: { code: '1002', message: 'rate limit exceeded(RPM)', http_code: '200' }, request_id: requestId() },
-        };
+        return v2Error(429, 'rate_limit_error', 'rate limit, please retry later', 1002);
       case 'quota':
-        return { status: 200, json: { type: 'error', error: { code: '1008', message: 'insufficient balance', http_code: '200' }, request_id: requestId() } };
+        return v2Error(402, 'insufficient_balance_error', 'insufficient balance', 1008);
       case 'none':
         return undefined;
     }
   }
 
   function createV2(req: FakeRequest): Answer {
-    if (bearer(req) !== apiKey) return v2Error(401, 'invalid api key', '2049');
+    if (bearer(req) !== apiKey) return unauthorized();
     const body = req.json;
-    if (!isRecord(body)) return v2Error(400, 'invalid json body');
+    if (!isRecord(body)) return v2Error(400, 'bad_request_error', 'invalid params, invalid json body', 2013);
     const invalid = v2Invalid(body);
-    if (invalid) return v2Error(400, invalid, '2013');
+    if (invalid) return v2Error(400, 'bad_request_error', `invalid params, ${invalid}`, 2013);
     const prompt = promptOf(body);
     const plan = book.planFor(prompt, body);
     const refused = refusalV2(plan);
@@ -136,8 +142,13 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     return plan.loseAnswer ? 'lose' : { status: 200, json: { task_id: task.id } };
   }
 
+  const unauthorized = (): Reply =>
+    v2Error(401, 'authorized_error', "login fail: Please carry the API secret key in the 'Authorization' field of the request header", 1004);
+
   function v2Task(task: FakeTask): Record<string, unknown> {
     const state = book.state(task);
+    const expired =
+      options.expireAfterMs !== undefined && (state.phase === 'queued' || state.phase === 'running') && book.clock() - task.createdAt > options.expireAfterMs;
     const body = isRecord(task.body) ? task.body : {};
     const words = { queued: 'queued', running: 'running', succeeded: 'succeeded', failed: 'failed', moderated: 'failed', cancelled: 'cancelled' } as const;
     const error =
@@ -149,7 +160,7 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     return {
       id: task.id,
       model: body['model'],
-      status: words[state.phase],
+      status: expired ? 'expired' : words[state.phase],
       error,
       created_at: Math.floor(task.createdAt / 1000),
       updated_at: Math.floor((state.endedAt ?? book.clock()) / 1000),
@@ -165,24 +176,24 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
   }
 
   function queryV2(req: FakeRequest, id: string): Answer {
-    if (bearer(req) !== apiKey) return v2Error(401, 'invalid api key', '2049');
+    if (bearer(req) !== apiKey) return unauthorized();
     const task = book.get(id);
-    if (!task || task.meta['version'] !== 'v2') return v2Error(404, 'task not found');
+    if (!task || task.meta['version'] !== 'v2') return v2Error(400, 'bad_request_error', 'invalid task_id', 2013);
     return { status: 200, json: { task: v2Task(task) } };
   }
 
   function listV2(req: FakeRequest): Answer {
-    if (bearer(req) !== apiKey) return v2Error(401, 'invalid api key', '2049');
+    if (bearer(req) !== apiKey) return unauthorized();
     const ids = req.url.searchParams.getAll('filter.task_ids');
     const tasks = [...book.tasks.values()].filter((t) => t.meta['version'] === 'v2' && (ids.length === 0 || ids.includes(t.id)));
     return { status: 200, json: { tasks: tasks.slice(0, 100).map(v2Task), total: tasks.length } };
   }
 
   function deleteV2(req: FakeRequest, id: string): Answer {
-    if (bearer(req) !== apiKey) return v2Error(401, 'invalid api key', '2049');
+    if (bearer(req) !== apiKey) return unauthorized();
     const task = book.get(id);
-    if (!task || task.meta['version'] !== 'v2') return v2Error(404, 'task not found');
-    if (!book.cancel(task)) return v2Error(400, `task is ${book.state(task).phase}, cannot be cancelled`);
+    if (!task || task.meta['version'] !== 'v2') return v2Error(400, 'bad_request_error', 'invalid task_id', 2013);
+    if (!book.cancel(task)) return v2Error(400, 'bad_request_error', `task is ${book.state(task).phase}, cannot be cancelled`, 2013);
     return { status: 200, json: { task_id: task.id, status: 'cancelled' } };
   }
 
@@ -275,7 +286,7 @@ export async function startMinimaxFake(options: KitOptions = {}): Promise<Minima
     return undefined;
   }
 
-  const http = new FakeHttp(book, route, () => v2Error(404, 'not found'));
+  const http = new FakeHttp(book, route, () => v2Error(404, 'not_found_error', 'not found', 1000));
   await http.listen();
   return {
     get origin() {

@@ -1,10 +1,12 @@
 import { FakeHttp, TaskBook, isRecord, type Answer, type FakeRequest, type KitOptions, type Reply, type Route } from './upstream-kit.js';
 
 /**
- * A fake PixVerse Platform API (docs/channels.md#protocol-pixverse):
+ * A fake PixVerse Platform API (docs/channels.md#protocol-pixverse; https://docs.platform.pixverse.ai):
  * - headers `API-KEY` and `Ai-trace-id`; every answer `{ErrCode, ErrMsg, Resp}`, business errors
  *   inside HTTP 200. A reused trace id does what the docs warn of: the task hangs in status 5.
- * - `POST /openapi/v2/image/upload` (multipart `image` file, or `image_url`) -> `Resp.img_id`.
+ * - `POST /openapi/v2/image/upload`, the multipart file `image` (the one body field the Upload
+ *   Image reference documents; anything else is an invalid parameter) -> `Resp.img_id`.
+ * - `text` and `fusion` require `aspect_ratio` (Text-to-Video generation reference; Fusion guide).
  * - `POST /openapi/v2/video/{text,img,transition,fusion}/generate` -> `Resp.video_id`; `img` needs
  *   an uploaded `img_id`, `transition` `first_frame_img`/`last_frame_img` (field names unverified
  *   upstream), `fusion` `image_references[{type, img_id, ref_name}]` with every `@ref_name` in the
@@ -34,8 +36,8 @@ export interface PixverseFake {
   readonly acceptedByPrompt: ReadonlyMap<string, number>;
   /** Every `Ai-trace-id` received, in order (uploads and generations). */
   readonly traceIds: string[];
-  /** Uploaded images by id: the bytes (file upload) or the URL given. */
-  readonly uploads: Map<number, { readonly bytes?: Buffer; readonly url?: string; readonly mime?: string }>;
+  /** Uploaded images by id: the bytes and their type. */
+  readonly uploads: Map<number, { readonly bytes?: Buffer; readonly mime?: string }>;
   /** The endpoint each video was created through (`text`, `img`, `transition`, `fusion`). */
   endpointOf(videoId: string): string | undefined;
   /** Deletes a video upstream (status 6). */
@@ -44,6 +46,7 @@ export interface PixverseFake {
 }
 
 const QUALITIES = ['360p', '540p', '720p', '1080p'];
+const RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '2:3', '3:2', '21:9'];
 
 function sniffImage(bytes: Buffer): string | undefined {
   if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
@@ -59,7 +62,7 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
   const apiKey = options.apiKey ?? 'pixverse-test-key';
   const traceIds: string[] = [];
   const seenTraces = new Set<string>();
-  const uploads = new Map<number, { bytes?: Buffer; url?: string; mime?: string }>();
+  const uploads = new Map<number, { bytes?: Buffer; mime?: string }>();
 
   const ok = (resp: unknown): Reply => ({ status: 200, json: { ErrCode: 0, ErrMsg: 'success', Resp: resp } });
   const err = (e: { code: number; msg: string }): Reply => ({ status: 200, json: { ErrCode: e.code, ErrMsg: e.msg, Resp: {} } });
@@ -90,15 +93,12 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
       return { status: 400, body: '<html>Bad Request</html>', headers: { 'content-type': 'text/html' } };
     }
     const file = form.get('image');
-    const url = form.get('image_url');
     const id = (nextImage += 1);
     if (file !== null && typeof file !== 'string') {
       const bytes = Buffer.from(await file.arrayBuffer());
       const mime = sniffImage(bytes);
       if (!mime) return err(PIXVERSE_ERRORS.imageFormat);
       uploads.set(id, { bytes, mime });
-    } else if (typeof url === 'string' && /^https:\/\//.test(url)) {
-      uploads.set(id, { url });
     } else return err(PIXVERSE_ERRORS.invalid);
     return ok({ img_id: id, img_url: `${http.origin}/images/${id}.png` });
   }
@@ -111,6 +111,7 @@ export async function startPixverseFake(options: KitOptions = {}): Promise<Pixve
     if (typeof duration !== 'number' || (modern ? duration < 1 || duration > 15 : ![5, 8].includes(duration))) return true;
     if (typeof body['quality'] !== 'string' || !QUALITIES.includes(body['quality'])) return true;
     if (body['camera_movement'] !== undefined && model === 'c1') return true;
+    if ((endpoint === 'text' || endpoint === 'fusion') && (typeof body['aspect_ratio'] !== 'string' || !RATIOS.includes(body['aspect_ratio']))) return true;
     const known = (id: unknown): boolean => typeof id === 'number' && uploads.has(id);
     if (endpoint === 'img' && !known(body['img_id'])) return true;
     if (endpoint === 'transition' && (!known(body['first_frame_img']) || !known(body['last_frame_img']))) return true;

@@ -2,17 +2,73 @@ import { randomBytes } from 'node:crypto';
 import { FakeHttp, TaskBook, bearer, isRecord, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route } from './upstream-kit.js';
 
 /**
- * A fake Replicate predictions API (docs/channels.md#protocol-replicate):
+ * A fake Replicate predictions API (docs/channels.md#protocol-replicate; https://replicate.com/docs/reference/http):
  * - `POST /v1/models/{owner}/{name}/predictions` `{input}` or `POST /v1/predictions`
  *   `{version, input}`, bearer auth -> 201 prediction `{id, status:"starting", urls:{get,cancel}}`.
  * - `GET /v1/predictions/{id}`: starting -> processing (tqdm-style `logs`) -> succeeded (`output`
  *   a URL for videos, an array of URLs for images) | failed (`error`, e.g. the NSFW checker) |
  *   canceled; `aborted` can be forced. After `outputTtlMs` the prediction reads
  *   `data_removed: true` with `output: null` (API predictions are deleted after an hour).
- * - `POST /v1/predictions/{id}/cancel`; `GET /v1/account` (for probes).
+ * - `POST /v1/predictions/{id}/cancel`; `GET /v1/account` (for probes); `GET /v1/models/{owner}/{name}`
+ *   with the model's input schema (MODEL_SCHEMAS), which also validates its predictions.
  * - errors: 401 problem JSON, 422 input validation, 402 insufficient credit, 429
  *   `{"detail":"Request was throttled. ..."}`, 404 `{"detail":"Not found."}`.
  */
+
+/** One input of a published schema: its type, and its enum or bounds. */
+interface InputSpec {
+  readonly type: 'string' | 'integer' | 'boolean';
+  readonly enum?: readonly (string | number)[];
+  readonly minimum?: number;
+  readonly maximum?: number;
+}
+
+function refusal(spec: InputSpec, value: unknown): string | undefined {
+  if (spec.enum)
+    return spec.enum.includes(value as string | number) ? undefined : `must be one of the following: ${spec.enum.map((x) => JSON.stringify(x)).join(', ')}`;
+  if (spec.type === 'string') return typeof value === 'string' ? undefined : 'must be a string';
+  if (spec.type === 'boolean') return typeof value === 'boolean' ? undefined : 'must be a boolean';
+  if (typeof value !== 'number' || !Number.isInteger(value)) return 'must be an integer';
+  if ((spec.minimum !== undefined && value < spec.minimum) || (spec.maximum !== undefined && value > spec.maximum))
+    return `must be from ${spec.minimum ?? '-inf'} to ${spec.maximum ?? 'inf'}`;
+  return undefined;
+}
+
+/**
+ * The published input schemas (`GET /v1/models/{owner}/{name}` -> `latest_version.openapi_schema`
+ * `components.schemas.Input`) of the models the docs use: flux-schnell
+ * (https://replicate.com/black-forest-labs/flux-schnell/api/schema) and kling-v2.1
+ * (https://replicate.com/kwaivgi/kling-v2.1/api/schema). Replicate answers 422 for a value the
+ * schema refuses and ignores inputs it does not declare (recorded in `ignoredInputs`).
+ */
+export const MODEL_SCHEMAS: Readonly<Record<string, { required: readonly string[]; properties: Readonly<Record<string, InputSpec>> }>> = {
+  'black-forest-labs/flux-schnell': {
+    required: ['prompt'],
+    properties: {
+      prompt: { type: 'string' },
+      aspect_ratio: { type: 'string', enum: ['1:1', '16:9', '21:9', '3:2', '2:3', '4:5', '5:4', '3:4', '4:3', '9:16', '9:21'] },
+      num_outputs: { type: 'integer', minimum: 1, maximum: 4 },
+      num_inference_steps: { type: 'integer', minimum: 1, maximum: 4 },
+      seed: { type: 'integer' },
+      output_format: { type: 'string', enum: ['webp', 'jpg', 'png'] },
+      output_quality: { type: 'integer', minimum: 0, maximum: 100 },
+      disable_safety_checker: { type: 'boolean' },
+      go_fast: { type: 'boolean' },
+      megapixels: { type: 'string', enum: ['1', '0.25'] },
+    },
+  },
+  'kwaivgi/kling-v2.1': {
+    required: ['prompt', 'start_image'],
+    properties: {
+      prompt: { type: 'string' },
+      start_image: { type: 'string' },
+      end_image: { type: 'string' },
+      mode: { type: 'string', enum: ['standard', 'pro'] },
+      duration: { type: 'integer', enum: [5, 10] },
+      negative_prompt: { type: 'string' },
+    },
+  },
+};
 
 export interface ReplicateFake {
   readonly origin: string;
@@ -22,6 +78,8 @@ export interface ReplicateFake {
   readonly acceptedByPrompt: ReadonlyMap<string, number>;
   /** The model path or version each prediction was created with. */
   modelOf(id: string): string | undefined;
+  /** Inputs a known model's schema does not declare (Replicate ignores them), per prediction id. */
+  readonly ignoredInputs: Map<string, string[]>;
   /** Make a prediction report this status word from now on (aborted, or words we do not know). */
   forceStatus(id: string, word: string): void;
   close(): Promise<void>;
@@ -31,12 +89,28 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
   const book = new TaskBook(options, 'mp4', () => randomBytes(13).toString('hex').slice(0, 26));
   const apiKey = options.apiKey ?? 'r8_test_key';
   const forced = new Map<string, string>();
+  const ignoredInputs = new Map<string, string[]>();
 
   const problem = (status: number, title: string, detail: string): Reply => ({
     status,
     json: { title, detail, status },
     headers: { 'content-type': 'application/problem+json' },
   });
+
+  function validate(model: string | undefined, input: Record<string, unknown>): Reply | string[] {
+    const schema = model === undefined ? undefined : MODEL_SCHEMAS[model];
+    if (!schema) return [];
+    const problems: string[] = [];
+    for (const field of schema.required) if (input[field] === undefined) problems.push(`- input: ${field} is required`);
+    for (const [field, spec] of Object.entries(schema.properties)) {
+      const msg = input[field] === undefined ? undefined : refusal(spec, input[field]);
+      if (msg) problems.push(`- input.${field}: ${field} ${msg}`);
+    }
+    if (model === 'kwaivgi/kling-v2.1' && input['end_image'] !== undefined && input['mode'] !== 'pro')
+      problems.push('- input.end_image: end_image requires mode "pro"');
+    if (problems.length > 0) return problem(422, 'Input validation failed', problems.join('\n'));
+    return Object.keys(input).filter((field) => !(field in schema.properties));
+  }
 
   function prediction(task: FakeTask): Record<string, unknown> {
     const state = book.state(task);
@@ -79,6 +153,8 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     if (!isRecord(body) || !isRecord(body['input'])) return problem(422, 'Input validation failed', '- input: input is required');
     if (model === undefined && typeof body['version'] !== 'string') return problem(422, 'Invalid version or not permitted', 'version is required');
     const input = body['input'];
+    const verdict = validate(model, input);
+    if (!Array.isArray(verdict)) return verdict;
     const prompt = typeof input['prompt'] === 'string' ? input['prompt'] : '';
     let plan = book.planFor(prompt, body);
     switch (plan.refuse) {
@@ -102,6 +178,7 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     const output = /flux|sdxl|image/.test(model ?? '') && plan.output === 'mp4' ? 'png' : plan.output;
     const meta: Record<string, string> = model === undefined ? { version: String(body['version']) } : { model };
     const task = book.create(prompt, body, { ...plan, output }, meta);
+    if (verdict.length > 0) ignoredInputs.set(task.id, verdict);
     http.stats.accept(task);
     return plan.loseAnswer ? 'lose' : { status: 201, json: prediction(task) };
   }
@@ -130,6 +207,23 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     const id = one?.[1];
     if (id !== undefined && req.method === 'GET' && one?.[2] === undefined) return { role: 'poll', answer: () => get(req, id) };
     if (id !== undefined && req.method === 'POST' && one?.[2] === '/cancel') return { role: 'cancel', answer: () => cancel(req, id) };
+    const modelInfo = /^\/v1\/models\/([^/]+\/[^/]+)(?:\/versions\/[^/]+)?$/.exec(path);
+    if (req.method === 'GET' && modelInfo?.[1] !== undefined) {
+      const name = modelInfo[1];
+      return {
+        role: 'other',
+        answer: (): Reply => {
+          if (bearer(req) !== apiKey) return problem(401, 'Unauthenticated', 'You did not pass a valid authentication token');
+          const schema = MODEL_SCHEMAS[name];
+          if (!schema) return { status: 404, json: { detail: 'Not found.' } };
+          const input = { type: 'object', title: 'Input', required: schema.required, properties: schema.properties };
+          const openapi = { components: { schemas: { Input: input } } };
+          // A version answers its own schema; the model answers its latest version's.
+          if (path.includes('/versions/')) return { status: 200, json: { id: path.split('/').pop(), openapi_schema: openapi } };
+          return { status: 200, json: { owner: name.split('/')[0], name: name.split('/')[1], latest_version: { id: 'v1', openapi_schema: openapi } } };
+        },
+      };
+    }
     if (req.method === 'GET' && path === '/v1/account') {
       return {
         role: 'other',
@@ -152,6 +246,7 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
     http,
     acceptedByPrompt: http.stats.acceptedByPrompt,
     modelOf: (id) => book.get(id)?.meta['model'] ?? book.get(id)?.meta['version'],
+    ignoredInputs,
     forceStatus: (id, word) => void forced.set(id, word),
     close: () => http.close(),
   };

@@ -9,6 +9,8 @@ export interface OpenedStore {
   readonly store: Store;
   /** The backend the store belongs to: its task source is the one the service uses with it. */
   readonly backend: TaskBackend;
+  /** Where the database is: a SQLite file, or a PostgreSQL URL (for specs that read it directly). */
+  readonly location: { readonly sqlitePath: string } | { readonly databaseUrl: string };
   readonly cleanup: () => Promise<void>;
 }
 
@@ -23,10 +25,11 @@ const sqlite: StoreFixture = {
   name: 'sqlite',
   async open() {
     const dir = await mkdtemp(join(tmpdir(), 'mediagate-store-'));
+    const sqlitePath = join(dir, 'test.db');
     const backend = openBackend({
       databaseUrl: undefined,
       pgPoolSize: 4,
-      sqlitePath: join(dir, 'test.db'),
+      sqlitePath,
       sqliteSynchronous: 'NORMAL',
       log: silent,
     });
@@ -34,6 +37,7 @@ const sqlite: StoreFixture = {
     return {
       store: backend.store,
       backend,
+      location: { sqlitePath },
       async cleanup() {
         await backend.close();
         await rm(dir, { recursive: true, force: true });
@@ -52,6 +56,7 @@ const postgres: StoreFixture = {
     return {
       store: backend.store,
       backend,
+      location: { databaseUrl: database.url },
       async cleanup() {
         await backend.close();
         await database.drop();

@@ -163,6 +163,7 @@ export class TaskOperationsStub implements TaskOperationsTarget {
           : [],
       attempt: 1,
       version: task.history.length + 1,
+      usage: task.status === 'completed' || failed || task.status === 'cancelled' ? { seconds: 0, images: 0, cost: 0 } : null,
     };
   }
 
@@ -170,7 +171,7 @@ export class TaskOperationsStub implements TaskOperationsTarget {
 
   /** The task exactly as a status poll returns it (the video object; the image envelope). */
   #view(task: StubTask): object {
-    return taskBody(this.#record(task), this.#urlFor);
+    return taskBody(this.#record(task), this.#urlFor, 'USD');
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -333,7 +334,7 @@ export class TaskOperationsStub implements TaskOperationsTarget {
     ok({
       code: 'success',
       message: '',
-      data: { items: page.map((task) => imageTaskData(this.#record(task), this.#urlFor)), has_more: hasMore, last_id: lastId },
+      data: { items: page.map((task) => imageTaskData(this.#record(task), this.#urlFor, 'USD')), has_more: hasMore, last_id: lastId },
     });
   }
 

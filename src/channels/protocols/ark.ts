@@ -1,5 +1,8 @@
 /**
- * `ark`: BytePlus ModelArk / Volcengine Ark content generation tasks, Seedance (docs/channels.md#protocol-ark).
+ * `ark`: BytePlus ModelArk / Volcengine Ark content generation tasks, Seedance (docs/channels.md#protocol-ark;
+ * provider reference https://docs.byteplus.com/en/docs/ModelArk/1520757, errors https://docs.byteplus.com/en/docs/ModelArk/1299023).
+ * Seeds are -1 (random) to 4294967295. Inline Base64 is documented for images only: a data-URL
+ * video or audio goes as a signed URL of ours, and is refused when the deployment cannot publish one.
  * Statuses queued, running, succeeded, failed, cancelled, expired (plus pending/processing from
  * some gateways). Errors are `{error:{code,message,param,type}}`; output moderation fails the
  * task late, as `failed` with a Sensitive/Risk code. No idempotency and no client reference: a
@@ -9,12 +12,14 @@ import {
   asString,
   clip,
   mediaRejection,
+  positive,
+  problemRejection,
+  specOf,
   pick,
   pollByHttpClass,
   policyViolation,
   submitByHttpClass,
   unknownWord,
-  unsupportedParam,
   upstreamError,
   validUpstreamId,
 } from '../adapter-kit.js';
@@ -28,7 +33,9 @@ import {
   type PollOutcome,
   type ProtocolAdapter,
   type SubmitOutcome,
+  type TargetSpec,
 } from '../protocol.js';
+import { checkProfile, type ParamProblem } from '../profiles.js';
 import { stringList, urlOrInline } from './media-values.js';
 
 const TASKS = '/api/v3/contents/generations/tasks';
@@ -38,10 +45,31 @@ function headers(ctx: ChannelContext): Record<string, string> {
   return { authorization: `Bearer ${ctx.apiKey}` };
 }
 
+/** What Ark cannot express, without I/O (create time and submit). */
+function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['params']): ParamProblem | undefined {
+  const no = (param: string, why: string): ParamProblem => ({ param, message: `'${param}' cannot be sent through channel ${target.channel}: ${why}` });
+  if (kind !== 'video') return no('model', 'the ark protocol generates video only');
+  if (p['negative_prompt'] !== undefined) return no('negative_prompt', 'Seedance has no negative prompt');
+  if (p['prompt_extend'] === true) return no('prompt_extend', 'Seedance has no prompt extension');
+  const seed = p['seed'];
+  if (typeof seed === 'number' && (seed < -1 || seed > 4294967295)) return no('seed', 'Ark takes seeds from -1 (random) to 4294967295');
+  return checkProfile(target.profile, kind, p, `Ark model ${target.upstreamModel}`);
+}
+
+/** A video or audio input by URL: Ark documents inline Base64 for images only. */
+async function urlOnly(ctx: ChannelContext, value: string, param: string): Promise<string> {
+  if (ctx.media.kind(value) === 'https') return value;
+  const url = await ctx.media.publicUrl(value);
+  if (url === null)
+    throw new MediaInputError(
+      param,
+      `'${param}' is a data URL; Ark takes video and audio by URL only, and this deployment has no public base URL to serve it.`,
+    );
+  return url;
+}
+
 export async function arkBody(ctx: ChannelContext, job: ChannelJob): Promise<Record<string, unknown> | SubmitOutcome> {
   const p = job.params;
-  if (p['negative_prompt'] !== undefined) return unsupportedParam('negative_prompt', ctx.channel, 'Seedance has no negative prompt');
-  if (p['prompt_extend'] === true) return unsupportedParam('prompt_extend', ctx.channel, 'Seedance has no prompt extension');
   const content: Record<string, unknown>[] = [{ type: 'text', text: p['prompt'] }];
   const image = async (value: unknown, param: string, role: string): Promise<void> => {
     content.push({ type: 'image_url', image_url: { url: await urlOrInline(ctx, value, param) }, role });
@@ -52,14 +80,14 @@ export async function arkBody(ctx: ChannelContext, job: ChannelJob): Promise<Rec
   for (let i = 0; i < images.length; i += 1) await image(images[i], `images[${i}]`, 'reference_image');
   const videos = stringList(p['videos']);
   for (let i = 0; i < videos.length; i += 1) {
-    content.push({ type: 'video_url', video_url: { url: await urlOrInline(ctx, videos[i], `videos[${i}]`) }, role: 'reference_video' });
+    content.push({ type: 'video_url', video_url: { url: await urlOnly(ctx, videos[i] ?? '', `videos[${i}]`) }, role: 'reference_video' });
   }
   const audios = [
     ...(p['audio'] === undefined ? [] : [['audio', p['audio']] as const]),
     ...stringList(p['audios']).map((a, i) => [`audios[${i}]`, a] as const),
   ];
   for (const [param, value] of audios) {
-    content.push({ type: 'audio_url', audio_url: { url: await urlOrInline(ctx, value, param) }, role: 'reference_audio' });
+    content.push({ type: 'audio_url', audio_url: { url: await urlOnly(ctx, typeof value === 'string' ? value : '', param) }, role: 'reference_audio' });
   }
   const body: Record<string, unknown> = { model: ctx.upstreamModel, content, watermark: false };
   if (typeof p['resolution'] === 'string') body['resolution'] = p['resolution'].toLowerCase();
@@ -83,9 +111,8 @@ function failureFor(code: string, message: string, requestId: string | undefined
 }
 
 async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutcome> {
-  if (job.kind !== 'video') {
-    return { outcome: 'rejected', error: failure('unsupported_value', `channel ${ctx.channel} (ark) generates video only`, 'model') };
-  }
+  const problem = check(specOf(ctx), job.kind, job.params);
+  if (problem) return problemRejection(problem);
   let body: Record<string, unknown> | SubmitOutcome;
   try {
     body = await arkBody(ctx, job);
@@ -124,7 +151,11 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
       return { state: 'running', upstreamWord: status };
     case 'succeeded': {
       const url = asString(pick(json, 'content.video_url'));
-      return { state: 'succeeded', outputs: url === undefined ? [] : [{ type: 'video', url }], upstreamWord: status };
+      const outputs = url === undefined ? [] : [{ type: 'video' as const, url }];
+      const tokens = positive(pick(json, 'usage.completion_tokens')) ?? positive(pick(json, 'usage.total_tokens'));
+      return tokens === undefined
+        ? { state: 'succeeded', outputs, upstreamWord: status }
+        : { state: 'succeeded', outputs, upstreamWord: status, reportedUsage: { tokens, videos: 1 } };
     }
     case 'failed':
       return {
@@ -152,18 +183,29 @@ export const arkAdapter: ProtocolAdapter = {
     { param: 'image', upstream: 'content[{type:image_url, role:first_frame}]', handling: 'mapped' },
     { param: 'end_image', upstream: 'content[{type:image_url, role:last_frame}]', handling: 'mapped' },
     { param: 'images', upstream: 'content[{type:image_url, role:reference_image}]', handling: 'mapped' },
-    { param: 'videos', upstream: 'content[{type:video_url, role:reference_video}]', handling: 'mapped' },
-    { param: 'audios, audio', upstream: 'content[{type:audio_url, role:reference_audio}]', handling: 'mapped' },
+    {
+      param: 'videos',
+      upstream: 'content[{type:video_url, role:reference_video}]',
+      handling: 'mapped',
+      note: 'By URL only: a data URL needs a public base URL (Base64 is documented for images only).',
+    },
+    {
+      param: 'audios, audio',
+      upstream: 'content[{type:audio_url, role:reference_audio}]',
+      handling: 'mapped',
+      note: 'By URL only: a data URL needs a public base URL.',
+    },
     { param: 'audio_enable', upstream: 'generate_audio', handling: 'mapped' },
     { param: 'duration', upstream: 'duration', handling: 'mapped' },
     { param: 'resolution', upstream: 'resolution', handling: 'mapped', note: 'Lower case.' },
     { param: 'aspect_ratio', upstream: 'ratio', handling: 'mapped', note: 'adaptive included.' },
-    { param: 'seed', upstream: 'seed', handling: 'mapped', note: '-1 is the upstream\'s own "random".' },
+    { param: 'seed', upstream: 'seed', handling: 'mapped', note: '-1 is the upstream\'s own "random"; above 4294967295 refused (unsupported_value).' },
     { param: 'negative_prompt', upstream: '', handling: 'refused', note: 'Seedance has none: unsupported_value.' },
     { param: 'prompt_extend', upstream: '', handling: 'refused', note: 'true is refused (unsupported_value); false is what Seedance does anyway.' },
     { param: 'extra', upstream: '', handling: 'ignored', note: 'Only the PixVerse reference model accepts extra.' },
     { param: 'width, height (image models)', upstream: '', handling: 'refused', note: 'Video only: an image task is rejected unsupported_value on model.' },
   ] satisfies readonly ParamMapping[],
+  check,
   submit,
   poll,
   async cancel(ctx, upstreamId) {

@@ -1,5 +1,8 @@
 /**
- * `dashscope`: Alibaba Cloud Model Studio async tasks (docs/channels.md#protocol-dashscope).
+ * `dashscope`: Alibaba Cloud Model Studio async tasks (docs/channels.md#protocol-dashscope; provider references
+ * https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference,
+ * .../text-to-video-api-reference, .../wan-image-generation-api-reference,
+ * .../manage-asynchronous-tasks; error codes: .../developer-reference/error-code).
  * Video: the Wan 2.7 / 3.0 `input.media[]` request on the video-synthesis endpoint. Images: the
  * async image-generation endpoint (`input.messages`, wan2.6-t2i style; z-image-turbo is sync-only
  * and cannot be a target). Both need `X-DashScope-Async: enable`; both are read through the task
@@ -15,12 +18,14 @@ import {
   asString,
   clip,
   mediaRejection,
+  positive,
+  problemRejection,
+  specOf,
   pick,
   pollByHttpClass,
   policyViolation,
   submitByHttpClass,
   unknownWord,
-  unsupportedParam,
   upstreamError,
   validUpstreamId,
 } from '../adapter-kit.js';
@@ -33,8 +38,11 @@ import {
   type ParamMapping,
   type PollOutcome,
   type ProtocolAdapter,
+  type ReportedUsage,
   type SubmitOutcome,
+  type TargetSpec,
 } from '../protocol.js';
+import { checkProfile, type ParamProblem } from '../profiles.js';
 import { stringList, urlOrInline } from './media-values.js';
 
 export const DASHSCOPE_PATHS = {
@@ -44,7 +52,14 @@ export const DASHSCOPE_PATHS = {
   cancel: (id: string) => `/api/v1/tasks/${encodeURIComponent(id)}/cancel`,
 } as const;
 
-const POLICY_CODES = /^(DataInspectionFailed|.*Inspection.*|.*Sensitive.*|.*Moderation.*)$/i;
+/**
+ * Moderation results: `DataInspectionFailed` (input or output blocked), `IPInfringementSuspect`
+ * (suspected intellectual-property infringement), and the Sensitive/Moderation families. Not
+ * `InvalidParameter.DataInspection`: despite its name, that one says the upstream could not
+ * download an input (a bad or unreachable URL), which is the request's fault, not a refusal of
+ * its content.
+ */
+const POLICY_CODES = /^(DataInspectionFailed|IPInfringementSuspect|[\w.]*Sensitive[\w.]*|[\w.]*Moderation[\w.]*|Audit[\w.]*)$/i;
 /** Codes that say the channel (account, quota, key) cannot take work now: fail over. */
 const CHANNEL_CODES = /^(Arrearage|Throttling.*|InvalidApiKey|AccessDenied.*|Unauthorized|QuotaExhausted|AllocationQuota.*)$/i;
 
@@ -57,11 +72,26 @@ function isWan3(upstreamModel: string): boolean {
   return /^wan3/i.test(upstreamModel);
 }
 
+/** The Wan 2.7 references list no `parameters.audio`: the switch is neither sent nor accepted. */
+function isWan27(upstreamModel: string): boolean {
+  return /^wan2\.7/i.test(upstreamModel);
+}
+
+/** What DashScope cannot express, without I/O (create time and submit). */
+function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['params']): ParamProblem | undefined {
+  const no = (param: string, why: string): ParamProblem => ({ param, message: `'${param}' cannot be sent through channel ${target.channel}: ${why}` });
+  if (kind === 'video') {
+    if (isWan3(target.upstreamModel) && p['negative_prompt'] !== undefined) return no('negative_prompt', 'Wan 3.0 has no negative prompt');
+    if (isWan3(target.upstreamModel) && p['prompt_extend'] === true) return no('prompt_extend', 'Wan 3.0 has no prompt extension');
+    if (isWan27(target.upstreamModel) && p['audio_enable'] !== undefined)
+      return no('audio_enable', 'the Wan 2.7 reference lists no audio switch (parameters.audio); the model decides');
+  }
+  return checkProfile(target.profile, kind, p, `DashScope model ${target.upstreamModel}`);
+}
+
 export async function dashscopeVideoBody(ctx: ChannelContext, job: ChannelJob): Promise<Record<string, unknown> | SubmitOutcome> {
   const p = job.params;
   const wan3 = isWan3(ctx.upstreamModel);
-  if (wan3 && p['negative_prompt'] !== undefined) return unsupportedParam('negative_prompt', ctx.channel, 'Wan 3.0 has no negative prompt');
-  if (wan3 && p['prompt_extend'] === true) return unsupportedParam('prompt_extend', ctx.channel, 'Wan 3.0 has no prompt extension');
   const media: { type: string; url: string }[] = [];
   if (p['image'] !== undefined) media.push({ type: 'first_frame', url: await urlOrInline(ctx, p['image'], 'image') });
   if (p['end_image'] !== undefined) media.push({ type: 'last_frame', url: await urlOrInline(ctx, p['end_image'], 'end_image') });
@@ -85,7 +115,7 @@ export async function dashscopeVideoBody(ctx: ChannelContext, job: ChannelJob): 
   if (typeof p['aspect_ratio'] === 'string' && p['aspect_ratio'] !== 'adaptive') parameters['ratio'] = p['aspect_ratio'];
   if (typeof p['seed'] === 'number' && p['seed'] >= 0) parameters['seed'] = p['seed'];
   if (typeof p['prompt_extend'] === 'boolean' && !wan3) parameters['prompt_extend'] = p['prompt_extend'];
-  if (typeof p['audio_enable'] === 'boolean') parameters['audio'] = p['audio_enable'];
+  if (typeof p['audio_enable'] === 'boolean' && !isWan27(ctx.upstreamModel)) parameters['audio'] = p['audio_enable'];
   return { model: ctx.upstreamModel, input, parameters };
 }
 
@@ -112,6 +142,8 @@ function failureFor(code: string, message: string, requestId: string | undefined
 }
 
 async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutcome> {
+  const problem = check(specOf(ctx), job.kind, job.params);
+  if (problem) return problemRejection(problem);
   let body: Record<string, unknown> | SubmitOutcome;
   try {
     body = job.kind === 'video' ? await dashscopeVideoBody(ctx, job) : dashscopeImageBody(ctx, job);
@@ -164,6 +196,19 @@ function outputsOf(output: unknown): { type: 'video' | 'image'; url: string }[] 
   return images.map((url) => ({ type: 'image', url }));
 }
 
+/** `usage` of a finished task: `video_duration` (older answers: `duration`), `video_count`, `image_count`. */
+function usageOf(usage: unknown): ReportedUsage | undefined {
+  const seconds = positive(pick(usage, 'video_duration')) ?? positive(pick(usage, 'duration'));
+  const videos = positive(pick(usage, 'video_count'));
+  const images = positive(pick(usage, 'image_count'));
+  const out = {
+    ...(seconds === undefined ? {} : { seconds }),
+    ...(videos === undefined ? {} : { videos }),
+    ...(images === undefined ? {} : { images }),
+  };
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
 async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcome> {
   const answer = await ctx.http.request({ method: 'GET', path: DASHSCOPE_PATHS.task(upstreamId), headers: headers(ctx, false) });
   const early = pollByHttpClass(answer);
@@ -182,8 +227,12 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
     case 'RUNNING':
     case 'SUSPENDED':
       return { state: 'running', upstreamWord: status };
-    case 'SUCCEEDED':
-      return { state: 'succeeded', outputs: outputsOf(output), upstreamWord: status };
+    case 'SUCCEEDED': {
+      const usage = usageOf(pick(json, 'usage'));
+      return usage === undefined
+        ? { state: 'succeeded', outputs: outputsOf(output), upstreamWord: status }
+        : { state: 'succeeded', outputs: outputsOf(output), upstreamWord: status, reportedUsage: usage };
+    }
     case 'FAILED':
       return {
         state: 'failed',
@@ -225,10 +274,21 @@ export const dashscopeAdapter: ProtocolAdapter = {
     { param: 'resolution', upstream: 'parameters.resolution', handling: 'mapped', note: 'Upper-cased: 720p -> 720P.' },
     { param: 'aspect_ratio', upstream: 'parameters.ratio', handling: 'mapped', note: 'adaptive is not sent: the upstream then follows the input image.' },
     { param: 'seed', upstream: 'parameters.seed', handling: 'mapped', note: '-1 (random) is not sent.' },
-    { param: 'audio_enable', upstream: 'parameters.audio', handling: 'mapped' },
-    { param: 'width, height (size)', upstream: 'parameters.size "W*H"', handling: 'mapped' },
+    {
+      param: 'audio_enable',
+      upstream: 'parameters.audio',
+      handling: 'mapped',
+      note: 'Wan 2.7: refused (unsupported_value); its reference lists no audio switch.',
+    },
+    {
+      param: 'width, height (size)',
+      upstream: 'parameters.size "W*H"',
+      handling: 'mapped',
+      note: 'wan2.6-t2i: 1280*1280 to 1440*1440 pixels in total, ratio 1:4 to 4:1, else refused (unsupported_value on size, or width).',
+    },
     { param: 'extra', upstream: '', handling: 'ignored', note: 'Only the PixVerse reference model accepts extra; it is not routed to dashscope.' },
   ] satisfies readonly ParamMapping[],
+  check,
   submit,
   poll,
   async cancel(ctx, upstreamId) {

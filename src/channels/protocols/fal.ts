@@ -1,14 +1,24 @@
 /**
- * fal queue (docs/channels.md#protocol-fal). Generic: the route's `upstream_model` is the
- * model path (`fal-ai/kling-video/v2.1/pro/image-to-video`, optionally `?param=field` renames,
- * see generic-input.ts) and the body is the model's input. Status and result live under the
- * owner/app only, never the subpath, so the upstream id is `owner/app|request_id|kind`; the
- * adapter builds those paths on the channel's base_url (the returned absolute URLs name the
- * same host). There is no FAILED status: a failed job reads COMPLETED and its error comes with
- * the result. The queue has no idempotency key and no search: a lost submission stays unknown.
+ * fal queue (docs/channels.md#protocol-fal; https://docs.fal.ai/model-apis/model-endpoints/queue). Generic: the route's
+ * `upstream_model` is the endpoint id (`fal-ai/kling-video/v2.1/pro/image-to-video`, optionally
+ * `?param=field` renames, see generic-input.ts) and the body is the model's input, built from
+ * the target's profile when it has one (profiles.ts).
+ *
+ * Status, result and cancel live under the endpoint's app, not its subpath. The submit answer
+ * carries them (`status_url`, `response_url`, `cancel_url`): the app is read from
+ * `response_url` (the part before `/requests/`), and only when that is missing is it derived the
+ * way fal's own client does (`namespace/owner/alias` for the `workflows` and `comfy`
+ * namespaces, `owner/alias` otherwise). Two segments are wrong for namespaced endpoints. The
+ * upstream id is `app|request_id|kind`; paths go to the channel's base_url (the returned URLs
+ * name the same host). There is no FAILED status: a failed job reads COMPLETED and its error
+ * comes with the result. The queue has no idempotency key and no search: a lost submission
+ * stays unknown.
  */
 import {
   asArray,
+  positive,
+  problemRejection,
+  specOf,
   asRecord,
   asString,
   clip,
@@ -20,9 +30,13 @@ import {
   upstreamError,
   validUpstreamId,
 } from '../adapter-kit.js';
+import type { Dispatcher } from 'undici';
+import { discard, explainFailure, readCapped, send } from '../../outbound/client.js';
+import { createFetchDispatcher } from '../../outbound/connection.js';
 import { failure, type UpstreamFailure } from '../failure.js';
-import type { ChannelContext, HttpOutcome, PollOutcome, ProtocolAdapter, SubmitOutcome, UpstreamOutput } from '../protocol.js';
-import { genericInput, genericParamMapping, parseGenericModel } from './generic-input.js';
+import type { ChannelContext, HttpOutcome, PollOutcome, ProtocolAdapter, ReportedUsage, SubmitOutcome, TargetSpec, UpstreamOutput } from '../protocol.js';
+import { inputOf } from '../schema-probe.js';
+import { genericCheck, genericInput, genericParamMapping, parseGenericModel } from './generic-input.js';
 
 const auth = (ctx: ChannelContext): Record<string, string> => ({ authorization: `Key ${ctx.apiKey}` });
 const POLICY = /content_policy|flagged|nsfw|safety|moderat/i;
@@ -50,13 +64,51 @@ function failureFrom(answer: HttpOutcome & { kind: 'response' }, requestId?: str
   return policy ? policyViolation(message, requestId) : upstreamError(message, requestId);
 }
 
+/** Where fal publishes an endpoint's OpenAPI document (`?endpoint_id=`): its public site, not the queue. */
+export const FAL_OPENAPI = 'https://fal.ai/api/openapi/queue/openapi.json';
+const OPENAPI_MAX_BYTES = 8 * 1024 * 1024;
+let publicPagesPool: Dispatcher | undefined;
+/** One policed pool for the schema reads of `channels check --probe`, made on first use. */
+function publicPages(): Dispatcher {
+  publicPagesPool ??= createFetchDispatcher();
+  return publicPagesPool;
+}
+
+/** fal's namespaces whose endpoint ids have three leading segments (fal-js `parseEndpointId`). */
+const NAMESPACES = new Set(['workflows', 'comfy']);
+
+/** The app of an endpoint id, the way fal's client derives it: `namespace/owner/alias` or `owner/alias`. */
+export function falApp(path: string): string | undefined {
+  const segments = path.split('/').filter(Boolean);
+  const size = NAMESPACES.has(segments[0] ?? '') ? 3 : 2;
+  return segments.length >= size ? segments.slice(0, size).join('/') : undefined;
+}
+
+/** The app named by the submit answer's `response_url` (`https://queue.fal.run/{app}/requests/{id}`). */
+function appFromAnswer(json: unknown): string | undefined {
+  const url = asString(pick(json, 'response_url'));
+  if (url === undefined) return undefined;
+  try {
+    const match = /^\/(.+?)\/requests\/[^/]+\/?$/.exec(new URL(url).pathname);
+    return match?.[1] !== undefined && !match[1].includes('|') ? decodeURIComponent(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function check(target: TargetSpec, kind: 'video' | 'image', params: Readonly<Record<string, unknown>>) {
+  return genericCheck(target.profile, kind, params, `fal model ${parseGenericModel(target.upstreamModel).path}`);
+}
+
 async function submit(ctx: ChannelContext, job: Parameters<ProtocolAdapter['submit']>[1]): Promise<SubmitOutcome> {
   const model = parseGenericModel(ctx.upstreamModel);
-  const segments = model.path.split('/').filter(Boolean);
-  if (segments.length < 2) return { outcome: 'refused', reason: `upstream_model '${clip(model.path, 80)}' is not an owner/app path` };
+  const app = falApp(model.path);
+  if (app === undefined) return { outcome: 'refused', reason: `upstream_model '${clip(model.path, 80)}' is not an owner/app path` };
+  const problem = check(specOf(ctx), job.kind, job.params);
+  if (problem) return problemRejection(problem);
   const built = await genericInput(ctx, job, 'fal', model);
   if (!built.ok) return built.outcome;
-  const answer = await ctx.http.request({ method: 'POST', path: `/${segments.join('/')}`, headers: auth(ctx), json: built.input });
+  const answer = await ctx.http.request({ method: 'POST', path: `/${model.path}`, headers: auth(ctx), json: built.input });
   const requestId = requestIdOf(answer);
   const byClass = submitByHttpClass(
     answer,
@@ -64,9 +116,10 @@ async function submit(ctx: ChannelContext, job: Parameters<ProtocolAdapter['subm
     requestId,
   );
   if (byClass) return byClass;
-  const id = validUpstreamId(pick(answer.kind === 'response' ? answer.json : undefined, 'request_id'));
+  const json = answer.kind === 'response' ? answer.json : undefined;
+  const id = validUpstreamId(pick(json, 'request_id'));
   if (id === undefined || id.includes('|')) return { outcome: 'unknown', reason: 'fal answered 2xx without a request_id' };
-  return { outcome: 'accepted', upstreamId: `${segments.slice(0, 2).join('/')}|${id}|${job.kind}`, requestId: requestId ?? id };
+  return { outcome: 'accepted', upstreamId: `${appFromAnswer(json) ?? app}|${id}|${job.kind}`, requestId: requestId ?? id };
 }
 
 function parseId(upstreamId: string): { app: string; id: string; kind: 'video' | 'image' } | undefined {
@@ -106,8 +159,10 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
       return { state: 'queued', upstreamWord: word };
     case 'IN_PROGRESS':
       return { state: 'running', upstreamWord: word };
-    case 'COMPLETED':
-      return result(ctx, base, parsed.kind, word);
+    case 'COMPLETED': {
+      const seconds = positive(pick(answer.json, 'metrics.inference_time'));
+      return result(ctx, base, parsed.kind, word, seconds === undefined ? undefined : { predict_time_s: seconds });
+    }
     // Listed by one fal schema only (unverified); mapped so they never read as running forever.
     case 'FAILED':
       return { state: 'failed', error: upstreamError(`fal reported FAILED for request ${parsed.id}`, parsed.id), upstreamWord: word };
@@ -119,7 +174,7 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
   }
 }
 
-async function result(ctx: ChannelContext, base: string, kind: 'video' | 'image', word: string): Promise<PollOutcome> {
+async function result(ctx: ChannelContext, base: string, kind: 'video' | 'image', word: string, usage: ReportedUsage | undefined): Promise<PollOutcome> {
   const answer = await ctx.http.request({ method: 'GET', path: base, headers: auth(ctx) });
   if (answer.kind !== 'response') return { state: 'transient', reason: `result ${answer.kind}: ${answer.reason}` };
   const requestId = base.split('/').pop();
@@ -127,7 +182,9 @@ async function result(ctx: ChannelContext, base: string, kind: 'video' | 'image'
     const outputs = outputsOf(answer.json, kind);
     if (outputs.length === 0)
       return { state: 'failed', error: failure('output_invalid', `fal result holds no ${kind} URL`, '', requestId), upstreamWord: word };
-    return { state: 'succeeded', outputs, upstreamWord: word };
+    return usage === undefined
+      ? { state: 'succeeded', outputs, upstreamWord: word }
+      : { state: 'succeeded', outputs, upstreamWord: word, reportedUsage: usage };
   }
   if (answer.status === 429) return answer.retryAfterMs === undefined ? { state: 'throttled' } : { state: 'throttled', retryAfterMs: answer.retryAfterMs };
   if (answer.status === 404) return { state: 'not_found', upstreamWord: 'result HTTP 404' };
@@ -140,6 +197,7 @@ async function result(ctx: ChannelContext, base: string, kind: 'video' | 'image'
 export const falAdapter: ProtocolAdapter = {
   protocol: 'fal',
   paramMapping: genericParamMapping('fal'),
+  check,
   submit,
   poll,
   async cancel(ctx, upstreamId) {
@@ -152,10 +210,39 @@ export const falAdapter: ProtocolAdapter = {
       return { outcome: 'not_cancellable', reason: asString(pick(answer.json, 'status')) ?? `HTTP ${answer.status}` };
     return { outcome: 'transient', reason: `HTTP ${answer.status}` };
   },
+  async inputSchema(ctx) {
+    // fal publishes each endpoint's OpenAPI document on its public site (no key: nothing secret leaves the channel).
+    const endpoint = parseGenericModel(ctx.upstreamModel).path;
+    let json: unknown;
+    try {
+      // A public page, not the channel's origin: through the one outbound client and its address policy.
+      const answer = await send(`${FAL_OPENAPI}?endpoint_id=${encodeURIComponent(endpoint)}`, {
+        signal: AbortSignal.timeout(10_000),
+        timeoutMs: 10_000,
+        policed: publicPages(),
+        followRedirects: 3,
+        maxBytes: OPENAPI_MAX_BYTES,
+      });
+      if (answer.status !== 200) {
+        discard(answer.body);
+        return { ok: false, reason: `HTTP ${answer.status} from ${new URL(FAL_OPENAPI).host}` };
+      }
+      const bytes = await readCapped(answer.body, OPENAPI_MAX_BYTES);
+      if (bytes === undefined) return { ok: false, reason: `the OpenAPI document is larger than ${OPENAPI_MAX_BYTES} bytes` };
+      json = JSON.parse(bytes.toString('utf8'));
+    } catch (err) {
+      const why = explainFailure(err);
+      const reason = why.refused ? 'refused by the address policy' : why.timedOut ? 'timed out' : err instanceof Error ? err.message : 'no answer';
+      return { ok: false, reason };
+    }
+    const body = pick(asRecord(pick(json, 'paths'))?.[`/${endpoint}`], 'post.requestBody.content');
+    const schemaRef = asString(pick(asRecord(body)?.['application/json'], 'schema.$ref'));
+    const schema = inputOf(json, schemaRef?.split('/').pop());
+    return schema ? { ok: true, schema } : { ok: false, reason: 'the endpoint publishes no input schema' };
+  },
   async probe(ctx) {
     // The queue has no account endpoint: ask for a request that cannot exist; 404 proves the key.
-    const segments = parseGenericModel(ctx.upstreamModel).path.split('/').filter(Boolean);
-    const app = segments.length >= 2 ? segments.slice(0, 2).join('/') : 'fal-ai/fast-sdxl';
+    const app = falApp(parseGenericModel(ctx.upstreamModel).path) ?? 'fal-ai/fast-sdxl';
     const answer = await ctx.http.request({ method: 'GET', path: `/${app}/requests/00000000-0000-0000-0000-000000000000/status`, headers: auth(ctx) });
     if (answer.kind !== 'response') return { ok: false, reason: `${answer.kind}: ${answer.reason}` };
     if (answer.status === 401 || answer.status === 403) return { ok: false, reason: `HTTP ${answer.status}` };

@@ -9,9 +9,15 @@
  *
  * renames the field our `end_image` goes to. Only the names change; the values are ours.
  * Parameters no host field can carry are refused, never dropped (see REFUSED).
+ *
+ * A model with a target profile (profiles.ts: built in for the documented examples, or declared
+ * in the channels file) is not mapped by these names at all: its input is exactly the profile's
+ * fields, with the profile's types and allowed values (fal's Kling takes `duration` as the
+ * string "5" or "10"; Replicate's flux-schnell takes an aspect ratio, not width and height).
  */
 import { asArray } from '../adapter-kit.js';
 import { failure } from '../failure.js';
+import { checkProfile, planInputs, type ParamProblem, type TargetProfile } from '../profiles.js';
 import { MediaInputError, type ChannelContext, type ChannelJob, type ParamMapping, type SubmitOutcome } from '../protocol.js';
 
 export type GenericHost = 'fal' | 'replicate';
@@ -46,6 +52,11 @@ const MEDIA_LISTS = new Set(['images', 'videos', 'audios']);
 const REFUSED: Readonly<Record<string, string>> = {
   extra: 'image_options are PixVerse reference tags; no generic field carries them',
 };
+
+/** Our parameter -> the host's field, without a profile (for the schema probe). */
+export function genericFields(host: GenericHost): Record<string, string> {
+  return Object.fromEntries(Object.entries(FIELDS).map(([param, fields]) => [param, fields[host]]));
+}
 
 export function genericParamMapping(host: GenericHost): readonly ParamMapping[] {
   const rows: ParamMapping[] = Object.entries(FIELDS).map(([param, fields]) => ({
@@ -94,38 +105,65 @@ async function mediaValue(ctx: ChannelContext, value: string): Promise<string> {
 
 export type GenericInput = { ok: true; input: Record<string, unknown> } | { ok: false; outcome: SubmitOutcome };
 
-/** Our resolved parameters -> the host's `input` object, or a refusal naming the parameter. */
-export async function genericInput(ctx: ChannelContext, job: ChannelJob, host: GenericHost, model: GenericModel): Promise<GenericInput> {
-  const input: Record<string, unknown> = {};
-  for (const [param, value] of Object.entries(job.params)) {
-    if (param === 'model' || param === 'size' || value === undefined) continue;
+const rejectedFor = (problem: ParamProblem): GenericInput => ({
+  ok: false,
+  outcome: { outcome: 'rejected', error: failure('unsupported_value', problem.message, problem.param) },
+});
+
+/** What a target cannot take, before any request: the profile's check, or the generic refusals. */
+export function genericCheck(
+  profile: TargetProfile | undefined,
+  kind: ChannelJob['kind'],
+  params: ChannelJob['params'],
+  target: string,
+): ParamProblem | undefined {
+  if (profile) return checkProfile(profile, kind, params, target);
+  for (const [param, value] of Object.entries(params)) {
     const why = REFUSED[param];
-    if (why !== undefined) {
-      if (value === null || (typeof value === 'object' && Object.keys(value).length === 0)) continue;
-      return {
-        ok: false,
-        outcome: { outcome: 'rejected', error: failure('unsupported_value', `'${param}' cannot be sent through channel ${ctx.channel}: ${why}`, param) },
-      };
+    if (why === undefined || value === undefined || value === null || (typeof value === 'object' && Object.keys(value).length === 0)) continue;
+    return { param, message: `'${param}' cannot be sent to ${target}: ${why}` };
+  }
+  return undefined;
+}
+
+async function placed(ctx: ChannelContext, input: Record<string, unknown>, field: string, value: unknown, media: 'one' | 'list' | undefined): Promise<void> {
+  if (media === 'one' && typeof value === 'string') setPath(input, field, await mediaValue(ctx, value));
+  else if (media === 'list') {
+    const items: string[] = [];
+    for (const item of asArray(value)) if (typeof item === 'string') items.push(await mediaValue(ctx, item));
+    if (items.length > 0) setPath(input, field, items);
+  } else setPath(input, field, value);
+}
+
+/**
+ * Our resolved parameters -> the host's `input` object, or a refusal naming the parameter. With
+ * a profile (built in or declared) the input is exactly the profile's fields, typed as it says;
+ * without one, the generic field names above.
+ */
+export async function genericInput(ctx: ChannelContext, job: ChannelJob, host: GenericHost, model: GenericModel): Promise<GenericInput> {
+  const target = `${host} model ${model.path}`;
+  const input: Record<string, unknown> = {};
+  try {
+    if (ctx.profile) {
+      const plan = planInputs(ctx.profile, job.kind, job.params, target);
+      if (!plan.ok) return rejectedFor(plan.problem);
+      for (const item of plan.inputs) await placed(ctx, input, model.renames.get(item.param) ?? item.field, item.value, item.media);
+      return { ok: true, input };
     }
-    const fields = FIELDS[param];
-    if (fields === undefined) {
-      return { ok: false, outcome: { outcome: 'rejected', error: failure('unsupported_value', `'${param}' has no mapping on channel ${ctx.channel}`, param) } };
+    const refused = genericCheck(undefined, job.kind, job.params, `channel ${ctx.channel}`);
+    if (refused) return rejectedFor(refused);
+    for (const [param, value] of Object.entries(job.params)) {
+      if (param === 'model' || param === 'size' || value === undefined || REFUSED[param] !== undefined) continue;
+      const fields = FIELDS[param];
+      if (fields === undefined) return rejectedFor({ param, message: `'${param}' has no mapping on channel ${ctx.channel}` });
+      if (param === 'seed' && (value === -1 || value === null || (job.kind === 'image' && value === 0))) continue;
+      if (param === 'prompt_extend' && value === null) continue;
+      const media = MEDIA.has(param) ? 'one' : MEDIA_LISTS.has(param) ? 'list' : undefined;
+      await placed(ctx, input, model.renames.get(param) ?? fields[host], value, media);
     }
-    if (param === 'seed' && (value === -1 || value === null || (job.kind === 'image' && value === 0))) continue;
-    if (param === 'prompt_extend' && value === null) continue;
-    const field = model.renames.get(param) ?? fields[host];
-    try {
-      if (MEDIA.has(param) && typeof value === 'string') setPath(input, field, await mediaValue(ctx, value));
-      else if (MEDIA_LISTS.has(param)) {
-        const items: string[] = [];
-        for (const item of asArray(value)) if (typeof item === 'string') items.push(await mediaValue(ctx, item));
-        if (items.length > 0) setPath(input, field, items);
-      } else setPath(input, field, value);
-    } catch (err) {
-      if (err instanceof MediaInputError)
-        return { ok: false, outcome: { outcome: 'rejected', error: failure('invalid_parameter', err.message, err.param || param) } };
-      throw err;
-    }
+  } catch (err) {
+    if (err instanceof MediaInputError) return { ok: false, outcome: { outcome: 'rejected', error: failure('invalid_parameter', err.message, err.param) } };
+    throw err;
   }
   return { ok: true, input };
 }

@@ -149,12 +149,20 @@ function pollImage(ctx: ChannelContext, json: unknown, requestId: string | undef
         .map((url) => ({ type: 'image' as const, url }));
       return { state: 'succeeded', outputs, upstreamWord: status };
     }
-    case 'FAILURE':
+    case 'FAILURE': {
+      // `data.error` keeps the upstream's own code and param; an upstream without it gives only the text.
+      const error = asRecord(pick(json, 'data.error'));
+      const message = asString(error?.['message']) ?? (asString(pick(json, 'data.fail_reason')) || 'the upstream failed the task');
+      const code = asString(error?.['code']);
       return {
         state: 'failed',
-        error: upstreamError(asString(pick(json, 'data.fail_reason')) || 'the upstream failed the task', requestId),
+        error:
+          code === undefined
+            ? upstreamError(message, requestId)
+            : failure(code, withRequestId(clip(message), requestId), asString(error?.['param']) ?? '', requestId),
         upstreamWord: status,
       };
+    }
     case 'CANCELLED':
       return { state: 'failed', error: upstreamError('the upstream task was cancelled', requestId), upstreamWord: status };
     default:
@@ -235,6 +243,8 @@ export const mediagateAdapter: ProtocolAdapter = {
     { param: 'width, height, size', upstream: 'size, or width and height', handling: 'mapped', note: 'size when the client gave it, else width and height.' },
     { param: 'output_format, n', upstream: '', handling: 'ignored', note: 'Derived by the catalog (png, 1); not request fields of the interface.' },
   ] satisfies readonly ParamMapping[],
+  // The upstream validates the same catalog and answers its own 400s.
+  check: () => undefined,
   submit,
   poll,
   cancel,

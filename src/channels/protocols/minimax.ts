@@ -1,9 +1,13 @@
 /**
- * MiniMax video generation (docs/channels.md#protocol-minimax). Two APIs with nothing in common
- * but the host and the bearer key, chosen by the upstream model name:
+ * MiniMax video generation (docs/channels.md#protocol-minimax; https://platform.minimax.io/docs/api-reference/video-generation-v2-create,
+ * .../video-generation-v2-query, .../video-generation). Two APIs with nothing in common but the
+ * host and the bearer key, chosen by the upstream model name:
  * - v2 (`MiniMax-H3`, `MiniMax-H3-Max` and any other name): `content[]` with roles, the task id
- *   in the query path, `task.content.url`; errors as `{error}` (any HTTP status) or HTTP 200
- *   `{type:"error"}`. Cancel is `DELETE /v2/video_generation/{id}`.
+ *   in the query path, `task.content.url`; statuses queued, running, succeeded, failed,
+ *   cancelled and expired. Errors are `{type:"error", error:{type, message, http_code},
+ *   request_id}` with any HTTP status: the business code is only at the end of the message,
+ *   as in "video description contains sensitive content (1026)", so it is read from there.
+ *   Cancel is `DELETE /v2/video_generation/{id}`.
  * - v1 (the Hailuo 02/2.3 and `*-01` names): flat body, `base_resp` business errors inside
  *   HTTP 200, and a second call (`files/retrieve`) to turn `file_id` into a download URL.
  * The upstream id is the task id, prefixed `v1:` for v1 tasks, so a poll never has to guess.
@@ -13,6 +17,9 @@
 import {
   asArray,
   asNumber,
+  positive,
+  problemRejection,
+  specOf,
   asRecord,
   asString,
   clip,
@@ -21,7 +28,6 @@ import {
   policyViolation,
   submitByHttpClass,
   unknownWord,
-  unsupportedParam,
   upstreamError,
   validUpstreamId,
 } from '../adapter-kit.js';
@@ -35,7 +41,9 @@ import {
   type PollOutcome,
   type ProtocolAdapter,
   type SubmitOutcome,
+  type TargetSpec,
 } from '../protocol.js';
+import { checkProfile, type ParamProblem } from '../profiles.js';
 
 const V1_MODELS = /^(MiniMax-Hailuo-|T2V-01|I2V-01|S2V-01)/i;
 const V1_PREFIX = 'v1:';
@@ -99,13 +107,24 @@ function resolutionWord(value: unknown): string | undefined {
   return typeof value === 'string' ? value.toUpperCase() : undefined;
 }
 
-/** A business error in a 2xx answer: v1 `base_resp`, v2 `{type:"error"}` or `{error}`. */
+/** The business code at the end of a v2 error message: "insufficient balance (1008)" -> 1008. */
+export function codeInMessage(message: string): number | undefined {
+  const match = /\((\d{3,5})\)\s*$/.exec(message);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+/**
+ * A business error: v1 `base_resp`, v2 `{type:"error", error:{type, message:"... (1026)",
+ * http_code}}`. The v2 code is the number the message ends with; an explicit `error.code` is
+ * read too (older answers), never `http_code` (an HTTP status, not a business code).
+ */
 function businessError(json: unknown): { code: number; message: string } | undefined {
   const code = asNumber(pick(json, 'base_resp.status_code'));
   if (code !== undefined && code !== 0) return { code, message: asString(pick(json, 'base_resp.status_msg')) ?? 'error' };
   const error = asRecord(pick(json, 'error'));
   if (error && (pick(json, 'type') === 'error' || asString(error['message']) !== undefined)) {
-    return { code: asNumber(error['code']) ?? asNumber(error['http_code']) ?? 0, message: asString(error['message']) ?? 'error' };
+    const message = asString(error['message']) ?? 'error';
+    return { code: asNumber(error['code']) ?? codeInMessage(message) ?? 0, message };
   }
   return undefined;
 }
@@ -143,24 +162,24 @@ async function mediaUrl(ctx: ChannelContext, value: string, param: string): Prom
   return url;
 }
 
-function commonRefusals(ctx: ChannelContext, job: ChannelJob, v1: boolean): SubmitOutcome | undefined {
-  const p = job.params;
-  if (job.kind !== 'video') return unsupportedParam('model', ctx.channel, 'the MiniMax protocol generates videos only');
-  if (p['seed'] !== undefined && p['seed'] !== -1) return unsupportedParam('seed', ctx.channel, 'MiniMax has no seed');
-  if (typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '')
-    return unsupportedParam('negative_prompt', ctx.channel, 'MiniMax has no negative prompt');
-  if (p['extra'] !== undefined) return unsupportedParam('extra', ctx.channel, 'MiniMax has no such options');
-  if (v1 && p['audio_enable'] === true) return unsupportedParam('audio_enable', ctx.channel, 'MiniMax v1 models generate silent video');
-  if (!v1 && p['audio_enable'] === false) return unsupportedParam('audio_enable', ctx.channel, 'MiniMax v2 output always has audio');
-  if (!v1 && p['prompt_extend'] === true) return unsupportedParam('prompt_extend', ctx.channel, 'MiniMax v2 has no prompt optimizer');
+/** What MiniMax cannot express, without I/O (create time and submit). */
+function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['params']): ParamProblem | undefined {
+  const v1 = isV1Model(target.upstreamModel);
+  const no = (param: string, why: string): ParamProblem => ({ param, message: `'${param}' cannot be sent through channel ${target.channel}: ${why}` });
+  if (kind !== 'video') return no('model', 'the MiniMax protocol generates videos only');
+  if (p['seed'] !== undefined && p['seed'] !== -1) return no('seed', 'MiniMax has no seed');
+  if (typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '') return no('negative_prompt', 'MiniMax has no negative prompt');
+  if (p['extra'] !== undefined) return no('extra', 'MiniMax has no such options');
+  if (v1 && p['audio_enable'] === true) return no('audio_enable', 'MiniMax v1 models generate silent video');
+  if (!v1 && p['audio_enable'] === false) return no('audio_enable', 'MiniMax v2 output always has audio');
+  if (!v1 && p['prompt_extend'] === true) return no('prompt_extend', 'MiniMax v2 has no prompt optimizer');
   if (v1) {
     for (const name of ['videos', 'audios', 'audio', 'aspect_ratio'] as const) {
       const value = p[name];
-      if (value !== undefined && !(Array.isArray(value) && value.length === 0))
-        return unsupportedParam(name, ctx.channel, `MiniMax v1 model ${ctx.upstreamModel} takes no ${name}`);
+      if (value !== undefined && !(Array.isArray(value) && value.length === 0)) return no(name, `MiniMax v1 model ${target.upstreamModel} takes no ${name}`);
     }
   }
-  return undefined;
+  return checkProfile(target.profile, kind, p, `MiniMax model ${target.upstreamModel}`);
 }
 
 async function buildV2(ctx: ChannelContext, job: ChannelJob): Promise<Built> {
@@ -204,8 +223,8 @@ function buildV1(ctx: ChannelContext, job: ChannelJob): Built {
 
 async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutcome> {
   const v1 = isV1Model(ctx.upstreamModel);
-  const refused = commonRefusals(ctx, job, v1);
-  if (refused) return refused;
+  const problem = check(specOf(ctx), job.kind, job.params);
+  if (problem) return problemRejection(problem);
   let built: Built;
   try {
     built = v1 ? buildV1(ctx, job) : await buildV2(ctx, job);
@@ -245,6 +264,9 @@ async function pollV2(ctx: ChannelContext, id: string): Promise<PollOutcome> {
     path: `/v2/query/video_generation/${encodeURIComponent(id)}`,
     headers: { authorization: `Bearer ${ctx.apiKey}` },
   });
+  // The query keeps 7 days of tasks; an id outside that (or never known) is answered "invalid task_id".
+  const unknownId = answer.kind === 'response' ? businessError(answer.json) : undefined;
+  if (unknownId && /invalid task_?id/i.test(unknownId.message)) return { state: 'not_found', upstreamWord: clip(unknownId.message, 64) };
   const byClass = pollByHttpClass(answer);
   if (byClass) return byClass;
   if (answer.kind !== 'response') return { state: 'transient', reason: 'no answer' };
@@ -267,17 +289,23 @@ async function pollV2(ctx: ChannelContext, id: string): Promise<PollOutcome> {
       const url = asString(pick(task, 'content.url'));
       if (url === undefined)
         return { state: 'failed', error: failure('output_invalid', 'MiniMax reported success without content.url', '', requestId), upstreamWord: word };
-      return { state: 'succeeded', outputs: [{ type: 'video', url }], upstreamWord: word };
+      const seconds = positive(pick(task, 'usage.output_seconds')) ?? positive(pick(task, 'usage.total_seconds'));
+      return seconds === undefined
+        ? { state: 'succeeded', outputs: [{ type: 'video', url }], upstreamWord: word }
+        : { state: 'succeeded', outputs: [{ type: 'video', url }], upstreamWord: word, reportedUsage: { seconds, videos: 1 } };
     }
     case 'failed':
     case 'fail': {
-      const code = asNumber(pick(task, 'error.code')) ?? 0;
       const message = asString(pick(task, 'error.message')) ?? 'the task failed';
+      const code = asNumber(pick(task, 'error.code')) ?? codeInMessage(message) ?? 0;
       return { state: 'failed', error: failureOf(code, message, requestId), upstreamWord: word };
     }
     case 'cancelled':
     case 'canceled':
       return { state: 'failed', error: upstreamError('MiniMax cancelled the task', requestId), upstreamWord: word };
+    // Terminal in the v2 query reference: the task was not run in time. Never an unknown word.
+    case 'expired':
+      return { state: 'failed', error: failure('upstream_timeout', 'MiniMax expired the task before it ran', '', requestId), upstreamWord: word };
     default:
       return unknownWord(ctx, word);
   }
@@ -336,6 +364,7 @@ async function retrieveV1(ctx: ChannelContext, fileId: string, word: string, req
 export const minimaxAdapter: ProtocolAdapter = {
   protocol: 'minimax',
   paramMapping: minimaxParamMapping,
+  check,
   submit,
   poll(ctx, upstreamId) {
     return upstreamId.startsWith(V1_PREFIX) ? pollV1(ctx, upstreamId.slice(V1_PREFIX.length)) : pollV2(ctx, upstreamId);

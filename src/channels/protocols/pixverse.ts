@@ -1,7 +1,10 @@
 /**
- * PixVerse Platform API (docs/channels.md#protocol-pixverse). Images never travel inline: each is
- * uploaded first (`/openapi/v2/image/upload`, the bytes as multipart `image`, or an https URL as
- * `image_url`) and the generation names the returned `img_id`. The endpoint follows the inputs:
+ * PixVerse Platform API (docs/channels.md#protocol-pixverse; https://docs.platform.pixverse.ai). Images never travel inline: each is
+ * uploaded first and the generation names the returned `img_id`. The Upload Image reference
+ * (https://docs.platform.pixverse.ai/upload-image-13016631e0) documents one body field, the
+ * multipart file `image`; an https input is therefore fetched by us (under the media fetch
+ * policy) and uploaded as bytes like a data URL, never passed as an undocumented `image_url`.
+ * The endpoint follows the inputs:
  * `images` -> fusion (reference-to-video), `image` + `end_image` -> transition, `image` -> img,
  * none -> text. Every request carries `API-KEY` and a fresh `Ai-trace-id` (a reused one leaves
  * the task generating forever). Business errors come inside HTTP 200 as `ErrCode != 0`.
@@ -14,6 +17,8 @@ import { FormData } from 'undici';
 import {
   asArray,
   asNumber,
+  problemRejection,
+  specOf,
   asRecord,
   asString,
   clip,
@@ -22,7 +27,6 @@ import {
   policyViolation,
   submitByHttpClass,
   unknownWord,
-  unsupportedParam,
   upstreamError,
   validUpstreamId,
 } from '../adapter-kit.js';
@@ -36,7 +40,9 @@ import {
   type PollOutcome,
   type ProtocolAdapter,
   type SubmitOutcome,
+  type TargetSpec,
 } from '../protocol.js';
+import { checkProfile, type ParamProblem } from '../profiles.js';
 
 export const pixverseParamMapping: readonly ParamMapping[] = [
   {
@@ -45,7 +51,12 @@ export const pixverseParamMapping: readonly ParamMapping[] = [
     handling: 'mapped',
     note: 'For fusion, a space is added after each `@ref_name` that lacks one (PixVerse requires it).',
   },
-  { param: 'image', upstream: 'upload -> img_id (img endpoint); transition first_frame_img', handling: 'mapped' },
+  {
+    param: 'image',
+    upstream: 'upload -> img_id (img endpoint); transition first_frame_img',
+    handling: 'mapped',
+    note: 'Uploaded as the multipart file `image`; an https value is fetched by us first.',
+  },
   {
     param: 'end_image',
     upstream: 'upload -> transition last_frame_img',
@@ -65,11 +76,16 @@ export const pixverseParamMapping: readonly ParamMapping[] = [
     param: 'aspect_ratio',
     upstream: 'aspect_ratio',
     handling: 'mapped',
-    note: 'text and fusion only; img and transition follow the image, so it is refused there.',
+    note: 'text and fusion only (required there: 16:9 when the model has no aspect_ratio parameter); img and transition follow the image, so it is refused there.',
   },
   { param: 'seed', upstream: 'seed', handling: 'mapped', note: '-1 (random) is not sent.' },
   { param: 'audio_enable', upstream: 'generate_audio_switch', handling: 'mapped', note: 'Always sent explicitly (false when unset).' },
-  { param: 'negative_prompt', upstream: 'negative_prompt', handling: 'mapped' },
+  {
+    param: 'negative_prompt',
+    upstream: 'negative_prompt',
+    handling: 'mapped',
+    note: 'Refused on fusion, whose reference lists no negative prompt.',
+  },
   {
     param: 'prompt_extend',
     upstream: '',
@@ -104,11 +120,8 @@ type Upload = { ok: true; imgId: number } | { ok: false; outcome: SubmitOutcome 
 async function upload(ctx: ChannelContext, value: string, param: string): Promise<Upload> {
   const form = new FormData();
   try {
-    if (ctx.media.kind(value) === 'https') form.set('image_url', value);
-    else {
-      const { bytes, mime } = await ctx.media.bytes(value);
-      form.set('image', new Blob([bytes], { type: mime }), `${param.replace(/\W/g, '_')}.${mime.split('/')[1] ?? 'png'}`);
-    }
+    const { bytes, mime } = await ctx.media.bytes(value);
+    form.set('image', new Blob([bytes], { type: mime }), `${param.replace(/\W/g, '_')}.${mime.split('/')[1] ?? 'png'}`);
   } catch (err) {
     if (err instanceof MediaInputError) return { ok: false, outcome: { outcome: 'rejected', error: failure('invalid_parameter', clip(err.message), param) } };
     throw err;
@@ -146,27 +159,35 @@ export function spaceAfterRefs(prompt: string, names: readonly string[]): string
   return out;
 }
 
-function refusals(ctx: ChannelContext, job: ChannelJob): SubmitOutcome | undefined {
-  const p = job.params;
-  if (job.kind !== 'video') return unsupportedParam('model', ctx.channel, 'the PixVerse protocol generates videos only');
+/** The generation endpoint our inputs select. */
+function endpointOf(p: ChannelJob['params']): 'text' | 'img' | 'transition' | 'fusion' {
+  if (asArray(p['images']).length > 0) return 'fusion';
+  if (typeof p['image'] === 'string') return typeof p['end_image'] === 'string' ? 'transition' : 'img';
+  return 'text';
+}
+
+/** What PixVerse cannot express, without I/O (create time and submit). */
+function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['params']): ParamProblem | undefined {
+  const no = (param: string, why: string): ParamProblem => ({ param, message: `'${param}' cannot be sent through channel ${target.channel}: ${why}` });
+  if (kind !== 'video') return no('model', 'the PixVerse protocol generates videos only');
   for (const name of ['videos', 'audios', 'audio'] as const) {
-    if (p[name] !== undefined && !(Array.isArray(p[name]) && p[name].length === 0)) return unsupportedParam(name, ctx.channel, `PixVerse takes no ${name}`);
+    if (p[name] !== undefined && !(Array.isArray(p[name]) && p[name].length === 0)) return no(name, `PixVerse takes no ${name}`);
   }
-  if (p['prompt_extend'] === true) return unsupportedParam('prompt_extend', ctx.channel, 'PixVerse documents no prompt expansion switch');
-  if (typeof p['end_image'] === 'string' && typeof p['image'] !== 'string')
-    return unsupportedParam('end_image', ctx.channel, 'PixVerse transitions need a first frame (`image`) too');
-  const images = asArray(p['images']);
-  if (images.length > 0 && typeof p['image'] === 'string')
-    return unsupportedParam('image', ctx.channel, 'PixVerse fusion takes reference images only, not a first frame');
-  if (images.length === 0 && typeof p['image'] === 'string' && p['aspect_ratio'] !== undefined) {
-    return unsupportedParam('aspect_ratio', ctx.channel, "PixVerse image-to-video follows the image's aspect ratio");
-  }
-  return undefined;
+  if (p['prompt_extend'] === true) return no('prompt_extend', 'PixVerse documents no prompt expansion switch');
+  if (typeof p['end_image'] === 'string' && typeof p['image'] !== 'string') return no('end_image', 'PixVerse transitions need a first frame (`image`) too');
+  const endpoint = endpointOf(p);
+  if (endpoint === 'fusion' && typeof p['image'] === 'string') return no('image', 'PixVerse fusion takes reference images only, not a first frame');
+  if ((endpoint === 'img' || endpoint === 'transition') && p['aspect_ratio'] !== undefined)
+    return no('aspect_ratio', "PixVerse image-to-video follows the image's aspect ratio");
+  // The Fusion reference lists no negative prompt; text, img and transition requests take one.
+  if (endpoint === 'fusion' && typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '')
+    return no('negative_prompt', 'the PixVerse fusion request has no negative prompt');
+  return checkProfile(target.profile, kind, p, `PixVerse model ${target.upstreamModel}`);
 }
 
 async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutcome> {
-  const refused = refusals(ctx, job);
-  if (refused) return refused;
+  const problem = check(specOf(ctx), job.kind, job.params);
+  if (problem) return problemRejection(problem);
   const p = job.params;
   const body: Record<string, unknown> = {
     model: ctx.upstreamModel,
@@ -177,12 +198,12 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
   if (typeof p['resolution'] === 'string') body['quality'] = p['resolution'].toLowerCase();
   if (typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '') body['negative_prompt'] = p['negative_prompt'];
   if (typeof p['seed'] === 'number' && p['seed'] !== -1) body['seed'] = p['seed'];
-  if (typeof p['aspect_ratio'] === 'string') body['aspect_ratio'] = p['aspect_ratio'];
-
   const images = asArray(p['images']).filter((v): v is string => typeof v === 'string');
-  let endpoint: 'text' | 'img' | 'transition' | 'fusion' = 'text';
+  const endpoint = endpointOf(p);
+  // Text-to-video and fusion require aspect_ratio (Text-to-Video generation reference); a model
+  // of ours without the parameter (vendord/v6/image-to-video run without an image) gets 16:9.
+  if (endpoint === 'text' || endpoint === 'fusion') body['aspect_ratio'] = typeof p['aspect_ratio'] === 'string' ? p['aspect_ratio'] : '16:9';
   if (images.length > 0) {
-    endpoint = 'fusion';
     const options = asArray(pick(p, 'extra.image_options'));
     const references: Record<string, unknown>[] = [];
     for (const [i, value] of images.entries()) {
@@ -202,11 +223,9 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
     if (typeof p['end_image'] === 'string') {
       const last = await upload(ctx, p['end_image'], 'end_image');
       if (!last.ok) return last.outcome;
-      endpoint = 'transition';
       body['first_frame_img'] = first.imgId;
       body['last_frame_img'] = last.imgId;
     } else {
-      endpoint = 'img';
       body['img_id'] = first.imgId;
     }
   }
@@ -271,6 +290,7 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
 export const pixverseAdapter: ProtocolAdapter = {
   protocol: 'pixverse',
   paramMapping: pixverseParamMapping,
+  check,
   submit,
   poll,
   async probe(ctx) {

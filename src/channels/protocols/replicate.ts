@@ -1,14 +1,22 @@
 /**
- * Replicate predictions (docs/channels.md#protocol-replicate). Generic: the route's
+ * Replicate predictions (docs/channels.md#protocol-replicate; https://replicate.com/docs/reference/http). Generic: the route's
  * `upstream_model` is `owner/name` (an official model: `POST /v1/models/{owner}/{name}/predictions`)
  * or `owner/name:version` / a bare version id (`POST /v1/predictions` with `version`), optionally
  * with `?param=field` renames (generic-input.ts). No `Prefer: wait`: a held connection would be
  * a render slot by another name. The upstream id is `prediction_id|kind`. Outputs are deleted an
  * hour after an API prediction ends (`data_removed`), which the copy must beat; a prediction read
  * after that fails `output_invalid`. Replicate has no idempotency key: a lost create stays unknown.
+ *
+ * Replicate ignores inputs a model does not declare, so a wrong field name is not an error
+ * upstream, only a request silently not honoured (flux-schnell has no width or height: every
+ * image came back square). The target profile (profiles.ts) sends only the model's own inputs;
+ * `mediagate channels check --probe` compares a route's mapping with the model's published schema.
  */
 import {
   asString,
+  positive,
+  problemRejection,
+  specOf,
   clip,
   pick,
   pollByHttpClass,
@@ -20,8 +28,9 @@ import {
   validUpstreamId,
 } from '../adapter-kit.js';
 import { failure } from '../failure.js';
-import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, SubmitOutcome, UpstreamOutput } from '../protocol.js';
-import { genericInput, genericParamMapping, parseGenericModel } from './generic-input.js';
+import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, SubmitOutcome, TargetSpec, UpstreamOutput } from '../protocol.js';
+import { inputOf } from '../schema-probe.js';
+import { genericCheck, genericInput, genericParamMapping, parseGenericModel } from './generic-input.js';
 
 const auth = (ctx: ChannelContext): Record<string, string> => ({ authorization: `Bearer ${ctx.apiKey}` });
 const POLICY = /nsfw|safety|sensitive|flagged|content polic|moderat/i;
@@ -41,10 +50,16 @@ function problemText(json: unknown, status: number): string {
   return asString(pick(json, 'detail')) ?? asString(pick(json, 'title')) ?? `HTTP ${status}`;
 }
 
+function check(spec: TargetSpec, kind: ChannelJob['kind'], params: ChannelJob['params']) {
+  return genericCheck(spec.profile, kind, params, `Replicate model ${parseGenericModel(spec.upstreamModel).path}`);
+}
+
 async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutcome> {
   const model = parseGenericModel(ctx.upstreamModel);
   const where = target(model.path);
   if (!where) return { outcome: 'refused', reason: `upstream_model '${clip(model.path, 80)}' is neither owner/name nor a version` };
+  const problem = check(specOf(ctx), job.kind, job.params);
+  if (problem) return problemRejection(problem);
   const built = await genericInput(ctx, job, 'replicate', model);
   if (!built.ok) return built.outcome;
   const body = where.version === undefined ? { input: built.input } : { version: where.version, input: built.input };
@@ -109,7 +124,10 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
       const outputs = outputsOf(pick(json, 'output'), kind);
       if (outputs.length === 0)
         return { state: 'failed', error: failure('output_invalid', `Replicate prediction ${id} succeeded without an output URL`, '', id), upstreamWord: word };
-      return { state: 'succeeded', outputs, upstreamWord: word };
+      const predictTime = positive(pick(json, 'metrics.predict_time'));
+      return predictTime === undefined
+        ? { state: 'succeeded', outputs, upstreamWord: word }
+        : { state: 'succeeded', outputs, upstreamWord: word, reportedUsage: { predict_time_s: predictTime } };
     }
     case 'failed': {
       const error = asString(pick(json, 'error')) ?? 'the prediction failed';
@@ -128,6 +146,7 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
 export const replicateAdapter: ProtocolAdapter = {
   protocol: 'replicate',
   paramMapping: genericParamMapping('replicate'),
+  check,
   submit,
   poll,
   async cancel(ctx, upstreamId) {
@@ -138,6 +157,20 @@ export const replicateAdapter: ProtocolAdapter = {
     const word = asString(pick(answer.json, 'status'));
     if (answer.status >= 200 && answer.status <= 299 && (word === 'canceled' || word === 'starting' || word === 'processing')) return { outcome: 'cancelled' };
     return { outcome: 'not_cancellable', reason: word ?? `HTTP ${answer.status}` };
+  },
+  async inputSchema(ctx) {
+    // The model's latest version (or the one named) publishes its OpenAPI schema; `Input` is what predictions take.
+    const path = parseGenericModel(ctx.upstreamModel).path;
+    const [model = '', version] = path.split(':', 2);
+    const segments = model.split('/').filter(Boolean);
+    if (segments.length !== 2) return { ok: false, reason: 'a bare version id names no model whose schema can be read' };
+    const base = `/v1/models/${segments.map(encodeURIComponent).join('/')}`;
+    const answer = await ctx.http.request({ method: 'GET', path: version ? `${base}/versions/${encodeURIComponent(version)}` : base, headers: auth(ctx) });
+    if (answer.kind !== 'response') return { ok: false, reason: `${answer.kind}: ${answer.reason}` };
+    if (answer.status !== 200) return { ok: false, reason: `HTTP ${answer.status}` };
+    const openapi = version ? pick(answer.json, 'openapi_schema') : pick(answer.json, 'latest_version.openapi_schema');
+    const schema = inputOf(openapi);
+    return schema ? { ok: true, schema } : { ok: false, reason: 'the model publishes no input schema' };
   },
   async probe(ctx) {
     const answer = await ctx.http.request({ method: 'GET', path: '/v1/account', headers: auth(ctx) });

@@ -1,5 +1,6 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { errors } from '../../errors.js';
+import { bearerToken } from '../auth.js';
 import type { Task, TaskStatus } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
@@ -38,19 +39,28 @@ export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
     return async (request, reply) => {
       const id = pathParam(request, 'task_id');
       const owner = request.owner;
+      // A slot of the key's streams first (429 past its cap, in the family's envelope); `end` is
+      // set once the stream is open: the slot's lifetime or a revoked key ends it.
+      let endStream: () => void = () => undefined;
+      const token = bearerToken(request.headers.authorization);
+      const release = deps.streams.open(owner, typeof token === 'string' ? token : '', () => endStream());
       // Subscribed before the first read, so a change between the read and the subscription is not lost.
       const pending: Task[] = [];
       let deliver: (task: Task) => void = (task) => pending.push(task);
       const unsubscribe = feed.subscribe(owner, id, (task) => deliver(task));
+      const giveUp = (): void => {
+        unsubscribe();
+        release();
+      };
       let task: Task | undefined;
       try {
         task = ofFamily(await service.get(owner, id), family);
       } catch (error) {
-        unsubscribe();
+        giveUp();
         throw error;
       }
       if (task === undefined) {
-        unsubscribe();
+        giveUp();
         throw errors.taskNotFound(id);
       }
 
@@ -59,7 +69,7 @@ export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
       for (const [name, value] of Object.entries(STREAM_HEADERS)) reply.header(name, value);
       res.writeHead(200, headersOf(reply.getHeaders()));
       if (request.method === 'HEAD' || deps.closing.aborted) {
-        unsubscribe();
+        giveUp();
         res.end();
         return;
       }
@@ -67,7 +77,7 @@ export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
       const keepAlive = setInterval(() => stream.comment('keep-alive'), sseKeepAliveMs);
       const stop = (): void => {
         clearInterval(keepAlive);
-        unsubscribe();
+        giveUp();
         deps.closing.removeEventListener('abort', end);
         deliver = () => undefined;
       };
@@ -82,6 +92,7 @@ export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
         return;
       }
       deps.closing.addEventListener('abort', end, { once: true });
+      endStream = end;
       // Sends the headers now: a proxy or client sees the stream open before the first change.
       stream.comment('stream');
       deliver = (next) => {

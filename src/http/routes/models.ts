@@ -17,10 +17,13 @@ function describe(row: ModelRow, pricing: Pricing | undefined) {
   };
 }
 
-/** `GET /v1/models`: the models this deployment routes. */
+/** `GET /v1/models`: the models this deployment routes (those the calling key may use, when it is limited to some). */
 export function listModels({ ctx }: RouteDeps): Handler {
   const list = { object: 'list', data: ctx.models.map((row) => describe(row, ctx.pricing)) };
-  return () => Promise.resolve(list);
+  return (request) => {
+    const allows = request.apiKey.allowsModel;
+    return Promise.resolve(allows === undefined ? list : { object: 'list', data: list.data.filter((model) => allows(model.id)) });
+  };
 }
 
 /** `GET /v1/models/{id}`: ids contain slashes, so the id is the rest of the path. */
@@ -29,7 +32,8 @@ export function getModel({ ctx }: RouteDeps): Handler {
   const described = new Map(ctx.models.map((row) => [row.id, describe(row, ctx.pricing)]));
   return (request) => {
     const id = decodeURIComponent(pathParam(request, '*'));
-    const row = rows.get(id);
+    const allows = request.apiKey.allowsModel;
+    const row = allows === undefined || allows(id) ? rows.get(id) : undefined;
     if (!row) return Promise.reject(new ApiError(404, 'not_found', 'model', `Unknown model '${id.slice(0, 200)}'.`));
     return Promise.resolve(described.get(id));
   };

@@ -105,7 +105,7 @@ export function listTasks(family: Family): (deps: RouteDeps) => Handler {
       const hasMore = rows.length > query.limit;
       const lastId = page.at(-1)?.id ?? null;
       if (family === 'video') return { object: 'list', data: page.map(body), has_more: hasMore, last_id: lastId };
-      const items = page.map((task) => imageTaskData(task, deps.urlFor));
+      const items = page.map((task) => imageTaskData(task, deps.urlFor, deps.currency));
       return { code: 'success', message: '', data: { items, has_more: hasMore, last_id: lastId } };
     };
   };

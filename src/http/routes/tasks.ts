@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import type { ModelKind } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
-import type { TaskService } from '../../tasks/service.js';
+import { BudgetExceeded, type TaskService } from '../../tasks/service.js';
+import { amountText } from '../../billing/index.js';
 import type { Task } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
 import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
@@ -45,13 +46,13 @@ export async function requireOwnedTask(service: TaskService, request: FastifyReq
 }
 
 /** The body of a task in its family's shape: what a status poll answers. */
-export function taskBody({ urlFor }: RouteDeps, family: Family): (task: Task) => object {
-  return family === 'video' ? (task) => videoTask(task, urlFor) : (task) => imageTask(task, urlFor);
+export function taskBody({ urlFor, currency }: RouteDeps, family: Family): (task: Task) => object {
+  return family === 'video' ? (task) => videoTask(task, urlFor, currency) : (task) => imageTask(task, urlFor, currency);
 }
 
 /** `POST /v1/video/generations`, `POST /v1/images/generations/async`. */
 export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
-  return ({ ctx, urlFor }) => {
+  return ({ ctx, urlFor, currency }) => {
     // One labelled counter per model, resolved once: prom-client hashes a label object per call.
     const createdCounters = new Map<string, { inc(): void }>();
     const countCreated = (model: string): void => {
@@ -65,33 +66,51 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
     const created = (task: Task): unknown => {
       ctx.keyLimits?.taskCreated(task.owner);
       countCreated(task.model);
-      return kind === 'video' ? videoTask(task, urlFor) : imageCreated(task);
+      return kind === 'video' ? videoTask(task, urlFor, currency) : imageCreated(task);
     };
     const inFlight = new InFlightKeys();
-    const replayBody = kind === 'video' ? (task: Task) => videoTask(task, urlFor) : (task: Task) => imageTask(task, urlFor);
+    const replayBody = kind === 'video' ? (task: Task) => videoTask(task, urlFor, currency) : (task: Task) => imageTask(task, urlFor, currency);
+    /** A refused create: 402 with what the key holds against its budget (read only on a refusal). */
+    const refuse = async (owner: string, refused: BudgetExceeded): Promise<never> => {
+      const state = await ctx.store.keyBudgetState(owner, Date.now());
+      ctx.metrics.budgetRefusals.inc({ reason: state?.period ?? 'lifetime' });
+      const holds =
+        state && state.budget !== null
+          ? ` The key's ${state.period ?? 'lifetime'} budget is ${amountText(state.budget)}; it has spent ${amountText(state.spent)} and holds ${amountText(state.reserved)} for unfinished tasks.`
+          : '';
+      throw errors.budgetExceeded(`This task may cost up to ${amountText(refused.maxCost)}, more than what is left of the API key's budget.${holds}`);
+    };
+    const budgeted = async <T>(owner: string, create: () => Promise<T>): Promise<T> => {
+      try {
+        return await create();
+      } catch (error) {
+        if (error instanceof BudgetExceeded) return refuse(owner, error);
+        throw error;
+      }
+    };
     return async (request, reply) => {
       const key = idempotencyKeyOf(request);
       const body = requireJsonBody(request);
       const validate = () => {
-        const result = ctx.validator.validate(kind, { body, bodyBytes: request.bodyBytes });
+        const result = ctx.validator.validate(kind, { body, bodyBytes: request.bodyBytes, allowsModel: request.apiKey.allowsModel });
         if (!result.ok) throw result.error;
         return result;
       };
       // A valid request is told about the in-flight limits; an invalid one gets its 400 first.
       const admit = async (params: Readonly<Record<string, unknown>>): Promise<void> => {
-        await ctx.keyLimits?.admitTask(request.owner);
+        await ctx.keyLimits?.admitTask(request.owner, request.apiKey.maxTasksInFlight);
         await ctx.keyLimits?.admitInputBytes(request.owner, dataUrlInputBytes(params));
       };
       if (key === undefined) {
         const result = validate();
         await admit(result.params);
-        return created(await ctx.service.create(request.owner, result.row, result.params));
+        return created(await budgeted(request.owner, () => ctx.service.create(request.owner, result.row, result.params)));
       }
       // Validation runs under the key, so a second request meanwhile is 409; a refused one takes no key.
       return inFlight.hold(request.owner, key, async () => {
         const result = validate();
-        const done = await ctx.service.createOnce(request.owner, result.row, result.params, { key, requestHash: requestHash(kind, body) }, () =>
-          admit(result.params),
+        const done = await budgeted(request.owner, () =>
+          ctx.service.createOnce(request.owner, result.row, result.params, { key, requestHash: requestHash(kind, body) }, () => admit(result.params)),
         );
         if (done.outcome === 'reused') throw errors.idempotencyKeyReused();
         if (done.outcome === 'created') return created(done.task);

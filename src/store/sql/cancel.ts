@@ -1,4 +1,5 @@
 import { operation } from '../dialect.js';
+import { NO_USAGE } from './settle.js';
 import { TASK_COLUMNS, columns, type TaskRow } from '../rows.js';
 
 /**
@@ -9,7 +10,7 @@ import { TASK_COLUMNS, columns, type TaskRow } from '../rows.js';
  */
 export const cancelTask = operation<{ id: string; owner: string; now: number }, TaskRow>(
   'cancel-task',
-  () => `UPDATE tasks SET status = 'cancelled', completed_at = @now, lease_expires_at = NULL, attempt = attempt + 1, version = version + 1
+  () => `UPDATE tasks SET status = 'cancelled', completed_at = @now, lease_expires_at = NULL, attempt = attempt + 1, version = version + 1, ${NO_USAGE}
        WHERE id = @id AND owner = @owner AND status IN ('queued', 'processing')
    RETURNING ${columns(TASK_COLUMNS)}`,
 );

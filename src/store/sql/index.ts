@@ -6,7 +6,8 @@ import { createVersionTable, isApplied, lockMigrations, recordApplied } from './
 import { requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, release, releaseWithJob } from './settle.js';
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
-import { channelFull, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './upstream.js';
+import { channelFull, keyOverShare, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './upstream.js';
+import { releaseReservation, reserveBudget } from './usage.js';
 
 /**
  * The statements the runners run themselves (sqlite-store.ts, postgres-store.ts), outside the
@@ -21,6 +22,8 @@ function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
     takeIdempotencyKey,
     insertKeyedTasks,
     insertKeyedTasksWithJobs(jobs),
+    reserveBudget,
+    releaseReservation,
     claimTakeovers,
     claimQueued,
     claimById,
@@ -34,6 +37,7 @@ function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
     saveUpstream,
     saveUpstreamWithJob(jobs),
     channelFull,
+    keyOverShare,
     lockChannelSubmit,
     createVersionTable,
     isApplied,

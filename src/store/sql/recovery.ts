@@ -1,5 +1,6 @@
 import { fetchesInputs } from './tasks-insert.js';
 import { operation } from '../dialect.js';
+import { NO_USAGE } from './settle.js';
 import type { JobQueueSql } from '../dialect.js';
 
 /**
@@ -8,7 +9,8 @@ import type { JobQueueSql } from '../dialect.js';
  */
 export const failAbandoned = operation<{ now: number; maxAttempts: number; error: string }, { id: string }>(
   'fail-abandoned',
-  () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, lease_owner = NULL, lease_expires_at = NULL, version = t.version + 1
+  () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, lease_owner = NULL, lease_expires_at = NULL, version = t.version + 1,
+             ${NO_USAGE}
        WHERE t.status = 'processing' AND t.lease_expires_at < @now AND t.interruptions + 1 >= @maxAttempts
    RETURNING id`,
 );

@@ -10,9 +10,24 @@ function fence(id: string, attempt: string): string {
   return `t.id = ${id} AND t.status = 'processing' AND t.attempt = ${attempt}`;
 }
 
-/** processing -> completed. A settled task keeps `lease_owner`: the worker that settled it. */
-function completeSet(now: string, outputs: string): string {
-  return `status = 'completed', progress = 100, version = t.version + 1, completed_at = ${now}, outputs = ${outputs}, lease_expires_at = NULL`;
+/**
+ * processing -> completed, with what the task delivered and cost (the charge trigger of
+ * migration 9 books it in the same transaction). A settled task keeps `lease_owner`: the worker
+ * that settled it.
+ */
+function completeSet(now: string, outputs: string, seconds: string, images: string, cost: string): string {
+  return `status = 'completed', progress = 100, version = t.version + 1, completed_at = ${now}, outputs = ${outputs}, lease_expires_at = NULL,
+          usage_seconds = ${seconds}, usage_images = ${images}, cost = ${cost}`;
+}
+
+/** A failed or cancelled task delivered nothing and costs nothing. */
+export const NO_USAGE = `usage_seconds = 0, usage_images = 0, cost = 0`;
+
+/** What a completion's statement binds for its usage. */
+export interface UsageParams {
+  seconds: number;
+  images: number;
+  cost: number;
 }
 
 interface Fenced {
@@ -32,17 +47,21 @@ export const setProgress = operation<Fenced & { progress: number }>(
     `UPDATE tasks AS t SET progress = @progress, version = t.version + 1 WHERE ${fence('@id', '@attempt')} AND (t.progress IS NULL OR t.progress < @progress)`,
 );
 
-export const complete = operation<Fenced & { now: number; outputs: string }>(
+export const complete = operation<Fenced & UsageParams & { now: number; outputs: string }>(
   'complete',
-  () => `UPDATE tasks AS t SET ${completeSet('@now', '@outputs')} WHERE ${fence('@id', '@attempt')}`,
+  () => `UPDATE tasks AS t SET ${completeSet('@now', '@outputs', '@seconds', '@images', '@cost')} WHERE ${fence('@id', '@attempt')}`,
   ['sqlite'],
 );
 
 /** The batch form of complete (PostgreSQL's group commit); the rows it returns are the winners. */
-export const completeMany = operation<{ ids: string[]; attempts: number[]; outputs: string[]; nows: number[] }, { id: string; attempt: number }>(
+export const completeMany = operation<
+  { ids: string[]; attempts: number[]; outputs: string[]; nows: number[]; seconds: number[]; images: number[]; costs: number[] },
+  { id: string; attempt: number }
+>(
   'complete-many',
-  () => `UPDATE tasks AS t SET ${completeSet('c.now', 'c.outputs')}
-        FROM unnest(@ids::text[], @attempts::int[], @outputs::text[], @nows::bigint[]) AS c(id, attempt, outputs, now)
+  () => `UPDATE tasks AS t SET ${completeSet('c.now', 'c.outputs', 'c.seconds', 'c.images', 'c.cost')}
+        FROM unnest(@ids::text[], @attempts::int[], @outputs::text[], @nows::bigint[], @seconds::int[], @images::int[], @costs::bigint[])
+             AS c(id, attempt, outputs, now, seconds, images, cost)
        WHERE ${fence('c.id', 'c.attempt')}
    RETURNING t.id, t.attempt`,
   ['postgres'],
@@ -52,7 +71,8 @@ export const completeMany = operation<{ ids: string[]; attempts: number[]; outpu
 export const fail = operation<Fenced & { now: number; error: string }>(
   'fail',
   () =>
-    `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, lease_expires_at = NULL, version = t.version + 1 WHERE ${fence('@id', '@attempt')}`,
+    `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, lease_expires_at = NULL, version = t.version + 1, ${NO_USAGE}
+      WHERE ${fence('@id', '@attempt')}`,
 );
 
 /** processing -> queued: a worker hands back a task it cannot finish (graceful shutdown). */

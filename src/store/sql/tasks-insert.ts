@@ -2,7 +2,7 @@ import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../dialect.js';
 
 /** The columns a new task sets; the others keep their defaults. */
-const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank)`;
+const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost)`;
 
 /**
  * Fair order between keys (start-time fair queueing, migration 7): a new task's rank is one more
@@ -22,11 +22,20 @@ export function queueFront(channel: string): string {
 }
 
 /** One task (SQLite: the group commit runs it per task in one transaction, so a batch's ranks of one key follow on). */
-export const insertTask = operation<{ id: string; kind: string; model: string; owner: string; createdAt: number; params: string; channel: string }>(
+export const insertTask = operation<{
+  id: string;
+  kind: string;
+  model: string;
+  owner: string;
+  createdAt: number;
+  params: string;
+  channel: string;
+  reservedCost: number;
+}>(
   'insert-task',
   () => `${INSERT} VALUES (@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
                            CASE WHEN @channel = 'sandbox' THEN NULL ELSE @createdAt END,
-                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)))`,
+                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost)`,
   ['sqlite'],
 );
 
@@ -38,6 +47,8 @@ export interface InsertTasksParams {
   createdAts: number[];
   params: string[];
   channels: string[];
+  /** Micro-units reserved against each task's key (0 without a budget). */
+  reservedCosts: number[];
 }
 
 /**
@@ -55,12 +66,12 @@ export function rankedRows(relation: string): string {
 }
 
 /** The batch's rows, in the order given (`ord`), then ranked (rankedRows). */
-const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[])
-             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, ord)),
+const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[], @reservedCosts::bigint[])
+             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, ord)),
       ranked AS (${rankedRows('n')}),
       inserted AS (${INSERT}
       SELECT n.id, n.kind, n.model, n.owner, 'queued', n.created_at, '[]', n.params, n.channel,
-             CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank
+             CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank, n.reserved_cost
         FROM ranked AS n
    RETURNING id, created_at, channel, owner)`;
 

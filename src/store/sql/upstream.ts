@@ -1,7 +1,8 @@
 import { fetchesInputs } from './tasks-insert.js';
 import { operation, skipLocked } from '../dialect.js';
 import type { JobQueueSql } from '../dialect.js';
-import type { Int, UpstreamCancelRow, UpstreamRow, UpstreamSaveParams } from '../rows.js';
+import type { Int, PendingCancelRow, UpstreamCancelRow, UpstreamRow, UpstreamSaveParams } from '../rows.js';
+import { NO_USAGE, type UsageParams } from './settle.js';
 
 /**
  * The upstream lifecycle's statements (docs/channels.md "The lifecycle"). A task whose channel
@@ -60,6 +61,20 @@ export const channelFull = operation<{ channel: string; max: number }, { full: I
               ELSE 0 END AS full`,
 );
 
+/**
+ * Whether `owner` holds its share of a channel (`perKey` tasks upstream) while another key has a
+ * task waiting for the channel (queued, not submitted): then the next free slot is the other
+ * key's, not this one's. Alone, a key may use every slot.
+ */
+export const keyOverShare = operation<{ channel: string; owner: string; perKey: number }, { over: Int }>(
+  'key-over-share',
+  () => `SELECT CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.owner = @owner
+                                                 AND t.upstream_state IS NOT NULL LIMIT @perKey) AS held) >= @perKey
+              AND EXISTS (SELECT 1 FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.owner <> @owner
+                             AND t.status = 'queued' AND t.upstream_state IS NULL)
+              THEN 1 ELSE 0 END AS over`,
+);
+
 /** One non-final step's outcome, fenced by the attempt the step claimed. */
 const saveSource = `UPDATE tasks AS t
          SET status = @status, channel = @channel, target = @target, upstream_state = @upstreamState,
@@ -80,18 +95,21 @@ export const saveUpstreamWithJob = (jobs: JobQueueSql) =>
     ['postgres'],
   );
 
-export const completeUpstream = operation<{ id: string; attempt: number; now: number; outputs: string; startedAt: number }>(
+/** Completed, with the usage measured from the copied outputs and what the upstream reported of its own (JSON, or NULL). */
+export const completeUpstream = operation<
+  UsageParams & { id: string; attempt: number; now: number; outputs: string; startedAt: number; upstreamUsage: string | null }
+>(
   'complete-upstream',
   () => `UPDATE tasks AS t SET status = 'completed', progress = 100, completed_at = @now, outputs = @outputs,
              started_at = COALESCE(t.started_at, @startedAt), upstream_state = NULL, next_check_at = NULL,
-             version = t.version + 1
+             version = t.version + 1, usage_seconds = @seconds, usage_images = @images, cost = @cost, upstream_usage = @upstreamUsage
        WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`,
 );
 
 export const failUpstream = operation<{ id: string; attempt: number; now: number; error: string }>(
   'fail-upstream',
   () => `UPDATE tasks AS t SET status = 'failed', completed_at = @now, error = @error, upstream_state = NULL, next_check_at = NULL,
-             version = t.version + 1
+             version = t.version + 1, ${NO_USAGE}
        WHERE t.id = @id AND t.attempt = @attempt AND ${ACTIVE}`,
 );
 
@@ -104,8 +122,48 @@ export const failUpstream = operation<{ id: string; attempt: number; now: number
 export const takeUpstreamCancel = operation<{ id: string }, UpstreamCancelRow>(
   'take-upstream-cancel',
   () => `UPDATE tasks AS t SET upstream_state = NULL, next_check_at = NULL
-       WHERE t.id = @id AND t.status = 'cancelled' AND t.upstream_state IS NOT NULL
+       WHERE t.id = @id AND t.status = 'cancelled' AND t.upstream_state IS NOT NULL AND t.upstream_state <> 'cancelling'
    RETURNING id, model, channel, target, upstream_id, upstream_request_id`,
+);
+
+/**
+ * A final task whose upstream job still needs its cancel: one the winner could not take (it
+ * had no channels loaded), or one whose cancel got no answer and waits for its retry
+ * (`upstream_state = 'cancelling'`, next try at `next_check_at`). Migration 12 indexes them.
+ */
+const PENDING_CANCEL = `t.upstream_state IS NOT NULL AND t.status IN ('cancelled', 'failed')`;
+
+/** Due pending cancels, leased until `leaseUntil`; `cancelling` marks them taken, so takeUpstreamCancel leaves them. */
+export const claimUpstreamCancels = operation<{ now: number; leaseUntil: number; limit: number }, PendingCancelRow>(
+  'claim-upstream-cancels',
+  (dialect) => `WITH picked AS (SELECT id FROM tasks AS t WHERE ${PENDING_CANCEL} AND t.next_check_at <= @now
+                       ORDER BY t.next_check_at LIMIT @limit ${skipLocked(dialect)})
+      UPDATE tasks AS t SET upstream_state = 'cancelling', next_check_at = @leaseUntil
+       WHERE t.id IN (SELECT id FROM picked) AND ${PENDING_CANCEL} AND t.next_check_at <= @now
+   RETURNING id, model, channel, target, upstream_id, upstream_request_id, completed_at, check_interval_ms`,
+);
+
+/** A cancel the upstream did not answer: tried again at `at` (the job's ids kept with it). */
+export const deferUpstreamCancel = operation<{
+  id: string;
+  channel: string;
+  target: number;
+  upstreamId: string;
+  requestId: string | null;
+  at: number;
+  intervalMs: number;
+}>(
+  'defer-upstream-cancel',
+  () => `UPDATE tasks AS t SET upstream_state = 'cancelling', channel = @channel, target = @target, upstream_id = @upstreamId,
+             upstream_request_id = @requestId, next_check_at = @at, check_interval_ms = @intervalMs
+       WHERE t.id = @id AND t.status IN ('cancelled', 'failed') AND (t.upstream_state IS NULL OR t.upstream_state = 'cancelling')`,
+);
+
+/** The upstream answered the cancel (or it is given up): nothing pending any more. */
+export const finishUpstreamCancel = operation<{ id: string }>(
+  'finish-upstream-cancel',
+  () => `UPDATE tasks AS t SET upstream_state = NULL, next_check_at = NULL
+       WHERE t.id = @id AND t.upstream_state = 'cancelling' AND t.status IN ('cancelled', 'failed')`,
 );
 
 /** The pacing row of a channel's bucket ('submit' | 'poll'), created once. */

@@ -125,16 +125,67 @@ export interface ClaimedDeliveryRow extends WebhookDeliveryRow {
   payload: string;
 }
 
+/** How many attempts in flight one endpoint, and one key's endpoints together, may have. */
+export interface DeliveryCaps {
+  readonly perEndpoint: number;
+  readonly perKey: number;
+}
+
+/** MEDIAGATE_WEBHOOK_PER_ENDPOINT, MEDIAGATE_WEBHOOK_PER_KEY. */
+export const DEFAULT_DELIVERY_CAPS: DeliveryCaps = { perEndpoint: 2, perKey: 4 };
+
+export interface ClaimDeliveriesParams {
+  owner: string;
+  now: number;
+  leaseUntil: number;
+  limit: number;
+  /** Attempts in flight (every process) one endpoint may have, this claim's included. */
+  perEndpoint: number;
+  /** Attempts in flight (every process) one API key's endpoints may have together. */
+  perKey: number;
+}
+
 /**
  * Due deliveries, leased: `next_attempt_at` is both the retry timer and the lease (as the
  * upstream claim's `next_check_at`), so a dispatcher that dies leaves its deliveries due again
  * when the lease ends. `attempts + 1` fences the result write of an earlier holder.
+ *
+ * Fair between keys and between endpoints, not oldest-due-first: an endpoint gets at most
+ * `perEndpoint` attempts in flight and a key at most `perKey` (counting the leased ones, of
+ * every process), and the claim takes each key's first due delivery before any key's second
+ * (rank within the key, then due time). Endpoints that never answer hold only their key's
+ * share of the slots; another key's delivery goes at once. On PostgreSQL two processes claiming
+ * at one instant may each see the other's leases not yet taken, so a cap may be passed by what
+ * one claim takes (at most the dispatcher's free slots). The claim reads each endpoint's first
+ * `perEndpoint` due deliveries (an index probe per endpoint), not the whole backlog: a key with
+ * thousands due costs a claim no more than a key with a few.
  */
-export const claimWebhookDeliveries = operation<{ owner: string; now: number; leaseUntil: number; limit: number }, ClaimedDeliveryRow>(
+export const claimWebhookDeliveries = operation<ClaimDeliveriesParams, ClaimedDeliveryRow>(
   'claim-webhook-deliveries',
   (dialect) => `UPDATE webhook_deliveries SET lease_owner = @owner, next_attempt_at = @leaseUntil, attempts = attempts + 1, updated_at = @now
-       WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= @now
-                    ORDER BY next_attempt_at LIMIT @limit ${skipLocked(dialect)})
+       WHERE id IN (
+         SELECT claimable.id FROM webhook_deliveries claimable JOIN (
+           SELECT open_endpoints.id, open_endpoints.next_attempt_at, open_endpoints.owner,
+                  ROW_NUMBER() OVER (PARTITION BY open_endpoints.owner ORDER BY open_endpoints.next_attempt_at, open_endpoints.id) AS key_rank
+             FROM (
+               SELECT due.id, due.owner, due.next_attempt_at,
+                      ROW_NUMBER() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS endpoint_rank,
+                      (SELECT count(*) FROM webhook_deliveries busy
+                        WHERE busy.lease_owner IS NOT NULL AND busy.owner = due.owner AND busy.endpoint_id = due.endpoint_id
+                          AND busy.next_attempt_at > @now) AS endpoint_busy
+                 FROM webhook_endpoints endpoint
+                 JOIN webhook_deliveries due ON due.id IN (
+                        SELECT head.id FROM webhook_deliveries head
+                         WHERE head.endpoint_id = endpoint.id AND head.status = 'pending' AND head.next_attempt_at <= @now
+                         ORDER BY head.next_attempt_at, head.id LIMIT @perEndpoint)
+             ) open_endpoints
+            WHERE open_endpoints.endpoint_rank + open_endpoints.endpoint_busy <= @perEndpoint
+         ) fair ON fair.id = claimable.id
+          WHERE claimable.status = 'pending' AND claimable.next_attempt_at <= @now
+            AND fair.key_rank + (SELECT count(*) FROM webhook_deliveries busy
+                                  WHERE busy.lease_owner IS NOT NULL AND busy.owner = fair.owner AND busy.next_attempt_at > @now) <= @perKey
+          ORDER BY fair.key_rank, fair.next_attempt_at, fair.id
+          LIMIT @limit ${dialect === 'postgres' ? 'FOR UPDATE OF claimable SKIP LOCKED' : ''})
    RETURNING ${columns([...DELIVERY_COLUMNS, 'payload'])}`,
 );
 

@@ -11,13 +11,21 @@
  * - the scheduler, when the cancel landed while it was submitting: the upstream id was never
  *   stored (its fenced write lost), so only it knows the job, and it cancels it (UpstreamScheduler
  *   `accept`).
+ *
+ * A job left running is paid for, so a cancel the upstream did not answer (no answer, 429, 5xx:
+ * `transient`) is not the end: it is stored as owed (`upstream_state = 'cancelling'`, the next
+ * try at `next_check_at`) and any process's scheduler claims it when due (`retry`), after a
+ * `poll_per_s` slot of the channel, backing off x2 from 2 s to 60 s, until the upstream answers
+ * or the channel's `timeout_s` has passed since the task ended (by then the job has run its
+ * course). The same claim picks up a cancel that the winning process could not send because it
+ * has no channels loaded: its task still holds its upstream state once its next check is due.
  */
 import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
 import type { CancelResult, ChannelMetrics } from '../../channels/metrics.js';
 import type { CancelOutcome, ChannelLog, ProtocolAdapter, ProtocolName } from '../../channels/protocol.js';
 import type { TaskService } from '../service.js';
-import type { UpstreamCancelRef } from '../../store/records.js';
+import type { PendingUpstreamCancel, UpstreamCancelRef } from '../../store/records.js';
 
 /**
  * The channels' log, plus errors (an adapter that throws is a bug worth an error line). Declared
@@ -40,6 +48,12 @@ export interface UpstreamCancellerOptions {
 /** What a cancel needs of a job: the task, its channel and target, the upstream ids. */
 export type UpstreamJobRef = UpstreamCancelRef & { readonly upstreamId: string };
 
+/** First wait before a cancel is tried again, and the longest. */
+export const CANCEL_RETRY_START_MS = 2_000;
+export const CANCEL_RETRY_MAX_MS = 60_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 export class UpstreamCanceller {
   private readonly running = new Set<Promise<unknown>>();
   private readonly now: () => number;
@@ -60,8 +74,46 @@ export class UpstreamCanceller {
     return this.cancel({ ...ref, upstreamId: ref.upstreamId }, reason);
   }
 
-  /** One upstream cancel through the job's channel adapter; never throws. */
-  async cancel(job: UpstreamJobRef, reason: string): Promise<CancelResult> {
+  /**
+   * An owed cancel the scheduler claimed (a retry, or one never sent): sent again within the
+   * channel's poll rate, unless the task ended longer than the channel's timeout_s ago.
+   */
+  async retry(pending: PendingUpstreamCancel): Promise<void> {
+    const { service, channels, log } = this.options;
+    const channel = channels.channels.get(pending.channel);
+    if (pending.upstreamId === null || !channel) {
+      await service.finishUpstreamCancel(pending.id);
+      return;
+    }
+    const endedAt = pending.completedAt ?? this.now();
+    if (this.now() - endedAt > channel.timeoutS * 1000) {
+      log.warn(
+        { task: pending.id, channel: pending.channel, upstreamId: pending.upstreamId },
+        "upstream cancel given up: no answer within the channel's timeout_s",
+      );
+      await service.finishUpstreamCancel(pending.id);
+      return;
+    }
+    await sleep(await service.waitForChannelSlot(channel.name, 'poll', channel.pollPerS));
+    await this.cancel({ ...pending, upstreamId: pending.upstreamId }, 'an owed upstream cancel, tried again', pending.intervalMs ?? 0);
+  }
+
+  /**
+   * One upstream cancel through the job's channel adapter; never throws. A `transient` answer
+   * stores the cancel as owed, to be tried again (`retry`); `previousMs` is the last wait of a
+   * retry (0 for one claimed that never waited), undefined for a first try.
+   */
+  async cancel(job: UpstreamJobRef, reason: string, previousMs?: number): Promise<CancelResult> {
+    const outcome = await this.send(job, reason);
+    const { service } = this.options;
+    if (outcome === 'transient') {
+      const base = previousMs === undefined || previousMs <= 0 ? CANCEL_RETRY_START_MS : Math.min(CANCEL_RETRY_MAX_MS, previousMs * 2);
+      await service.deferUpstreamCancel(job, base + Math.round(Math.random() * base * 0.2));
+    } else if (previousMs !== undefined) await service.finishUpstreamCancel(job.id);
+    return outcome;
+  }
+
+  private async send(job: UpstreamJobRef, reason: string): Promise<CancelResult> {
     const { channels, contexts, adapters, metrics, log } = this.options;
     const channel = channels.channels.get(job.channel);
     const adapter = channel && adapters[channel.protocol];
@@ -94,7 +146,7 @@ export class UpstreamCanceller {
       ...(answer.requestId === undefined ? {} : { cancelRequestId: answer.requestId }),
       ...(answer.outcome === 'cancelled' ? {} : { answer: answer.reason }),
     };
-    if (answer.outcome === 'transient') log.warn(detail, 'upstream cancel failed; the upstream job may keep running');
+    if (answer.outcome === 'transient') log.warn(detail, 'upstream cancel got no answer; it will be tried again');
     else log.info({ ...detail, outcome: answer.outcome }, 'upstream cancel');
     return answer.outcome;
   }

@@ -15,13 +15,14 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { copyOutput } from '../../channels/output-copy.js';
+import { meter } from '../../billing/index.js';
 import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
 import type { ChannelMetrics } from '../../channels/metrics.js';
 import type { UpstreamFailure } from '../../channels/failure.js';
 import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
 import { isTaskFailureCode } from '../../failure-codes.js';
-import type { InputStore } from '../../storage/inputs.js';
+import { publishingTask, type InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
 import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../../store/records.js';
@@ -79,6 +80,13 @@ export interface UpstreamSchedulerOptions {
   readonly metrics?: ChannelMetrics | undefined;
   /** Upstream cancels (shared with the process's 'cancelled' listener); one is made when absent. */
   readonly canceller?: UpstreamCanceller;
+  /**
+   * What every text of an upstream (a failure's message and param; the code is one of ours) passes through before
+   * it is stored and shown: the logs' scrubber (logging.ts: keys, `Bearer` tokens, the
+   * channels' own API keys, data URLs, length). An upstream that echoes our Authorization
+   * header must not put our key in a task. Default: unchanged (specs of other behaviours).
+   */
+  readonly scrub?: (text: string) => string;
 }
 
 /** How often the in-flight gauge is refreshed from the store. */
@@ -154,6 +162,10 @@ export class UpstreamScheduler {
       const room = (this.options.maxSteps ?? 64) - this.running.size;
       const claimed = room > 0 ? await this.options.service.claimUpstream(this.timings.leaseMs, room) : [];
       for (const task of claimed) this.track(this.step(task));
+      // Upstream cancels still owed (no answer last time, or won by a process without channels).
+      const left = room - claimed.length;
+      const cancels = left > 0 ? await this.options.service.claimUpstreamCancels(this.timings.leaseMs, left) : [];
+      for (const pending of cancels) this.track(this.canceller.retry(pending));
       const due = await this.options.service.nextUpstreamDue();
       if (due !== undefined) delay = Math.min(delay, due - this.now());
       if (claimed.length >= room && room > 0) delay = 0;
@@ -221,7 +233,16 @@ export class UpstreamScheduler {
       return;
     }
     const ctx = this.options.contexts.forTarget(target);
-    if (task.upstreamState === null) return this.submit(task, targets, ctx, adapter, channel.maxInFlight, channel.submitPerS, channel.timeoutS * 1000);
+    if (task.upstreamState === null)
+      return this.submit(
+        task,
+        targets,
+        ctx,
+        adapter,
+        { maxInFlight: channel.maxInFlight, maxInFlightPerKey: channel.maxInFlightPerKey },
+        channel.submitPerS,
+        channel.timeoutS * 1000,
+      );
     if (task.upstreamState === 'submitting') return this.resolveUnknown(task, ctx, adapter, 'the process stopped before the answer was stored');
     return this.poll(task, ctx, adapter, channel.pollPerS, channel.timeoutS * 1000, channel.baseUrl);
   }
@@ -253,7 +274,7 @@ export class UpstreamScheduler {
     targets: readonly RouteTarget[],
     ctx: ChannelContext,
     adapter: ProtocolAdapter,
-    maxInFlight: number,
+    { maxInFlight, maxInFlightPerKey }: { maxInFlight: number; maxInFlightPerKey: number },
     submitPerS: number,
     timeoutMs: number,
   ): Promise<void> {
@@ -264,7 +285,7 @@ export class UpstreamScheduler {
     const marked = await this.submitLocks.run(task.channel, async () => {
       const now = this.now();
       const step: UpstreamStep = { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs };
-      const result = await service.markSubmitting(task, step, maxInFlight);
+      const result = await service.markSubmitting(task, step, maxInFlight, maxInFlightPerKey);
       if (result === 'full') await service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
       return result === 'marked';
     });
@@ -272,7 +293,8 @@ export class UpstreamScheduler {
     let outcome: SubmitOutcome;
     try {
       const job = await this.job(task);
-      outcome = await this.timed(task.channel, 'submit', () => adapter.submit(ctx, job));
+      // What the adapter publishes (an input the upstream fetches by URL) belongs to this task.
+      outcome = await this.timed(task.channel, 'submit', () => publishingTask.run(task.id, () => adapter.submit(ctx, job)));
     } catch (error) {
       // A throw is an adapter bug; the request may have left: never risk a second paid job.
       this.options.log.error({ err: error, task: task.id, channel: task.channel }, 'adapter submit threw');
@@ -419,14 +441,15 @@ export class UpstreamScheduler {
     const upstreamId = task.upstreamId ?? '';
     const since = task.since ?? task.createdAt;
     if (this.now() - since > timeoutMs) {
-      if (upstreamId !== '') {
-        const job = { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId: task.requestId };
-        await this.canceller.cancel(job, 'the upstream task ran past timeout_s');
-      }
+      // Failed first: a cancel that gets no answer is then kept as owed on the final task and tried again.
       await this.fail(
         task,
         failure('upstream_timeout', `The upstream task ran past the channel's timeout_s (${timeoutMs / 1000} s).`, '', task.requestId ?? undefined),
       );
+      if (upstreamId !== '') {
+        const job = { id: task.id, model: task.model, channel: task.channel, target: task.target, upstreamId, requestId: task.requestId };
+        await this.canceller.cancel(job, 'the upstream task ran past timeout_s');
+      }
       return;
     }
     await sleep(await this.options.service.waitForChannelSlot(task.channel, 'poll', pollPerS));
@@ -477,7 +500,8 @@ export class UpstreamScheduler {
         await this.fail(task, answer.error);
         return;
       case 'succeeded':
-        await this.copyAndComplete(task, answer.outputs, baseUrl, backedOff);
+        // What the upstream says it used, when its adapter reads it: the operator's record, not the bill.
+        await this.copyAndComplete(task, answer.outputs, baseUrl, backedOff, answer.reportedUsage);
         return;
     }
   }
@@ -487,6 +511,7 @@ export class UpstreamScheduler {
     outputs: readonly { readonly type: 'video' | 'image'; readonly url: string }[],
     baseUrl: string,
     retryMs: number,
+    reportedUsage: unknown,
   ): Promise<void> {
     const { service, storage } = this.options;
     const expect = task.kind === 'image' ? 'image' : 'video';
@@ -503,7 +528,7 @@ export class UpstreamScheduler {
     await rm(scratch, { recursive: true, force: true });
     await mkdir(scratch, { recursive: true });
     try {
-      await this.copyInto(scratch, task, wanted, expect, baseUrl, retryMs);
+      await this.copyInto(scratch, task, wanted, expect, baseUrl, retryMs, reportedUsage);
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
@@ -516,15 +541,15 @@ export class UpstreamScheduler {
     expect: 'video' | 'image',
     baseUrl: string,
     retryMs: number,
+    reportedUsage: unknown,
   ): Promise<void> {
     const { service, storage } = this.options;
-    const stored: TaskOutput[] = [];
+    const ext = expect === 'image' ? 'png' : 'mp4';
+    const copies: { path: string; type: 'video' | 'image'; contentType: string }[] = [];
     for (const [index, output] of wanted.entries()) {
-      const ext = expect === 'image' ? 'png' : 'mp4';
       const destination = join(scratch, `${task.attempt}-${index}.${ext}`);
       const copied = await copyOutput(output.url, { channelBaseUrl: baseUrl, expect, destination, allow: this.options.fetchAllow });
       if (!copied.ok) {
-        await Promise.all(stored.map((file) => storage.delete(file.key)));
         if (copied.transient) {
           this.options.log.warn({ task: task.id, reason: copied.error.message }, 'output copy failed; trying again');
           await service.saveUpstream(task, { ...this.base(task), upstreamState: 'accepted', nextCheckAt: this.now() + retryMs, intervalMs: retryMs });
@@ -534,9 +559,14 @@ export class UpstreamScheduler {
         return;
       }
       this.metrics?.copied(task.channel, copied.bytes);
-      stored.push({ type: expect, key: await storage.put(task.id, destination, ext), contentType: copied.contentType });
+      copies.push({ path: destination, type: expect, contentType: copied.contentType });
     }
-    const won = await service.completeUpstream(task, stored);
+    // Billed from our copies, as a render is from its files: the delivered duration, not the requested one.
+    const metered = await meter(copies);
+    if (!metered.ok) this.options.log.warn({ task: task.id, reason: metered.reason }, 'could not measure the outputs; billing the requested duration');
+    const stored: TaskOutput[] = [];
+    for (const copy of copies) stored.push({ type: copy.type, key: await storage.put(task.id, copy.path, ext), contentType: copy.contentType });
+    const won = await service.completeUpstream(task, stored, metered.ok ? metered.value : undefined, reportedUsage);
     if (!won) {
       await Promise.all(stored.map((file) => storage.delete(file.key)));
       await this.lost(task);
@@ -546,8 +576,10 @@ export class UpstreamScheduler {
   }
 
   private async fail(task: UpstreamTask, error: UpstreamFailure): Promise<void> {
-    const settled = taskError(error);
-    if (await this.options.service.failUpstream(task, settled)) this.logOutcome(task, 'failed', settled.code);
+    const made = taskError(error);
+    const scrub = this.options.scrub ?? ((text: string) => text);
+    if (await this.options.service.failUpstream(task, { ...made, message: scrub(made.message), param: scrub(made.param) }))
+      this.logOutcome(task, 'failed', made.code);
   }
 
   /**

@@ -8,4 +8,4 @@ UPDATE tasks AS t
              progress = COALESCE(t.progress, 0),
              interruptions = t.interruptions + CASE WHEN t.status = 'processing' THEN 1 ELSE 0 END
        WHERE t.id = $4 AND (t.channel = 'sandbox' AND (t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < $3)))
-   RETURNING id, kind, model, owner, status, progress, created_at, started_at, completed_at, error, outputs, attempt, version, params, lease_owner
+   RETURNING id, kind, model, owner, status, progress, created_at, started_at, completed_at, error, outputs, attempt, version, usage_seconds, usage_images, cost, params, lease_owner

@@ -9,4 +9,4 @@ UPDATE tasks AS t
              interruptions = t.interruptions + CASE WHEN t.status = 'processing' THEN 1 ELSE 0 END
         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS c(id, owner, now, lease_until)
        WHERE t.id = c.id AND (t.channel = 'sandbox' AND (t.status = 'queued' OR (t.status = 'processing' AND t.lease_expires_at < c.now)))
-   RETURNING t.id, t.kind, t.model, t.owner, t.status, t.progress, t.created_at, t.started_at, t.completed_at, t.error, t.outputs, t.attempt, t.version, t.params, t.lease_owner
+   RETURNING t.id, t.kind, t.model, t.owner, t.status, t.progress, t.created_at, t.started_at, t.completed_at, t.error, t.outputs, t.attempt, t.version, t.usage_seconds, t.usage_images, t.cost, t.params, t.lease_owner

@@ -1,3 +1,3 @@
 UPDATE tasks AS t SET status = 'failed', completed_at = $1, error = $2, upstream_state = NULL, next_check_at = NULL,
-             version = t.version + 1
+             version = t.version + 1, usage_seconds = 0, usage_images = 0, cost = 0
        WHERE t.id = $3 AND t.attempt = $4 AND t.channel <> 'sandbox' AND t.status IN ('queued', 'processing')

@@ -1,4 +1,4 @@
-SELECT id, kind, model, owner, status, progress, created_at, started_at, completed_at, error, outputs, attempt, version FROM tasks
+SELECT id, kind, model, owner, status, progress, created_at, started_at, completed_at, error, outputs, attempt, version, usage_seconds, usage_images, cost FROM tasks
        WHERE owner = $1 AND kind = $2 AND id COLLATE "C" < $3
          AND ($4 = '' OR status = $4) AND ($5 = '' OR model = $5)
     ORDER BY id COLLATE "C" DESC LIMIT $6

@@ -1,1 +1,1 @@
-UPDATE api_keys SET revoked_at = $1 WHERE name = 'env' AND revoked_at IS NULL
+UPDATE api_keys SET revoked_at = $1 WHERE id = 'key_' || substr(hash, 1, 16) AND revoked_at IS NULL

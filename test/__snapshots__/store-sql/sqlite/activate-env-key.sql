@@ -1,1 +1,1 @@
-UPDATE api_keys SET revoked_at = NULL WHERE name = 'env' AND hash = ?
+UPDATE api_keys SET revoked_at = NULL, role = ? WHERE id = 'key_' || substr(hash, 1, 16) AND hash = ?

@@ -1,1 +1,1 @@
-UPDATE api_keys SET revoked_at = ? WHERE name = 'env' AND revoked_at IS NULL
+UPDATE api_keys SET revoked_at = ? WHERE id = 'key_' || substr(hash, 1, 16) AND revoked_at IS NULL

@@ -1,0 +1,1 @@
+SELECT budget, budget_period, reserved, (CASE WHEN spent_period >= (CASE budget_period WHEN 'day' THEN (CAST($1 AS BIGINT) / 86400000) * 86400 WHEN 'month' THEN CAST(extract(epoch FROM date_trunc('month', to_timestamp(CAST($1 AS BIGINT) / 1000) AT TIME ZONE 'UTC')) AS bigint) ELSE 0 END) THEN spent ELSE 0 END) AS spent, spent_period FROM api_keys WHERE id = $2

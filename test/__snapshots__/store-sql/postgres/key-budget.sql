@@ -1,0 +1,1 @@
+SELECT budget FROM api_keys WHERE id = $1

@@ -1,0 +1,1 @@
+UPDATE api_keys SET reserved = reserved - $1 WHERE id = $2

@@ -1,0 +1,8 @@
+SELECT CASE WHEN ? = 1 THEN key_id ELSE '' END AS key_id,
+              CASE WHEN ? = 1 THEN model ELSE '' END AS model,
+              CASE WHEN ? = 1 THEN day ELSE '' END AS day,
+              sum(tasks) AS tasks, sum(seconds) AS seconds, sum(images) AS images, sum(cost) AS cost
+         FROM usage_daily
+        WHERE day >= ? AND day < ?
+        GROUP BY 1, 2, 3
+        ORDER BY 3, 2, 1

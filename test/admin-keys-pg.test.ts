@@ -1,0 +1,88 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from './helpers/eventually.js';
+import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
+import { freePort, startProcess, type ServiceProcess } from './helpers/process.js';
+import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
+
+/**
+ * A change made through the admin API on one process reaches another process sharing the
+ * PostgreSQL database: a raised budget at the next create, a disabled or revoked key within
+ * the key cache's 5 s. Process A runs in this test process; B is a `mediagate serve` child.
+ */
+
+const ADMIN = 'mg_test_admin_key_0123456789';
+const T2V = 'vendora/famw-2.7-t2v';
+const PRICING = { currency: 'USD', models: { [T2V]: { per_task: 0.4 } } };
+const postgres = await postgresAvailability();
+
+describe.skipIf(!postgres.enabled)('key administration across two API processes on PostgreSQL', () => {
+  let database: TestDatabase;
+  let dataDir: string;
+  let a: TestServer;
+  let b: ServiceProcess;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataDir = await mkdtemp(join(tmpdir(), 'mediagate-admin-pg-'));
+    await writeFile(join(dataDir, 'pricing.json'), JSON.stringify(PRICING));
+    const env = {
+      DATABASE_URL: database.url,
+      MEDIAGATE_DATA_DIR: dataDir,
+      MEDIAGATE_API_KEYS: TEST_KEYS.join(','),
+      MEDIAGATE_ADMIN_KEYS: ADMIN,
+      MEDIAGATE_PRICING_FILE: join(dataDir, 'pricing.json'),
+      MEDIAGATE_WORKERS: 'false',
+    };
+    a = await startServer(env);
+    b = await startProcess(['serve', '--no-workers'], { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });
+  }, 90_000);
+  afterAll(async () => {
+    b?.child.kill('SIGTERM');
+    await b?.exited;
+    await a?.close();
+    await database?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const call = async (base: string, key: string, method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  const createOn = (base: string, key: string) => call(base, key, 'POST', '/v1/video/generations', { model: T2V, prompt: 'two processes' });
+
+  it('a budget raised on A takes effect on the next create on B', async () => {
+    const made = await call(a.url, ADMIN, 'POST', '/v1/admin/keys', { name: 'shared', budget: 0.4 });
+    expect(made.status).toBe(201);
+    const key = String(made.body['key']);
+    const id = String(made.body['id']);
+    expect((await createOn(b.url, key)).status).toBe(200);
+    expect((await createOn(b.url, key)).status).toBe(402);
+    expect((await call(a.url, ADMIN, 'PATCH', `/v1/admin/keys/${id}`, { budget: 0.8 })).status).toBe(200);
+    expect((await createOn(b.url, key)).status, 'the next create on B').toBe(200);
+    expect((await createOn(a.url, key)).status).toBe(402);
+    expect((await call(b.url, ADMIN, 'GET', `/v1/admin/keys/${id}`)).body).toMatchObject({ budget: 0.8, reserved: 0.8 });
+  });
+
+  it('a key disabled on A is refused by B within 5 s, and a revoked one too', async () => {
+    const made = await call(a.url, ADMIN, 'POST', '/v1/admin/keys', { name: 'to stop' });
+    const key = String(made.body['key']);
+    const id = String(made.body['id']);
+    // B has the key in its cache when it is disabled.
+    expect((await call(b.url, key, 'GET', '/v1/models')).status).toBe(200);
+    expect((await call(a.url, ADMIN, 'PATCH', `/v1/admin/keys/${id}`, { disabled: true })).status).toBe(200);
+    await eventually(async () => (await call(b.url, key, 'GET', '/v1/models')).status === 401, { deadline: 5_000, what: 'B to refuse the disabled key' });
+
+    expect((await call(b.url, ADMIN, 'PATCH', `/v1/admin/keys/${id}`, { disabled: false })).status).toBe(200);
+    expect((await call(a.url, key, 'GET', '/v1/models')).status).toBe(200);
+    expect((await call(b.url, key, 'GET', '/v1/models')).status).toBe(200);
+    expect((await call(a.url, ADMIN, 'DELETE', `/v1/admin/keys/${id}`)).status).toBe(200);
+    await eventually(async () => (await call(b.url, key, 'GET', '/v1/models')).status === 401, { deadline: 5_000, what: 'B to refuse the revoked key' });
+  }, 30_000);
+});

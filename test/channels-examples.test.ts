@@ -1,0 +1,184 @@
+// Every route example of docs/guides/channels.md and docs/channels.md, run against the strict fake of its
+// protocol: the request a client would send is validated by the catalog, checked against the
+// route's target as at create (profiles, the adapter's own rules), submitted by the adapter to
+// the fake (which refuses what the provider refuses), and polled to a finished output. The
+// fakes record inputs a model does not declare; none may arrive. `mediagate` targets are this
+// interface itself (test/channels-via-mediagate.test.ts runs them against a real mediagate).
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODELS, createValidator, type ModelKind } from '../src/catalog/index.js';
+import { parseChannelsConfig, type ChannelsConfig } from '../src/channels/config.js';
+import { BUILT_IN, isRefusal, profileFor } from '../src/channels/profiles.js';
+import { ADAPTERS } from '../src/channels/protocols/index.js';
+import type { ProtocolName } from '../src/channels/protocol.js';
+import { createTargetCheck } from '../src/channels/targets.js';
+import { adapterContext, pollUntilSettled } from './fakes/adapter-context.js';
+import { startArkFake } from './fakes/ark.js';
+import { startDashscopeFake } from './fakes/dashscope.js';
+import { startFalFake, type FalFake } from './fakes/fal.js';
+import { startMinimaxFake } from './fakes/minimax.js';
+import { startPixverseFake } from './fakes/pixverse.js';
+import { startReplicateFake, type ReplicateFake } from './fakes/replicate.js';
+import { TINY_PNG, type FakeHttp, type TaskBook } from './fakes/upstream-kit.js';
+
+const KEY = 'example-key';
+const HTTPS_IMAGE = 'https://img.example/first-frame.png';
+
+interface Example {
+  readonly where: string;
+  readonly model: string;
+  readonly channel: string;
+  readonly protocol: ProtocolName;
+  readonly upstreamModel: string;
+  readonly config: ChannelsConfig;
+}
+
+/** The JSON blocks of a page that are channels files. */
+function examplesOf(file: string): Example[] {
+  const text = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+  const out: Example[] = [];
+  for (const [, block = ''] of text.matchAll(/```json\n([\s\S]*?)```/g)) {
+    const doc = JSON.parse(block) as { channels?: Record<string, { protocol: string; api_key_env: string }>; routes?: unknown[] };
+    if (!doc.channels || !doc.routes) continue;
+    const env = Object.fromEntries(Object.values(doc.channels).map((c) => [c.api_key_env, KEY]));
+    const config = parseChannelsConfig(block, env);
+    for (const [model, targets] of config.routes) {
+      const target = targets[0];
+      const channel = target && config.channels.get(target.channel);
+      if (!target || !channel || channel.protocol === 'sandbox' || channel.protocol === 'mediagate') continue;
+      // A "*" route stands for every model; the examples name their models explicitly.
+      if (!block.includes(`"${model}"`)) continue;
+      out.push({ where: file, model, channel: channel.name, protocol: channel.protocol, upstreamModel: target.upstreamModel, config });
+    }
+  }
+  return out;
+}
+
+const EXAMPLES = [...examplesOf('docs/guides/channels.md'), ...examplesOf('docs/channels.md')];
+
+/**
+ * What a client sends for the example (beyond model and prompt): the model's required inputs,
+ * and where the target cannot take the catalog's default, the value it can (documented in
+ * docs/channels.md "Target profiles": the default request of such a route is a 400).
+ */
+const CHOSEN: Readonly<Record<string, Record<string, unknown>>> = {
+  'vendorb/famsd-2.0-i2v-spicy -> fal-ai/kling-video/v2.1/pro/image-to-video?end_image=tail_image_url': { resolution: '1080p' },
+  'vendora/famz-image-spicy -> fal-ai/flux/dev': { prompt_extend: false },
+  'vendora/famz-image-spicy -> wan2.6-t2i': { size: '1280x1280' },
+  'vendora/famz-image-spicy-pro -> wan2.6-t2i': { size: '1280x1280' },
+};
+
+function requestFor(example: Example): { kind: ModelKind; body: Record<string, unknown> } {
+  const row = MODELS.find((candidate) => candidate.id === example.model);
+  if (!row) throw new Error(`no catalog row ${example.model}`);
+  const body: Record<string, unknown> = { model: row.id, prompt: `example ${example.where} ${row.id}` };
+  // PixVerse takes images as uploaded bytes only: an https image would be fetched by us (no network here).
+  const IMAGE = example.protocol === 'pixverse' ? `data:image/png;base64,${TINY_PNG.toString('base64')}` : HTTPS_IMAGE;
+  if (row.kind === 'video') {
+    if (row.required.includes('image')) body['image'] = IMAGE;
+    if (row.required.includes('images')) body['images'] = [IMAGE];
+    if (row.required.includes('aspect_ratio')) body['aspect_ratio'] = '16:9';
+    if (row.atLeastOneOf) body['images'] = [IMAGE];
+    // Reference tags: the prompt names each reference (PixVerse fusion requires it).
+    if (row.imageOptions) body['prompt'] = `${String(body['prompt'])} with @image1`;
+  }
+  return { kind: row.kind, body: { ...body, ...CHOSEN[`${example.model} -> ${example.upstreamModel}`] } };
+}
+
+interface Fake {
+  readonly origin: string;
+  readonly book: TaskBook;
+  readonly http: FakeHttp;
+  close(): Promise<void>;
+}
+
+const fakes = new Map<ProtocolName, Fake>();
+let fal: FalFake;
+let replicate: ReplicateFake;
+
+beforeAll(async () => {
+  const fast = { apiKey: KEY, queuedMs: 0, runMs: 0 };
+  fal = await startFalFake(fast);
+  replicate = await startReplicateFake(fast);
+  fakes.set('fal', fal);
+  fakes.set('replicate', replicate);
+  fakes.set('dashscope', await startDashscopeFake(fast));
+  fakes.set('ark', await startArkFake(fast));
+  fakes.set('minimax', await startMinimaxFake(fast));
+  fakes.set('pixverse', await startPixverseFake(fast));
+});
+afterAll(async () => {
+  await Promise.all([...fakes.values()].map((fake) => fake.close()));
+});
+
+describe('the route examples of the docs', () => {
+  it('are found (one per protocol at least)', () => {
+    expect(new Set(EXAMPLES.map((example) => example.protocol))).toEqual(new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate']));
+  });
+
+  it.each(EXAMPLES.map((example) => [`${example.where}: ${example.model} -> ${example.protocol} ${example.upstreamModel}`, example] as const))(
+    '%s completes, its inputs as the provider documents them',
+    async (_name, example) => {
+      const validator = createValidator(MODELS);
+      const { kind, body } = requestFor(example);
+      const validated = validator.validate(kind, { body, bodyBytes: JSON.stringify(body).length });
+      if (!validated.ok) throw new Error(`the catalog refused the example request: ${JSON.stringify(validated.error)}`);
+      // As at create: the route's first target must be able to take it.
+      expect(createTargetCheck(example.config, ADAPTERS)(example.model, kind, validated.params)).toBeUndefined();
+      const fake = fakes.get(example.protocol);
+      const adapter = ADAPTERS[example.protocol];
+      if (!fake || !adapter) throw new Error(`no fake for ${example.protocol}`);
+      const target = example.config.targetsFor(example.model)[0];
+      const ctx = adapterContext({
+        baseUrl: fake.origin,
+        apiKey: KEY,
+        upstreamModel: example.upstreamModel,
+        profile: profileFor(example.protocol, example.upstreamModel, target?.profile),
+      });
+      try {
+        const submitted = await adapter.submit(ctx, { taskId: 'tsk_example', kind, model: example.model, params: validated.params });
+        if (submitted.outcome !== 'accepted') throw new Error(`not accepted: ${JSON.stringify(submitted)}`);
+        const { last } = await pollUntilSettled(adapter, ctx, submitted.upstreamId);
+        expect(last.state, JSON.stringify(last)).toBe('succeeded');
+        const id = example.protocol === 'fal' ? (submitted.upstreamId.split('|')[1] ?? '') : submitted.upstreamId.split('|')[0];
+        if (example.protocol === 'fal') expect(fal.ignoredFields.get(id ?? '')).toBeUndefined();
+        if (example.protocol === 'replicate') expect(replicate.ignoredInputs.get(id ?? '')).toBeUndefined();
+      } finally {
+        await ctx.close();
+      }
+    },
+  );
+
+  it('a route whose target cannot take a default says so at create, naming the parameter', () => {
+    const validator = createValidator(MODELS);
+    for (const example of EXAMPLES) {
+      const key = `${example.model} -> ${example.upstreamModel}`;
+      if (CHOSEN[key] === undefined) continue;
+      const { kind, body } = requestFor(example);
+      const bare = Object.fromEntries(Object.entries(body).filter(([name]) => !(name in (CHOSEN[key] ?? {}))));
+      const validated = validator.validate(kind, { body: bare, bodyBytes: 100 });
+      if (!validated.ok) throw new Error(JSON.stringify(validated.error));
+      const problem = createTargetCheck(example.config, ADAPTERS)(example.model, kind, validated.params);
+      expect(problem, key).toBeDefined();
+      expect(
+        Object.keys(CHOSEN[key] ?? {})
+          .map((name) => (name === 'size' ? ['size', 'width'] : [name]))
+          .flat(),
+        key,
+      ).toContain(problem?.param);
+    }
+  });
+});
+
+describe('docs/channels.md lists every built-in profile', () => {
+  const page = readFileSync(new URL('../docs/channels.md', import.meta.url), 'utf8');
+  it.each(BUILT_IN.map((profile) => [`${profile.protocol} ${profile.model}`, profile] as const))('%s, with its source and every rule', (_name, profile) => {
+    const at = page.indexOf(`#### \`${profile.protocol}\` \`${profile.model}\``);
+    expect(at).toBeGreaterThan(0);
+    const section = page.slice(at, page.indexOf('\n####', at + 1));
+    expect(section).toContain(profile.source);
+    for (const [param, rule] of Object.entries(profile.params)) {
+      expect(section).toContain(`| \`${param}\` | ${isRefusal(rule) ? '—' : `\`${rule.field}\``} |`);
+    }
+  });
+});
