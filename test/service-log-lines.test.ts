@@ -60,6 +60,7 @@ describe('the start-up line says what was loaded, once', () => {
       MEDIAGATE_API_KEYS: KEY,
       MEDIAGATE_ENGINE: 'instant',
       LOG_FORMAT: 'json',
+      MEDIAGATE_ADMIN_KEYS: 'mg_log_lines_admin_key_0123456789',
       ...files,
     });
     try {
@@ -76,6 +77,7 @@ describe('the start-up line says what was loaded, once', () => {
         pricingFile: files['MEDIAGATE_PRICING_FILE'],
         currency: 'EUR',
         pricedModels: 1,
+        adminKeys: 1,
       });
       // The address is said once: no framework line repeats it.
       const mentions = service
@@ -84,6 +86,7 @@ describe('the start-up line says what was loaded, once', () => {
         .filter((line) => line.includes(`127.0.0.1:${port}`));
       expect(mentions, service.output()).toHaveLength(1);
       expect(service.output()).not.toContain('sk-log-lines-never-logged');
+      expect(service.output()).not.toContain('mg_log_lines_admin_key_0123456789');
     } finally {
       service.child.kill('SIGTERM');
       await service.exited;

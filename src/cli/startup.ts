@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 /**
  * What a process loaded, for its start-up line ("mediagate listening", "mediagate worker
  * started"): an operator reads there which channels file, channels and pricing file are in
- * force, without asking the running service. Names only: no key, no URL with a secret.
+ * force, without asking the running service. Names and counts only: no key, no URL with a secret.
  */
 export function loadedSummary(config: Config, channels: ChannelsConfig, pricing: Pricing | undefined): Record<string, unknown> {
   const upstream = [...channels.channels.values()]
@@ -21,5 +21,7 @@ export function loadedSummary(config: Config, channels: ChannelsConfig, pricing:
     routedModels: channels.routes.size,
     pricingFile: config.pricingFile ?? null,
     ...(pricing === undefined ? {} : { currency: pricing.currency, pricedModels: priced }),
+    // How many, never which: the keys themselves are secrets.
+    adminKeys: config.adminKeys.length,
   };
 }
