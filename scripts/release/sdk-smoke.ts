@@ -33,7 +33,10 @@ const url = video.outputs[0]?.url;
 check(url !== undefined, 'the video has an output URL');
 const file = await fetch(url);
 const bytes = new Uint8Array(await file.arrayBuffer());
-check(file.ok && file.headers.get('content-type') === 'video/mp4', `the output downloads as video/mp4 (got ${file.status} ${file.headers.get('content-type')})`);
+check(
+  file.ok && file.headers.get('content-type') === 'video/mp4',
+  `the output downloads as video/mp4 (got ${file.status} ${file.headers.get('content-type')})`,
+);
 check(new TextDecoder().decode(bytes.subarray(4, 8)) === 'ftyp', 'the output is an MP4 file');
 
 const image: ImageTask = await client.images.createAndWait(
