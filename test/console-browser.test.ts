@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
@@ -130,8 +130,9 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
   }
 
   beforeAll(async () => {
-    await rm(ARTIFACTS, { recursive: true, force: true });
+    // This file's screenshots only: the usage and keys specs (console-usage-browser) write beside them.
     await mkdir(ARTIFACTS, { recursive: true });
+    for (const name of await readdir(ARTIFACTS)) if (/^(\d{2}|history|pricing)-/.test(name)) await rm(join(ARTIFACTS, name), { force: true });
     await ensureConsoleBuilt();
     server = await startServer({ MEDIAGATE_SANDBOX_FPS: '6' });
     browser = await launchChromium();

@@ -58,7 +58,7 @@ describe('count of a channel in-flight upstream tasks (SQLite)', () => {
     expect(full('wan', 2)).toBe(1);
     expect(full('ark', 2)).toBe(1);
     expect(full('ark', 3)).toBe(0);
-    db.prepare(`UPDATE tasks SET status = 'completed' WHERE id = 'a1'`).run();
+    db.prepare(`UPDATE tasks SET status = 'completed', completed_at = 1795651748000 WHERE id = 'a1'`).run();
     expect(full('wan', 2)).toBe(0);
   });
 });

@@ -77,7 +77,12 @@ async function scenario(url: () => string, db: RawDatabase, crash: () => Promise
   expect(burst.filter((answer) => answer.status === 402)).toHaveLength(FITS * 2);
   const budgeted = burst.flatMap((answer) => (answer.status === 200 ? [String(answer.body['id'])] : []));
   let books = await expectBooksAgree(db);
-  expect(books.keys.find((key) => key.id === envKeyId(BUDGETED))).toMatchObject({ reserved: FITS * MAX_5S, spent: 0 });
+  // Workers run meanwhile, and on a loaded machine some of the burst may already be final: what
+  // is held plus what was charged is the whole budget (the instant engine delivers exactly the
+  // requested 5 s, so each task's cost is its reservation).
+  const afterBurst = books.keys.find((key) => key.id === envKeyId(BUDGETED));
+  expect(afterBurst).toBeDefined();
+  expect((afterBurst?.reserved ?? 0) + (afterBurst?.spent ?? 0)).toBe(FITS * MAX_5S);
 
   // Unbudgeted tasks, each created twice under one Idempotency-Key (the replay makes nothing).
   const keyed = await Promise.all(Array.from({ length: 15 }, (_, n) => createVideo(url(), FREE, n, { 'idempotency-key': `once-${n}` })));

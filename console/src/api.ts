@@ -20,6 +20,76 @@ export interface ModelPricing {
   readonly per_image?: number;
 }
 
+/** What a final task was billed (null until final). */
+export interface TaskUsage {
+  readonly seconds: number;
+  readonly images: number;
+  readonly cost: number;
+  readonly currency: string;
+}
+
+export interface UsageTotals {
+  readonly tasks: number;
+  readonly seconds: number;
+  readonly images: number;
+  readonly cost: number;
+}
+
+/** A row of a usage report; a dimension not grouped by is null. */
+export interface UsageRow extends UsageTotals {
+  readonly key_id?: string | null;
+  readonly model: string | null;
+  readonly day: string | null;
+}
+
+export interface UsageBudget {
+  readonly budget: number | null;
+  readonly budget_period: 'day' | 'month' | null;
+  readonly spent: number;
+  readonly reserved: number;
+  readonly resets_at: number | null;
+}
+
+/** `GET /v1/usage` (with `budget`) and `GET /v1/admin/usage` (without). */
+export interface UsageReport {
+  readonly object: 'usage';
+  readonly currency: string;
+  /** [start, end) in unix seconds, whole UTC days. */
+  readonly start: number;
+  readonly end: number;
+  readonly totals: UsageTotals;
+  readonly data: readonly UsageRow[];
+  readonly budget?: UsageBudget;
+}
+
+/** A client key as the admin API shows it. */
+export interface AdminKey {
+  readonly id: string;
+  readonly name: string;
+  readonly budget: number | null;
+  readonly budget_period: 'day' | 'month' | null;
+  readonly models: readonly string[] | null;
+  readonly rate_limit_per_min: number | null;
+  readonly max_tasks_in_flight: number | null;
+  readonly created_at: number;
+  readonly disabled: boolean;
+  readonly spent: number;
+  readonly reserved: number;
+  /** Only in the answer to a create. */
+  readonly key?: string;
+}
+
+/** The settings a create or a change sends (null clears one). */
+export interface KeySettings {
+  name?: string;
+  budget?: number | null;
+  budget_period?: 'day' | 'month' | null;
+  models?: string[] | null;
+  rate_limit_per_min?: number | null;
+  max_tasks_in_flight?: number | null;
+  disabled?: boolean;
+}
+
 export interface VideoTask {
   id: string;
   object: string;
@@ -31,6 +101,7 @@ export interface VideoTask {
   started_at: number | null;
   completed_at: number | null;
   error: { type: string; code: string; message: string; param: string } | null;
+  usage?: TaskUsage | null;
 }
 
 export interface ImageTaskData {
@@ -42,6 +113,7 @@ export interface ImageTaskData {
   start_time: number;
   finish_time: number;
   fail_reason: string;
+  usage?: TaskUsage | null;
 }
 
 /** One shape for both families, in video words. */
@@ -53,6 +125,8 @@ export interface TaskView {
   progress: number;
   outputs: string[];
   failure: string;
+  /** Billed seconds, images and cost once final; null before (or from a server without usage). */
+  usage: TaskUsage | null;
   raw: unknown;
   /** The request body, for a task made in this tab (its data URLs left out): reopening it restores the form. */
   request?: Record<string, unknown>;
@@ -78,6 +152,7 @@ export function viewOfVideo(task: VideoTask, raw: unknown = task): TaskView {
     progress: task.progress ?? 0,
     outputs: task.outputs.map((o) => o.url),
     failure: task.error ? `${task.error.code}: ${task.error.message}` : '',
+    usage: task.usage ?? null,
     raw,
   };
 }
@@ -91,6 +166,7 @@ export function viewOfImage(data: ImageTaskData, model: string, raw: unknown): T
     progress: Number.parseInt(data.progress, 10) || 0,
     outputs: data.outputs,
     failure: data.fail_reason,
+    usage: data.usage ?? null,
     raw,
   };
 }
@@ -194,4 +270,62 @@ export class Api {
     };
     return { items: page.data.items.map((d) => viewOfImage(d, d.model ?? '', d)), hasMore: page.data.has_more, lastId: page.data.last_id };
   }
+
+  /** `GET /v1/usage`: this key's usage by model and day, and its budget. Times in unix seconds. */
+  async usage(range: { start?: number; end?: number } = {}): Promise<UsageReport> {
+    return (await this.request('GET', `/v1/usage${rangeQuery(range)}`)) as UsageReport;
+  }
+
+  /**
+   * Whether the key is an admin key: `GET /v1/admin/keys` answers 200 for one (401, 403 or 404
+   * for anything else). Asked only after a client operation refused the key, so a client key
+   * never meets a refusal.
+   */
+  async isAdmin(): Promise<boolean> {
+    try {
+      await this.request('GET', '/v1/admin/keys?limit=1');
+      return true;
+    } catch (error) {
+      if (error instanceof ApiRefusal && [401, 403, 404].includes(error.status)) return false;
+      throw error;
+    }
+  }
+
+  async adminKeys(after?: string): Promise<{ data: AdminKey[]; hasMore: boolean; lastId: string | null }> {
+    const params = new URLSearchParams({ limit: '100' });
+    if (after) params.set('after', after);
+    const page = (await this.request('GET', `/v1/admin/keys?${params}`)) as { data: AdminKey[]; has_more: boolean; last_id: string | null };
+    return { data: page.data, hasMore: page.has_more, lastId: page.last_id };
+  }
+
+  async createKey(settings: KeySettings): Promise<AdminKey> {
+    return (await this.request('POST', '/v1/admin/keys', JSON.stringify(settings))) as AdminKey;
+  }
+
+  async updateKey(id: string, settings: KeySettings): Promise<AdminKey> {
+    return (await this.request('PATCH', `/v1/admin/keys/${encodeURIComponent(id)}`, JSON.stringify(settings))) as AdminKey;
+  }
+
+  async revokeKey(id: string): Promise<void> {
+    const response = await fetch(`/v1/admin/keys/${encodeURIComponent(id)}`, { method: 'DELETE', headers: this.headers(), cache: 'no-store' });
+    // 200 with a body or 204 without: either is done.
+    if (!response.ok) throw refusal(response.status, await response.text());
+  }
+
+  /** `GET /v1/admin/usage`, grouped as asked (`key`, `model`, `day`, comma-separated). */
+  async adminUsage(groupBy: string, range: { start?: number; end?: number } = {}, keyId?: string): Promise<UsageReport> {
+    const query = rangeQuery(range);
+    const params = new URLSearchParams(query.slice(1));
+    params.set('group_by', groupBy);
+    if (keyId) params.set('key_id', keyId);
+    return (await this.request('GET', `/v1/admin/usage?${params}`)) as UsageReport;
+  }
+}
+
+function rangeQuery(range: { start?: number; end?: number }): string {
+  const params = new URLSearchParams();
+  if (range.start !== undefined) params.set('start', String(range.start));
+  if (range.end !== undefined) params.set('end', String(range.end));
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
 }

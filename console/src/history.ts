@@ -1,11 +1,12 @@
 import { ApiRefusal, isFinal, isMissingOperation, type Api, type TaskView } from './api.js';
+import { amount } from './chart.js';
 import { h, replace, uid } from './dom.js';
 
 /**
  * The tasks of this key: the list operation of decisions §8.2 (both families, paged,
  * filtered by status and model) when the server answers it, else the tasks made in this tab
  * (kept in sessionStorage, like the key). Running tasks get a Cancel button when the server has
- * the cancel operation (decisions §8.1).
+ * the cancel operation (decisions §8.1); final ones show what they cost.
  */
 
 const TAB_STORAGE = 'mediagate.tasks';
@@ -26,6 +27,8 @@ export class History {
   private listAvailable = false;
   /** False until the key is entered and the server's operations are known. */
   private connected = false;
+  /** Bumped by each reload: a page still arriving for an earlier filter is dropped, not mixed in. */
+  private generation = 0;
   private kindOf = new Map<string, 'video' | 'image'>();
   private cursors: { video: string | null | undefined; image: string | null | undefined } = { video: undefined, image: undefined };
   private readonly list = h('ul', { class: 'history' });
@@ -120,12 +123,14 @@ export class History {
   }
 
   private async reload(): Promise<void> {
+    this.generation += 1;
     this.listed = [];
     this.cursors = { video: undefined, image: undefined };
     await this.page();
   }
 
   private async page(): Promise<void> {
+    const generation = this.generation;
     const status = this.statusFilter.value;
     const model = this.modelFilter.value;
     const families: ('video' | 'image')[] = ['video', 'image'];
@@ -146,9 +151,11 @@ export class History {
           ...(status ? { status: kind === 'image' ? (IMAGE_WORDS[status] ?? status) : status } : {}),
           ...(model ? { model } : {}),
         });
+        if (generation !== this.generation) return;
         this.listed.push(...page.items);
         this.cursors[kind] = page.hasMore ? page.lastId : null;
       } catch (error) {
+        if (generation !== this.generation) return;
         // A model filter of the other family is refused by that family's list: it has none of them.
         if (!(error instanceof ApiRefusal) || error.status !== 400) throw error;
         this.cursors[kind] = null;
@@ -215,6 +222,7 @@ export class History {
           open,
           h('span', { class: 'model' }, task.model),
           h('span', { class: `badge ${task.status}` }, `${task.status} ${task.progress}%`),
+          task.usage ? h('span', { class: 'cost' }, `${task.usage.currency} ${amount(task.usage.cost)}`) : null,
           cancel,
         );
       }),

@@ -1,17 +1,25 @@
 import { Api, ApiRefusal, isFinal, type ModelInfo, type TaskView } from './api.js';
 import { readCapabilities } from './capabilities.js';
+import { amount } from './chart.js';
 import { formatBytes, h, replace, uid } from './dom.js';
 import { ACCEPT, buildForm, type ModelForm } from './form.js';
 import { priceLabel } from './pricing.js';
 import { History } from './history.js';
+import { KeysPage } from './keys.js';
+import { UsagePanel } from './usage.js';
 import { curlSnippet, sdkSnippet, shortenDataUrls } from './snippets.js';
 import { validateRequest, type ConsoleHints } from './validate.js';
 import { setEventsListed, transport, watch } from './watch.js';
 
 /**
- * The console: an API key (kept in this tab's sessionStorage only), a model, a form generated
- * from its schema, then the task followed to its result, and the tasks of this key.
+ * The console: an API key (kept in this tab's sessionStorage only). With a client key: a model,
+ * a form generated from its schema, then the task followed to its result, and the tasks of this
+ * key (the Generate view); its usage and budget (the Usage view). With an admin key: the Keys
+ * view (key administration and usage by key). The console tells the two apart by asking: an
+ * admin key is refused on `GET /v1/models` (401) and answered on `GET /v1/admin/keys`.
  */
+
+type View = 'generate' | 'usage' | 'keys';
 
 const KEY_STORAGE = 'mediagate.apiKey';
 
@@ -70,25 +78,49 @@ function main(): void {
   let current: { model: ModelInfo; form: ModelForm } | undefined;
   let cancelAvailable = false;
 
-  // --- key and model -----------------------------------------------------------------------
+  // --- key, views --------------------------------------------------------------------------
   const keyId = uid('api-key');
   const keyInput = h('input', { id: keyId, type: 'password', autocomplete: 'off', spellcheck: 'false', placeholder: 'mg_…' });
   keyInput.value = sessionStorage.getItem(KEY_STORAGE) ?? '';
   const keyError = h('p', { class: 'error', role: 'alert', hidden: true });
-  const modelId = uid('model');
-  const modelSelect = h('select', { id: modelId, disabled: true }, h('option', { value: '' }, 'Enter the API key first'));
-  const modelAbout = h('p', { class: 'about' });
-  const connect = h(
+  const keyRole = h('p', { class: 'hint', role: 'status', 'aria-live': 'polite' });
+  const keyBar = h(
     'section',
-    { class: 'panel connect', 'aria-label': 'Connection' },
+    { class: 'panel keybar', 'aria-label': 'Connection' },
     h(
       'div',
       { class: 'field' },
       h('label', { for: keyId }, 'API key'),
       keyInput,
-      h('small', { class: 'hint' }, 'Kept in this tab only (sessionStorage) and sent as Authorization: Bearer on each call.'),
+      h(
+        'small',
+        { class: 'hint' },
+        'Kept in this tab only (sessionStorage) and sent as Authorization: Bearer on each call. A client key generates; an admin key manages keys.',
+      ),
       keyError,
+      keyRole,
     ),
+  );
+  const tab = (label: string, panel: string): HTMLButtonElement =>
+    h('button', { type: 'button', class: 'tab', role: 'tab', id: `tab-${panel}`, 'aria-controls': panel, 'aria-selected': 'false' }, label);
+  const tabButtons: Record<View, HTMLButtonElement> = {
+    generate: tab('Generate', 'view-generate'),
+    usage: tab('Usage', 'view-usage'),
+    keys: tab('Keys', 'view-keys'),
+  };
+  const tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Views', hidden: true }, tabButtons.generate, tabButtons.usage, tabButtons.keys);
+  const usagePanel = new UsagePanel(api);
+  let keysPage: KeysPage | undefined;
+  const keysSlot = h('div', { class: 'view', id: 'view-keys', role: 'tabpanel', 'aria-labelledby': 'tab-keys', hidden: true });
+  const usageSlot = h('div', { class: 'view', id: 'view-usage', role: 'tabpanel', 'aria-labelledby': 'tab-usage', hidden: true }, usagePanel.element);
+
+  // --- model -------------------------------------------------------------------------------
+  const modelId = uid('model');
+  const modelSelect = h('select', { id: modelId, disabled: true }, h('option', { value: '' }, 'Enter the API key first'));
+  const modelAbout = h('p', { class: 'about' });
+  const connect = h(
+    'section',
+    { class: 'panel connect', 'aria-label': 'Model choice' },
     h('div', { class: 'field' }, h('label', { for: modelId }, 'Model'), modelSelect, modelAbout),
   );
 
@@ -110,6 +142,7 @@ function main(): void {
 
   // --- result ------------------------------------------------------------------------------
   const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' }, 'No task yet.');
+  const billing = h('p', { class: 'billing hint', hidden: true });
   const progress = h('progress', { max: 100, value: 0, 'aria-label': 'progress' });
   const cancelButton = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Cancel');
   const media = h('div', { class: 'media-result' });
@@ -123,6 +156,7 @@ function main(): void {
     { class: 'panel result', 'aria-label': 'Result' },
     h('h2', {}, 'Result'),
     status,
+    billing,
     h('div', { class: 'progress-row' }, progress, cancelButton),
     media,
     h('details', {}, h('summary', {}, 'Task JSON'), taskJson),
@@ -149,6 +183,11 @@ function main(): void {
     progress.value = percent;
     replace(status, `${task.id}: ${task.status}, ${percent}%${task.failure ? ` (${task.failure})` : ''}`);
     status.dataset['status'] = task.status;
+    billing.hidden = task.usage === null;
+    if (task.usage) {
+      const { seconds, images, cost, currency } = task.usage;
+      replace(billing, `Billed: ${task.kind === 'video' ? `${seconds} s` : `${images} image${images === 1 ? '' : 's'}`} · ${currency} ${amount(cost)}`);
+    }
     cancelButton.hidden = !cancelAvailable || isFinal(task.status);
     replace(taskJson, JSON.stringify(task.raw, null, 2));
     const url = task.outputs[0];
@@ -179,6 +218,7 @@ function main(): void {
     shown = undefined;
     progress.value = 0;
     status.dataset['status'] = '';
+    billing.hidden = true;
     cancelButton.hidden = true;
     media.dataset['url'] = '';
     replace(media);
@@ -223,7 +263,38 @@ function main(): void {
     cancelAvailable: () => cancelAvailable,
   });
 
-  root.append(h('div', { class: 'column' }, connect, form), h('div', { class: 'column' }, result, taskHistory.element));
+  const generateView = h(
+    'div',
+    { class: 'view columns', id: 'view-generate', role: 'tabpanel', 'aria-labelledby': 'tab-generate' },
+    h('div', { class: 'column' }, connect, form),
+    h('div', { class: 'column' }, result, taskHistory.element),
+  );
+  root.append(keyBar, generateView, usageSlot, keysSlot);
+  // In the header, before the key in the tab order: Tab from the key still reaches the model.
+  const header = document.querySelector('header.top');
+  if (header) header.insertBefore(tabs, header.querySelector('nav'));
+  else root.prepend(tabs);
+
+  const show = (view: View): void => {
+    generateView.hidden = view !== 'generate';
+    usageSlot.hidden = view !== 'usage';
+    keysSlot.hidden = view !== 'keys';
+    for (const [name, button] of Object.entries(tabButtons)) button.setAttribute('aria-selected', String(name === view));
+    if (view === 'usage') void usagePanel.load();
+  };
+  tabButtons.generate.addEventListener('click', () => show('generate'));
+  tabButtons.usage.addEventListener('click', () => show('usage'));
+  tabButtons.keys.addEventListener('click', () => show('keys'));
+  /** Which views a key of this role has; the tab bar shows only when there is a choice. */
+  const setRole = (role: 'client' | 'admin' | 'none'): void => {
+    tabs.hidden = role !== 'client';
+    tabButtons.generate.hidden = role !== 'client';
+    tabButtons.usage.hidden = role !== 'client';
+    tabButtons.keys.hidden = role !== 'admin';
+    replace(keyRole, role === 'admin' ? 'Admin key: it manages client keys and reads their usage; it cannot generate.' : '');
+    if (role === 'admin') show('keys');
+    else if (!keysSlot.hidden || role === 'none') show('generate');
+  };
 
   // --- behaviour ---------------------------------------------------------------------------
   const updateBodySize = (): void => {
@@ -256,13 +327,29 @@ function main(): void {
     if (hashModel() !== model.id) window.history.replaceState(null, '', `#model=${encodeURIComponent(model.id)}`);
   };
 
+  const enterAdmin = async (): Promise<void> => {
+    keysPage = new KeysPage(api);
+    replace(keysSlot, keysPage.element);
+    setRole('admin');
+    await keysPage.load();
+  };
+
   const loadModels = async (): Promise<void> => {
     keyError.hidden = true;
-    if (keyInput.value.trim() === '') return;
+    if (keyInput.value.trim() === '') {
+      setRole('none');
+      return;
+    }
     try {
       models = await api.models();
     } catch (error) {
       askedFor = ''; // the same key may be tried again (the server was down, the key fixed upstream)
+      // An admin key is refused on client operations: it may be one.
+      if (error instanceof ApiRefusal && error.status === 401 && (await api.isAdmin().catch(() => false))) {
+        await enterAdmin();
+        return;
+      }
+      setRole('none');
       keyError.hidden = false;
       replace(
         keyError,
@@ -278,6 +365,8 @@ function main(): void {
       h('optgroup', { label: 'image' }, ...models.filter((m) => m.kind === 'image').map(option)),
     );
     modelSelect.disabled = false;
+    setRole('client');
+    if (!usageSlot.hidden) void usagePanel.load();
     selectModel(hashModel() ?? startingModel(models)?.id ?? '');
     taskHistory.setModels(models);
     // Operations added after the seed (decisions §8): used when this server has them.
@@ -345,7 +434,14 @@ function main(): void {
           if (error.param) built.showError(error.param, typeof error.body === 'object' && error.body !== null ? messageOf(error.body) : error.text);
           refusal.hidden = false;
           const shownText = typeof error.body === 'object' && error.body !== null ? JSON.stringify(error.body, null, 2) : error.text;
-          replace(refusal, h('p', {}, `The server refused the request (HTTP ${error.status}):`), h('pre', { class: 'json' }, shownText));
+          const toUsage = h('button', { type: 'button', class: 'secondary' }, 'See usage and budget');
+          toUsage.addEventListener('click', () => show('usage'));
+          replace(
+            refusal,
+            h('p', {}, `The server refused the request (HTTP ${error.status}):`),
+            error.code === 'budget_exceeded' ? h('p', {}, 'This key’s budget cannot hold the most this task could cost. ', toUsage) : null,
+            h('pre', { class: 'json' }, shownText),
+          );
           replace(status, 'Refused.');
         } else replace(status, `The request failed: ${String(error)}`);
       })

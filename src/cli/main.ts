@@ -3,7 +3,15 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { CliError, registerKeyCommands } from './keys.js';
 import { registerSecretCommands } from './secrets.js';
-import { registerImageCommands, registerModelsCommand, registerTaskCommands, registerVideoCommands, registerWebhookCommands } from './client-commands/index.js';
+import {
+  registerAdminCommands,
+  registerImageCommands,
+  registerModelsCommand,
+  registerTaskCommands,
+  registerUsageCommand,
+  registerVideoCommands,
+  registerWebhookCommands,
+} from './client-commands/index.js';
 
 const program = new Command();
 // package.json sits two levels up from both src/cli/main.ts and dist/cli/main.js.
@@ -68,6 +76,8 @@ registerImageCommands(program);
 registerTaskCommands(program);
 registerModelsCommand(program);
 registerWebhookCommands(program);
+registerUsageCommand(program);
+registerAdminCommands(program);
 registerKeyCommands(program);
 registerSecretCommands(program);
 

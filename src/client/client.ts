@@ -1,6 +1,7 @@
 import { MediagateError } from './errors.js';
 import { HttpCore, type Fetch, type ResolvedClientOptions } from './http.js';
 import { Images, Models, Videos } from './resources.js';
+import { UsageReports } from './usage.js';
 import { Webhooks } from './webhooks.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
@@ -55,10 +56,11 @@ function nonNegativeInteger(name: string, value: number | undefined, fallback: n
   return value;
 }
 
-export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
-  const apiKey = options.apiKey ?? readEnv('MEDIAGATE_API_KEY');
+/** `keyVariable`: the environment variable the key defaults to (`MEDIAGATE_ADMIN_KEY` for the admin client). */
+export function resolveClientOptions(options: ClientOptions, keyVariable = 'MEDIAGATE_API_KEY'): ResolvedClientOptions {
+  const apiKey = options.apiKey ?? readEnv(keyVariable);
   if (apiKey === undefined || apiKey === '') {
-    throw new MediagateError('No API key: pass { apiKey } or set MEDIAGATE_API_KEY.');
+    throw new MediagateError(`No API key: pass { apiKey } or set ${keyVariable}.`);
   }
   const fetch: Fetch | undefined = options.fetch ?? (typeof globalThis.fetch === 'function' ? globalThis.fetch.bind(globalThis) : undefined);
   if (!fetch) throw new MediagateError('No fetch implementation: pass { fetch } (Node.js 20 has one built in).');
@@ -89,6 +91,8 @@ export class Mediagate {
   readonly images: Images;
   readonly models: Models;
   readonly webhooks: Webhooks;
+  /** The key's usage and budget (`GET /v1/usage`). */
+  readonly usage: UsageReports;
 
   constructor(options: ClientOptions = {}) {
     const resolved = resolveClientOptions(options);
@@ -100,5 +104,6 @@ export class Mediagate {
     this.images = new Images(http);
     this.models = new Models(http);
     this.webhooks = new Webhooks(http);
+    this.usage = new UsageReports(http);
   }
 }

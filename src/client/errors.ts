@@ -7,8 +7,11 @@
  *   │   ├── ValidationError      400 / 413 / 415 / 422: a parameter was refused (`code`, `param`)
  *   │   │   └── UnprocessableEntityError  422: e.g. `idempotency_key_reused` (the key was used with another body)
  *   │   ├── ConflictError        409: `task_not_cancellable`, `idempotency_key_in_use`
- *   │   ├── AuthenticationError  401: missing or invalid API key
+ *   │   ├── AuthenticationError  401: missing or invalid API key (a disabled or revoked one, an admin key on a client call)
+ *   │   ├── BudgetExceededError  402: `budget_exceeded`, the key's budget cannot hold this task's maximum cost
+ *   │   ├── PermissionDeniedError  403: `admin_key_required`, a client key on the admin API
  *   │   ├── NotFoundError        404: unknown task (or another key's task), model or route
+ *   │   │   └── KeyNotFoundError 404: `key_not_found`, no such key on the admin API
  *   │   ├── RateLimitError       429: `retryAfter` seconds when the server said
  *   │   └── ServerError          5xx
  *   ├── ConnectionError          no HTTP response (refused, reset, DNS); `status` and `body` undefined
@@ -83,8 +86,27 @@ export class AuthenticationError extends APIError {
   override readonly name: string = 'AuthenticationError';
 }
 
+/**
+ * 402 `budget_exceeded`: the key's spent + reserved + this task's maximum cost would pass its
+ * budget. Nothing was created (an idempotency key was not taken); try again when the period
+ * resets (`client.usage.retrieve()` says when) or the budget is raised. Never retried.
+ */
+export class BudgetExceededError extends APIError {
+  override readonly name: string = 'BudgetExceededError';
+}
+
+/** 403 `admin_key_required`: the admin API was called with a client key. */
+export class PermissionDeniedError extends APIError {
+  override readonly name: string = 'PermissionDeniedError';
+}
+
 export class NotFoundError extends APIError {
   override readonly name: string = 'NotFoundError';
+}
+
+/** 404 `key_not_found` (param `id`): the admin API knows no such key (or it was revoked). */
+export class KeyNotFoundError extends NotFoundError {
+  override readonly name: string = 'KeyNotFoundError';
 }
 
 export class RateLimitError extends APIError {
@@ -181,7 +203,9 @@ export function apiErrorFrom(status: number, headers: Headers, body: unknown): A
   if (status === 400 || status === 413 || status === 415) return new ValidationError(init);
   if (status === 409) return new ConflictError(init);
   if (status === 401) return new AuthenticationError(init);
-  if (status === 404) return new NotFoundError(init);
+  if (status === 402) return new BudgetExceededError(init);
+  if (status === 403) return new PermissionDeniedError(init);
+  if (status === 404) return init.fields.code === 'key_not_found' ? new KeyNotFoundError(init) : new NotFoundError(init);
   if (status === 429) return new RateLimitError(init);
   if (status >= 500) return new ServerError(init);
   return new APIError(init);

@@ -15,7 +15,7 @@ export interface ResolvedClientOptions {
 }
 
 export interface RequestSpec {
-  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Path under the base URL, starting with `/`. */
   readonly path: string;
   readonly body?: object;

@@ -10,7 +10,10 @@ export {
   UnprocessableEntityError,
   ConflictError,
   AuthenticationError,
+  BudgetExceededError,
+  PermissionDeniedError,
   NotFoundError,
+  KeyNotFoundError,
   RateLimitError,
   ServerError,
   ConnectionError,
@@ -23,6 +26,8 @@ export {
 export type { Fetch } from './http.js';
 export type { Videos, Images, Models } from './resources.js';
 export type { Webhooks } from './webhooks.js';
+export type { UsageReports } from './usage.js';
+export { MediagateAdmin, type AdminKeys, type AdminUsage } from './admin.js';
 export { APIPromise, type ResponseInfo, type WithResponse } from './api-promise.js';
 export { Page } from './pagination.js';
 export type { TaskEventStream } from './events.js';
@@ -70,6 +75,24 @@ export type {
   WebhookDelivery,
   WebhookDeliveryAttempt,
   WebhookDeliveryListParams,
+  TaskUsage,
+  BudgetPeriod,
+  UsageDimension,
+  AdminUsageDimension,
+  UsageTime,
+  UsageParams,
+  AdminUsageParams,
+  UsageTotals,
+  UsageRow,
+  AdminUsageRow,
+  UsageBudget,
+  UsageReport,
+  AdminUsageReport,
+  AdminKey,
+  AdminKeyCreated,
+  AdminKeyCreateParams,
+  AdminKeyUpdateParams,
+  AdminKeyListParams,
 } from './types.js';
 export { WEBHOOK_EVENT_TYPES } from './types.js';
 export * from './models.generated.js';

@@ -17,6 +17,13 @@ export type { ImageTask, ImageTaskCreated, ImageTaskStatus, TaskError, TaskStatu
 
 export type TaskKind = 'video' | 'image';
 
+/**
+ * What a final task was billed (docs/usage-and-budgets.md): the delivered video's seconds
+ * (rounded, at least 1) or images, and their cost in `currency` (the server's pricing file's,
+ * `USD` without one). Failed and cancelled tasks cost 0. `usage` on a task is null until it is final.
+ */
+export type TaskUsage = NonNullable<VideoTask['usage']>;
+
 /** One task of either family, observed once, in one shape. */
 export interface TaskSnapshot<T extends VideoTask | ImageTask = VideoTask | ImageTask> {
   readonly kind: TaskKind;
@@ -255,4 +262,152 @@ export interface UncheckedParams {
   readonly model: string;
   readonly prompt: string;
   readonly [key: string]: unknown;
+}
+
+/** A budget's period: a UTC calendar day or month; null is a lifetime budget. */
+export type BudgetPeriod = 'day' | 'month';
+
+/** What `client.usage.retrieve` can group by: `model`, `day` or both (the default). */
+export type UsageDimension = 'model' | 'day';
+
+/** What the admin report can group by: also `key`. */
+export type AdminUsageDimension = 'key' | UsageDimension;
+
+/** A time as the usage query takes it: unix seconds, or a Date. */
+export type UsageTime = number | Date;
+
+/** Query of `client.usage.retrieve`. */
+export interface UsageParams<D extends UsageDimension = UsageDimension> {
+  /**
+   * From this time (taken back to the start of its UTC day). Default: the start of the key's
+   * budget period, else 30 days before `end`.
+   */
+  readonly start?: UsageTime;
+  /** Until this time (taken forward to the end of its UTC day). Default: the end of today, or of the budget period. */
+  readonly end?: UsageTime;
+  /** One dimension or several; default both. A row's other dimension is null (`model: null` when grouped by day only). */
+  readonly groupBy?: D | readonly D[];
+}
+
+/** Query of `admin.usage.retrieve`: the same report across keys. */
+export interface AdminUsageParams<D extends AdminUsageDimension = AdminUsageDimension> {
+  readonly start?: UsageTime;
+  readonly end?: UsageTime;
+  /** Default: all three, `key`, `model` and `day`. */
+  readonly groupBy?: D | readonly D[];
+  /** Only this key's usage. */
+  readonly keyId?: string;
+}
+
+/** Counts and cost of final tasks; `tasks` includes failed and cancelled ones (cost 0). */
+export interface UsageTotals {
+  readonly tasks: number;
+  readonly seconds: number;
+  readonly images: number;
+  /** An amount of the report's `currency`, at most 6 decimals. */
+  readonly cost: number;
+}
+
+/** One row of a report: a model on a day (or either alone; the dimension not grouped by is null). */
+export interface UsageRow<D extends UsageDimension = UsageDimension> extends UsageTotals {
+  readonly model: 'model' extends D ? string : null;
+  /** `YYYY-MM-DD`, the UTC day the tasks became final. */
+  readonly day: 'day' extends D ? string : null;
+}
+
+export interface AdminUsageRow<D extends AdminUsageDimension = AdminUsageDimension> extends UsageTotals {
+  readonly key_id: 'key' extends D ? string : null;
+  readonly model: 'model' extends D ? string : null;
+  readonly day: 'day' extends D ? string : null;
+}
+
+/** The calling key's budget; amounts in the report's currency. */
+export interface UsageBudget {
+  /** null: no budget. */
+  readonly budget: number | null;
+  /** null: a lifetime budget (or none). */
+  readonly budget_period: BudgetPeriod | null;
+  /** Spent in the current period (all time for a lifetime budget). */
+  readonly spent: number;
+  /** Held by tasks not final yet: each one's maximum cost, until it ends. */
+  readonly reserved: number;
+  /** Unix seconds when the period starts again; null for a lifetime budget or none. */
+  readonly resets_at: number | null;
+}
+
+/** `GET /v1/usage`. */
+export interface UsageReport<D extends UsageDimension = UsageDimension> {
+  readonly object: 'usage';
+  readonly currency: string;
+  /** The range covered, in whole UTC days: [start, end) in unix seconds. */
+  readonly start: number;
+  readonly end: number;
+  readonly totals: UsageTotals;
+  readonly data: ReadonlyArray<UsageRow<D>>;
+  readonly budget: UsageBudget;
+}
+
+/** `GET /v1/admin/usage`: no budget (each key has its own: `admin.keys.retrieve`). */
+export interface AdminUsageReport<D extends AdminUsageDimension = AdminUsageDimension> {
+  readonly object: 'usage';
+  readonly currency: string;
+  readonly start: number;
+  readonly end: number;
+  readonly totals: UsageTotals;
+  readonly data: ReadonlyArray<AdminUsageRow<D>>;
+}
+
+/** A client key as the admin API shows it (never the key itself, except once at creation). */
+export interface AdminKey {
+  readonly id: string;
+  readonly object: 'key';
+  readonly name: string;
+  /** An amount of the pricing file's currency; null: no budget. */
+  readonly budget: number | null;
+  readonly budget_period: BudgetPeriod | null;
+  /** Model ids and prefixes ending in `*` (`"vendora/*"`) this key may use; null: every model. */
+  readonly models: readonly string[] | null;
+  /** Creates per minute; null: the server's default (`MEDIAGATE_RATE_LIMIT_PER_MIN`). */
+  readonly rate_limit_per_min: number | null;
+  /** Tasks queued or processing at once; null: the server's default (`MEDIAGATE_MAX_TASKS_IN_FLIGHT`). */
+  readonly max_tasks_in_flight: number | null;
+  /** Unix seconds. */
+  readonly created_at: number;
+  /** A disabled key is refused (401 `invalid_api_key`) until enabled again. */
+  readonly disabled: boolean;
+  /** Spent in the current budget period. */
+  readonly spent: number;
+  /** Held by the key's tasks not final yet. */
+  readonly reserved: number;
+}
+
+/** `POST /v1/admin/keys`: the key, with `key` (`mg_...`), shown this once. */
+export interface AdminKeyCreated extends AdminKey {
+  readonly key: string;
+}
+
+/** The body of `admin.keys.create`. */
+export interface AdminKeyCreateParams {
+  /** 1-200 characters: who the key is for. */
+  readonly name: string;
+  /** An amount of the pricing file's currency (at most 6 decimals); null or absent: no budget. */
+  readonly budget?: number | null;
+  /** null or absent: a lifetime budget. */
+  readonly budget_period?: BudgetPeriod | null;
+  /** Model ids and prefixes ending in `*`; null or absent: every model. */
+  readonly models?: readonly string[] | null;
+  readonly rate_limit_per_min?: number | null;
+  readonly max_tasks_in_flight?: number | null;
+}
+
+/** The body of `admin.keys.update`: any create field, and `disabled`. Absent fields stay as they are; null clears. */
+export interface AdminKeyUpdateParams extends Partial<AdminKeyCreateParams> {
+  readonly disabled?: boolean;
+}
+
+export interface AdminKeyListParams {
+  /** 1-100; default 20 (server side). */
+  readonly limit?: number;
+  /** A key id: the page starts right after it. */
+  readonly after?: string;
 }

@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FILES = ['test/types/client-params.test.ts', 'test/types/client-task-operations.test.ts'].map((file) =>
+const FILES = ['test/types/client-params.test.ts', 'test/types/client-task-operations.test.ts', 'test/types/client-usage.test.ts'].map((file) =>
   fileURLToPath(new URL(`../../${file}`, import.meta.url)),
 );
 

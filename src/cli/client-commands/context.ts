@@ -3,11 +3,14 @@ import {
   AbortError,
   APIError,
   AuthenticationError,
+  BudgetExceededError,
   ConflictError,
   ConnectionError,
   Mediagate,
+  MediagateAdmin,
   MediagateError,
   NotFoundError,
+  PermissionDeniedError,
   TaskFailedError,
   ValidationError,
 } from '../../client/index.js';
@@ -15,10 +18,11 @@ import {
 /**
  * Exit codes of the client commands (also in docs/guides/cli.md):
  * 0 done; 1 any other failure (network, server error, rate limit); 2 usage (bad flags, unreadable
- * file, bad base URL); 3 the server refused a parameter; 4 no key or a key the server refused;
- * 5 the task ended failed or cancelled; 6 no such task, model or webhook endpoint; 7 conflict (a
- * completed or failed task cannot be cancelled, an idempotency key still in use); 130 interrupted
- * by Ctrl-C while waiting (the task keeps running).
+ * file, bad base URL); 3 the server refused a parameter; 4 no key or a key the server refused
+ * (a client key on an admin command too); 5 the task ended failed or cancelled; 6 no such task,
+ * model, webhook endpoint or key; 7 conflict (a completed or failed task cannot be cancelled, an
+ * idempotency key still in use); 8 the key's budget cannot hold the task (402
+ * budget_exceeded); 130 interrupted by Ctrl-C while waiting (the task keeps running).
  */
 export const EXIT = {
   ok: 0,
@@ -29,6 +33,7 @@ export const EXIT = {
   taskFailed: 5,
   notFound: 6,
   conflict: 7,
+  budget: 8,
   interrupted: 130,
   terminated: 143,
 } as const;
@@ -70,6 +75,30 @@ export function makeClient(flags: ConnectionFlags): Mediagate {
   }
 }
 
+export interface AdminConnectionFlags {
+  readonly baseUrl?: string;
+  readonly adminKey?: string;
+}
+
+export function addAdminConnectionOptions(command: Command): Command {
+  return command
+    .option('--base-url <url>', 'service URL (default: $MEDIAGATE_BASE_URL, else http://127.0.0.1:8080)')
+    .option('--admin-key <key>', 'an admin key (default: $MEDIAGATE_ADMIN_KEY)');
+}
+
+export function makeAdminClient(flags: AdminConnectionFlags): MediagateAdmin {
+  const apiKey = flags.adminKey ?? process.env['MEDIAGATE_ADMIN_KEY'];
+  if (apiKey === undefined || apiKey.trim() === '') {
+    throw new CliError(EXIT.auth, 'mediagate: no admin key: pass --admin-key or set MEDIAGATE_ADMIN_KEY.');
+  }
+  try {
+    return new MediagateAdmin({ apiKey: apiKey.trim(), ...(flags.baseUrl !== undefined ? { baseURL: flags.baseUrl } : {}) });
+  } catch (error) {
+    if (error instanceof MediagateError) throw usageError(`mediagate: ${error.message}`);
+    throw error;
+  }
+}
+
 /** Commander's own errors (unknown option, missing value, bad number) exit with the usage code; help exits 0. */
 export function usageExit(error: CommanderError): never {
   process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.usage);
@@ -94,6 +123,8 @@ export function collect(value: string, previous: readonly string[] | undefined):
 function kindOf(error: APIError): string {
   if (error instanceof ValidationError) return 'validation';
   if (error instanceof AuthenticationError) return 'authentication';
+  if (error instanceof PermissionDeniedError) return 'permission';
+  if (error instanceof BudgetExceededError) return 'budget';
   if (error instanceof NotFoundError) return 'not_found';
   if (error instanceof ConflictError) return 'conflict';
   return 'api';
@@ -102,6 +133,8 @@ function kindOf(error: APIError): string {
 const TITLES: Readonly<Record<string, string>> = {
   validation: 'the request was refused',
   authentication: 'authentication failed',
+  permission: 'this key may not do that',
+  budget: 'the key’s budget cannot hold this task',
   not_found: 'not found',
   conflict: 'conflict',
   api: 'the server answered with an error',
@@ -136,13 +169,15 @@ export function describeError(error: unknown): Described {
     const exitCode =
       error instanceof ValidationError
         ? EXIT.validation
-        : error instanceof AuthenticationError
+        : error instanceof AuthenticationError || error instanceof PermissionDeniedError
           ? EXIT.auth
-          : error instanceof NotFoundError
-            ? EXIT.notFound
-            : error instanceof ConflictError
-              ? EXIT.conflict
-              : EXIT.failure;
+          : error instanceof BudgetExceededError
+            ? EXIT.budget
+            : error instanceof NotFoundError
+              ? EXIT.notFound
+              : error instanceof ConflictError
+                ? EXIT.conflict
+                : EXIT.failure;
     const kind = kindOf(error);
     const title = `${TITLES[kind] ?? kind} (HTTP ${error.status})`;
     const text = detail(title, [

@@ -12,6 +12,7 @@ import {
 } from '../../client/index.js';
 import { CliError, EXIT, type ConnectionFlags } from './context.js';
 import { downloadOutputs } from './download.js';
+import { amount } from './usage.js';
 import { createProgressView, formatElapsed } from './progress.js';
 
 /** Flags of every command that can wait for a task. */
@@ -59,6 +60,8 @@ export function formatTask(seen: TaskSnapshot): string {
     rows.push(['created', time(task.submit_time)], ['started', time(task.start_time)], ['finished', time(task.finish_time)]);
   }
   for (const url of seen.outputs) rows.push(['output', url]);
+  const usage = task.usage;
+  if (usage) rows.push(['usage', `${usage.seconds} s, ${usage.images} images, ${usage.currency} ${amount(usage.cost)}`]);
   if (seen.error) {
     if (seen.error.code !== '') rows.push(['code', seen.error.code]);
     if (seen.error.param !== '') rows.push(['param', seen.error.param]);
