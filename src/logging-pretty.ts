@@ -38,6 +38,21 @@ export function prettyLine(json: string): string {
   return `${out}\n`;
 }
 
+/**
+ * Once the reader is gone (EPIPE: the terminal closed, or `| tee` ended by Ctrl-C), lines are
+ * dropped: a failing log write must not throw into the code that logged, nor stop a shutdown.
+ */
 export function prettyDestination(fd = 1): DestinationStream {
-  return { write: (line: string) => void writeSync(fd, prettyLine(line)) };
+  let closed = false;
+  return {
+    write: (line: string) => {
+      if (closed) return;
+      try {
+        writeSync(fd, prettyLine(line));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EPIPE') throw error;
+        closed = true;
+      }
+    },
+  };
 }

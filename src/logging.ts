@@ -26,10 +26,22 @@ export interface LoggerOptions {
   readonly format?: 'json' | 'pretty' | 'auto';
 }
 
-function destinationFor(options: LoggerOptions): DestinationStream | undefined {
+/**
+ * Standard output, written synchronously. pino's default destination writes asynchronously and,
+ * at `process.exit`, flushes what is pending in a loop that retries every 100 ms whatever the
+ * error: once the reader of a pipe is gone (`npm start | tee log`, then Ctrl-C) every retry is
+ * EPIPE and the process never exits. A synchronous write fails at once instead, pino then stops
+ * writing to that stream, and nothing is left pending at exit (nor lost: the last line before an
+ * exit is written before it).
+ */
+function stdoutDestination(): DestinationStream {
+  return pino.destination({ dest: 1, sync: true });
+}
+
+function destinationFor(options: LoggerOptions): DestinationStream {
   const format = options.format ?? 'auto';
   const pretty = format === 'pretty' || (format === 'auto' && options.destination === undefined && process.stdout.isTTY === true);
-  if (!pretty) return options.destination;
+  if (!pretty) return options.destination ?? stdoutDestination();
   if (options.destination === undefined) return prettyDestination();
   const inner = options.destination;
   return { write: (line: string) => inner.write(prettyLine(line)) };

@@ -2,7 +2,7 @@
  * The client commands of the `mediagate` bin, run as child processes from the sources (as an
  * operator runs them) against a real in-process server: output on stdout and stderr, local files
  * as data URLs, --download, --json, the exit codes (2 usage, 3 validation, 4 auth, 5 task failed,
- * 6 not found, 1 other, 130 interrupted), Ctrl-C leaving the task running with a resume command,
+ * 6 not found, 1 other, 130 interrupted, 143 terminated), Ctrl-C or SIGTERM leaving the task running with a resume command,
  * and the live progress bar in a pseudo-terminal (util-linux `script`).
  *
  * Tasks whose prompt contains `[slow]` advance in visible steps (a pacing wrapper around the
@@ -353,6 +353,27 @@ describe('errors and exit codes', () => {
     const down = await cli(['task', 'get', 'vid_x', '--base-url', `http://127.0.0.1:${await freePort()}`]);
     expect(down.code).toBe(1);
     expect(down.stderr).toContain('ECONNREFUSED');
+  });
+});
+
+describe('SIGTERM while waiting', () => {
+  it('stops waiting as Ctrl-C does (exit 143), leaves the task running, and prints the command that resumes', async () => {
+    let sent = false;
+    const run = await cli(['video', 'create', ...T2V, '-p', '[slow] terminated', '--wait', '--poll-interval', '100'], {
+      onStderr: (text, kill) => {
+        if (!sent && /processing +[1-9]\d*%/.test(text)) {
+          sent = true;
+          kill('SIGTERM');
+        }
+      },
+    });
+    expect(sent).toBe(true);
+    expect(run.code, run.stderr).toBe(143);
+    expect(run.stderr).toContain('Stopped waiting; task ');
+    const id = /^ {2}mediagate task wait (vid_\S+)$/m.exec(run.stderr)?.[1] ?? '';
+    expect(id).toMatch(/^vid_/);
+    const client = new Mediagate({ baseURL: server.url, apiKey: server.keys[0] });
+    expect((await client.videos.get(id)).status).toBe('processing');
   });
 });
 

@@ -103,10 +103,17 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     return { id, seen, status };
   }
 
+  /** The result's player on the console (not a history thumbnail), or the only video of a page that is the output itself. */
   async function videoState(target: Page = page): Promise<VideoState> {
-    await target.waitForFunction(() => document.querySelector('video')?.readyState === 4, null, { timeout: 30_000 });
+    await target.waitForFunction(
+      () => (document.querySelector<HTMLVideoElement>('.media-result video') ?? document.querySelector('video'))?.readyState === 4,
+      null,
+      {
+        timeout: 30_000,
+      },
+    );
     return target.evaluate(() => {
-      const video = document.querySelector('video') as HTMLVideoElement;
+      const video = (document.querySelector<HTMLVideoElement>('.media-result video') ?? document.querySelector('video')) as HTMLVideoElement;
       return { readyState: video.readyState, width: video.videoWidth, height: video.videoHeight, duration: video.duration };
     });
   }
@@ -190,13 +197,13 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     const video = await videoState();
     expect(video).toMatchObject({ readyState: 4, width: 480, height: 854 });
     expect(Math.abs(video.duration - 2)).toBeLessThan(0.15);
-    await expect.poll(() => page.locator('pre.snippet').first().textContent()).toContain('$MEDIAGATE_BASE_URL/v1/video/generations');
+    await expect.poll(() => page.locator('pre.snippet').first().textContent()).toContain(`"${server.url}/v1/video/generations"`);
     expect(await page.getByRole('link', { name: 'Download', exact: true }).getAttribute('download')).toBe(`${id}.mp4`);
     expect(await page.locator('pre.json').first().textContent()).toContain(`"id": "${id}"`);
     await shot('video-result');
 
     // The output URL opened on its own plays: the files route's CSP lets the media document load it.
-    const url = (await page.locator('video').getAttribute('src')) ?? '';
+    const url = (await page.locator('.media-result video').getAttribute('src')) ?? '';
     const direct = await context.newPage();
     watchErrors(direct);
     await direct.goto(url);

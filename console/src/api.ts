@@ -128,6 +128,8 @@ export interface TaskView {
   /** Billed seconds, images and cost once final; null before (or from a server without usage). */
   usage: TaskUsage | null;
   raw: unknown;
+  /** The request body, for a task made in this tab (its data URLs left out): reopening it restores the form. */
+  request?: Record<string, unknown>;
 }
 
 const IMAGE_STATUS: Record<string, TaskView['status']> = {

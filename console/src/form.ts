@@ -18,6 +18,8 @@ interface Field {
   readonly error: HTMLElement;
   readonly read: () => Read;
   readonly focus: () => void;
+  /** Puts a value back (a history entry reopened); absent where a value cannot be shown again. */
+  readonly write?: (value: unknown) => void;
 }
 
 export interface ModelForm {
@@ -26,6 +28,8 @@ export interface ModelForm {
   readonly showError: (param: string, message: string) => boolean;
   readonly clearErrors: () => void;
   readonly onChange: (listener: () => void) => void;
+  /** The fields set to a request's values (those a field can show); the others left at their defaults. */
+  readonly fill: (values: Readonly<Record<string, unknown>>) => void;
 }
 
 export interface FormLimits {
@@ -37,7 +41,15 @@ const isObject = (value: unknown): value is Schema => typeof value === 'object' 
 const types = (schema: Schema): string[] =>
   Array.isArray(schema['type']) ? (schema['type'] as string[]) : typeof schema['type'] === 'string' ? [schema['type']] : [];
 const isMedia = (schema: Schema): boolean => schema['format'] === 'media-input';
-const ACCEPT: Record<string, string> = { image: 'image/*', end_image: 'image/*', images: 'image/*', videos: 'video/*', audios: 'audio/*', audio: 'audio/*' };
+/** The media parameters of the catalog, by name, and what a file picker for each accepts. */
+export const ACCEPT: Record<string, string> = {
+  image: 'image/*',
+  end_image: 'image/*',
+  images: 'image/*',
+  videos: 'video/*',
+  audios: 'audio/*',
+  audio: 'audio/*',
+};
 const bound = (value: unknown, open: string): string => (typeof value === 'number' ? String(value) : open);
 
 function constraintText(schema: Schema): string {
@@ -143,6 +155,7 @@ function scalarField(name: string, schema: Schema, required: boolean, limits: Fo
       element,
       error,
       focus: () => select.focus(),
+      write: (value) => (select.value = String(value)),
       read: () => {
         if (select.value === '') return { set: false };
         const match = values.find((v) => String(v) === select.value);
@@ -167,6 +180,7 @@ function scalarField(name: string, schema: Schema, required: boolean, limits: Fo
       element,
       error,
       focus: () => input.focus(),
+      write: (value) => (input.value = String(value)),
       read: () => (input.value.trim() === '' ? { set: false } : { set: true, value: Number(input.value) }),
     };
   }
@@ -185,7 +199,13 @@ function scalarField(name: string, schema: Schema, required: boolean, limits: Fo
     show();
     const { element, error } = shell(name, required, schema, input, id, state);
     element.classList.add('switch');
-    return { name, element, error, focus: () => input.focus(), read: () => (touched ? { set: true, value: input.checked } : { set: false }) };
+    const write = (value: unknown): void => {
+      touched = true;
+      input.indeterminate = false;
+      input.checked = value === true;
+      show();
+    };
+    return { name, element, error, focus: () => input.focus(), write, read: () => (touched ? { set: true, value: input.checked } : { set: false }) };
   }
   if (isMedia(schema)) {
     const media = mediaInput(name, ACCEPT[name] ?? '*/*', limits, name === 'image', changed);
@@ -197,6 +217,10 @@ function scalarField(name: string, schema: Schema, required: boolean, limits: Fo
       element,
       error,
       focus: () => media.input.focus(),
+      // A URL comes back; a file (a data URL) was not kept.
+      write: (value) => {
+        if (typeof value === 'string' && !value.startsWith('data:')) media.input.value = value;
+      },
       read: () => {
         const value = media.read();
         return value === undefined ? { set: false } : { set: true, value };
@@ -214,6 +238,7 @@ function scalarField(name: string, schema: Schema, required: boolean, limits: Fo
     element,
     error,
     focus: () => input.focus(),
+    write: (value) => (input.value = String(value)),
     read: () => (input.value === '' && name !== 'prompt' ? { set: false } : { set: true, value: input.value }),
   };
 }
@@ -363,6 +388,7 @@ export function buildForm(model: ModelInfo, limits: FormLimits): ModelForm {
 
   // Image models: size, or width and height, never both (decisions §2).
   let sizeMode: (() => boolean) | undefined;
+  let chooseMode: ((bySize: boolean) => void) | undefined;
   let modeElement: HTMLElement | undefined;
   if (properties['size'] && properties['width']) {
     const byName = new Map(fields.map((f) => [f.name, f]));
@@ -389,6 +415,11 @@ export function buildForm(model: ModelInfo, limits: FormLimits): ModelForm {
       h('span', {}, sizeRadio, h('label', { for: `${group}-size` }, 'size (WIDTHxHEIGHT)')),
     );
     sizeMode = () => sizeRadio.checked;
+    chooseMode = (bySize) => {
+      sizeRadio.checked = bySize;
+      sidesRadio.checked = !bySize;
+      apply();
+    };
     queueMicrotask(apply);
   }
   // The choice of mode stands just before the fields it switches.
@@ -407,6 +438,12 @@ export function buildForm(model: ModelInfo, limits: FormLimits): ModelForm {
     element,
     clearErrors,
     onChange: (listener) => listeners.push(listener),
+    fill: (values) => {
+      for (const field of fields) if (field.name in values) field.write?.(values[field.name]);
+      if ('size' in values) chooseMode?.(true);
+      else if ('width' in values || 'height' in values) chooseMode?.(false);
+      changed();
+    },
     body: () => {
       const body: Record<string, unknown> = { model: model.id };
       for (const field of fields) {

@@ -25,12 +25,14 @@ export class History {
   private readonly tab: TaskView[];
   private listed: TaskView[] = [];
   private listAvailable = false;
+  /** False until the key is entered and the server's operations are known. */
+  private connected = false;
   /** Bumped by each reload: a page still arriving for an earlier filter is dropped, not mixed in. */
   private generation = 0;
   private kindOf = new Map<string, 'video' | 'image'>();
   private cursors: { video: string | null | undefined; image: string | null | undefined } = { video: undefined, image: undefined };
   private readonly list = h('ul', { class: 'history' });
-  private readonly caption = h('p', { class: 'hint' }, 'Tasks made in this tab.');
+  private readonly caption = h('p', { class: 'hint' });
   private readonly statusFilter: HTMLSelectElement;
   private readonly modelFilter: HTMLSelectElement;
   private readonly filters: HTMLElement;
@@ -79,6 +81,13 @@ export class History {
     replace(this.modelFilter, h('option', { value: '' }, 'any'), ...models.map((model) => h('option', { value: model.id }, model.id)));
   }
 
+  /** What this tab knows of a task beyond what a list answers: its model and request. */
+  private known(task: TaskView): TaskView {
+    const mine = this.tab.find((t) => t.id === task.id);
+    const model = task.model || mine?.model || (task.kind === 'image' ? this.modelFilter.value : '');
+    return { ...task, model, ...(mine?.request ? { request: mine.request } : {}) };
+  }
+
   add(task: TaskView): void {
     this.tab.unshift(task);
     if (this.listAvailable) this.listed.unshift(task);
@@ -89,7 +98,8 @@ export class History {
   update(task: TaskView): void {
     for (const list of [this.tab, this.listed]) {
       const index = list.findIndex((t) => t.id === task.id);
-      if (index >= 0) list[index] = { ...task, model: task.model || (list[index]?.model ?? '') };
+      const before = list[index];
+      if (index >= 0) list[index] = { ...task, model: task.model || (before?.model ?? ''), ...(before?.request ? { request: before.request } : {}) };
     }
     this.save();
     this.render();
@@ -97,6 +107,7 @@ export class History {
 
   /** Uses the list operation when the server has it; one that answers 404/405 after all is dropped. */
   async useList(listed: boolean): Promise<void> {
+    this.connected = true;
     this.listAvailable = listed;
     if (!listed) {
       this.render();
@@ -169,12 +180,17 @@ export class History {
   }
 
   render(): void {
-    this.caption.textContent = this.listAvailable ? 'Tasks of this API key, newest first.' : 'Tasks made in this tab (this server has no list operation).';
+    this.caption.textContent = !this.connected
+      ? 'Enter the API key above to see its tasks.'
+      : this.listAvailable
+        ? 'Tasks of this API key, newest first.'
+        : 'Tasks made in this tab (this server has no list operation).';
     this.filters.hidden = !this.listAvailable;
     this.more.hidden = !this.listAvailable || (this.cursors.video === null && this.cursors.image === null);
-    const tasks = this.listAvailable ? this.listed : this.tab;
+    const tasks = (this.listAvailable ? this.listed : this.tab).map((task) => this.known(task));
     if (tasks.length === 0) {
-      replace(this.list, h('li', { class: 'empty' }, 'No tasks yet.'));
+      const filtered = this.listAvailable && (this.statusFilter.value !== '' || this.modelFilter.value !== '');
+      replace(this.list, h('li', { class: 'empty' }, filtered ? 'No tasks match these filters.' : this.connected ? 'No tasks yet.' : ''));
       return;
     }
     replace(
@@ -182,6 +198,14 @@ export class History {
       ...tasks.map((task) => {
         const open = h('button', { type: 'button', class: 'link' }, task.id);
         open.addEventListener('click', () => this.options.open(task));
+        const output = task.status === 'completed' ? task.outputs[0] : undefined;
+        // A glimpse of the result: the image itself, or the video's first frame (no sound, no autoplay).
+        const thumb =
+          output === undefined
+            ? null
+            : task.kind === 'image'
+              ? h('img', { class: 'thumb', src: output, alt: '', loading: 'lazy' })
+              : h('video', { class: 'thumb', src: `${output}#t=0.1`, preload: 'metadata', muted: true, playsinline: true, 'aria-hidden': 'true' });
         const cancel = this.options.cancelAvailable() && !isFinal(task.status) ? h('button', { type: 'button', class: 'secondary' }, 'Cancel') : null;
         cancel?.addEventListener(
           'click',
@@ -194,6 +218,7 @@ export class History {
         return h(
           'li',
           { 'data-task': task.id, 'data-status': task.status },
+          thumb,
           open,
           h('span', { class: 'model' }, task.model),
           h('span', { class: `badge ${task.status}` }, `${task.status} ${task.progress}%`),

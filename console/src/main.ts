@@ -2,7 +2,7 @@ import { Api, ApiRefusal, isFinal, type ModelInfo, type TaskView } from './api.j
 import { readCapabilities } from './capabilities.js';
 import { amount } from './chart.js';
 import { formatBytes, h, replace, uid } from './dom.js';
-import { buildForm, type ModelForm } from './form.js';
+import { ACCEPT, buildForm, type ModelForm } from './form.js';
 import { priceLabel } from './pricing.js';
 import { History } from './history.js';
 import { KeysPage } from './keys.js';
@@ -41,6 +41,27 @@ function copyButton(label: string, text: () => string): HTMLButtonElement {
     );
   });
   return button;
+}
+
+/**
+ * The model a first visit starts on: a text-to-video model (no media parameter at all), so that
+ * Generate works with nothing but a prompt.
+ */
+function startingModel(models: readonly ModelInfo[]): ModelInfo | undefined {
+  const properties = (m: ModelInfo): string[] => Object.keys((m.schema['properties'] as Record<string, unknown> | undefined) ?? {});
+  const textOnly = (m: ModelInfo): boolean => !properties(m).some((name) => name in ACCEPT);
+  return models.find((m) => m.kind === 'video' && textOnly(m)) ?? models.find(textOnly) ?? models[0];
+}
+
+/** A request as a history entry keeps it: data URLs (files) are too large to keep and left out. */
+function keptRequest(body: Record<string, unknown>): Record<string, unknown> {
+  const kept = (value: unknown): boolean => !(typeof value === 'string' && value.startsWith('data:'));
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (Array.isArray(value)) out[name] = value.filter(kept);
+    else if (kept(value)) out[name] = value;
+  }
+  return out;
 }
 
 const hashModel = (): string | undefined => {
@@ -231,6 +252,11 @@ function main(): void {
   // --- history -----------------------------------------------------------------------------
   const taskHistory = new History(api, {
     open: (task) => {
+      // The form as it was: the task's model, and its parameters when this tab made it.
+      if (task.model && models.some((m) => m.id === task.model)) {
+        if (current?.model.id !== task.model) selectModel(task.model);
+        if (task.request) current?.form.fill(task.request);
+      }
       showTask(task);
       result.scrollIntoView({ block: 'start' });
     },
@@ -317,6 +343,7 @@ function main(): void {
     try {
       models = await api.models();
     } catch (error) {
+      askedFor = ''; // the same key may be tried again (the server was down, the key fixed upstream)
       // An admin key is refused on client operations: it may be one.
       if (error instanceof ApiRefusal && error.status === 401 && (await api.isAdmin().catch(() => false))) {
         await enterAdmin();
@@ -340,7 +367,7 @@ function main(): void {
     modelSelect.disabled = false;
     setRole('client');
     if (!usageSlot.hidden) void usagePanel.load();
-    selectModel(hashModel() ?? models[0]?.id ?? '');
+    selectModel(hashModel() ?? startingModel(models)?.id ?? '');
     taskHistory.setModels(models);
     // Operations added after the seed (decisions §8): used when this server has them.
     const capabilities = await readCapabilities();
@@ -349,10 +376,23 @@ function main(): void {
     await taskHistory.useList(capabilities.list);
   };
 
-  keyInput.addEventListener('change', () => {
-    sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim());
+  // The models load as soon as a key is typed or pasted (after a short pause), not only when
+  // the field loses focus; the same key is not asked for twice.
+  let askedFor = '';
+  let pause: ReturnType<typeof setTimeout> | undefined;
+  const keyChanged = (): void => {
+    clearTimeout(pause);
+    const key = keyInput.value.trim();
+    if (key === askedFor) return;
+    askedFor = key;
+    sessionStorage.setItem(KEY_STORAGE, key);
     void loadModels();
+  };
+  keyInput.addEventListener('input', () => {
+    clearTimeout(pause);
+    pause = setTimeout(keyChanged, 400);
   });
+  keyInput.addEventListener('change', keyChanged);
   modelSelect.addEventListener('change', () => selectModel(modelSelect.value));
   window.addEventListener('hashchange', () => {
     const id = hashModel();
@@ -374,8 +414,8 @@ function main(): void {
         return;
       }
     }
-    lastCurl = curlSnippet(model, json);
-    lastSdk = sdkSnippet(model, body);
+    lastCurl = curlSnippet(model, json, location.origin);
+    lastSdk = sdkSnippet(model, body, location.origin);
     replace(curl, shortenDataUrls(lastCurl));
     replace(sdk, shortenDataUrls(lastSdk));
     generate.disabled = true;
@@ -384,7 +424,7 @@ function main(): void {
     api
       .create(model, json)
       .then((task) => {
-        taskHistory.add(task);
+        taskHistory.add({ ...task, request: keptRequest(body) });
         showTask(task);
         follow(task);
         replace(status, `${task.id}: ${task.status}, ${task.progress}% (following by ${transport() === 'events' ? 'events' : 'polling'})`);
@@ -408,6 +448,7 @@ function main(): void {
       .finally(() => (generate.disabled = false));
   });
 
+  askedFor = keyInput.value.trim();
   void loadModels();
 }
 

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMediagate } from '../service-factory.js';
 import { describeListenError, portProblem } from './port-check.js';
 import { closeOnSignals } from './signals.js';
+import { loadedSummary } from './startup.js';
 
 export interface ServeOptions {
   /** `--no-workers` given: false. Absent: MEDIAGATE_WORKERS decides (default true). */
@@ -82,16 +83,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     await app.close(0).catch(() => {});
     exitWith(line);
   }
-  app.logger.info(
-    {
-      url,
-      workers: config.workers ? config.concurrency : 0,
-      dataDir: config.dataDir,
-      engine: config.engine,
-      store: config.databaseUrl ? 'postgres' : 'sqlite',
-    },
-    'mediagate listening',
-  );
+  app.logger.info({ url, workers: config.workers ? config.concurrency : 0, ...loadedSummary(config, channels, pricing) }, 'mediagate listening');
   if (!config.publicUrlExplicit && (config.host === '0.0.0.0' || config.host === '::')) {
     app.logger.warn(
       { host: config.host, publicUrl: config.publicUrl },

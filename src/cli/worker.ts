@@ -1,6 +1,7 @@
 import { createMediagateWorker } from '../service-factory.js';
 import { readChannels, readConfig, readPricing } from './serve.js';
 import { closeOnSignals } from './signals.js';
+import { loadedSummary } from './startup.js';
 
 /**
  * `mediagate worker`: renders tasks, serves no HTTP. Run any number of them beside
@@ -27,9 +28,7 @@ export async function worker(): Promise<void> {
   app.logger.info(
     {
       workers: config.concurrency,
-      dataDir: config.dataDir,
-      engine: config.engine,
-      store: config.databaseUrl ? 'postgres' : 'sqlite',
+      ...loadedSummary(config, channels, pricing),
       ...(app.metricsUrl === undefined ? {} : { metrics: app.metricsUrl }),
     },
     'mediagate worker started',

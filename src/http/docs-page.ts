@@ -78,24 +78,45 @@ function modelSection(row: ModelRow, pricing: Pricing | undefined): string {
 <pre>${escape(example(row))}</pre></section>`;
 }
 
-export function renderDocsPage(models: readonly ModelRow[], pricing?: Pricing): string {
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+/**
+ * The operations table, from the OpenAPI document's `paths` (the route table's own description
+ * of itself), so the page lists exactly the operations the server has.
+ */
+function operationRows(paths: Readonly<Record<string, unknown>>): string {
+  const rows: string[] = [];
+  for (const [path, item] of Object.entries(paths)) {
+    if (item === null || typeof item !== 'object') continue;
+    for (const method of METHODS) {
+      const operation = (item as Record<string, unknown>)[method];
+      if (operation === null || typeof operation !== 'object') continue;
+      const { summary, security } = operation as { summary?: unknown; security?: unknown };
+      const keyed = !(Array.isArray(security) && security.length === 0);
+      rows.push(
+        `<tr><td>${method.toUpperCase()}</td><td><code>${escape(path)}</code></td><td>${escape(typeof summary === 'string' ? summary : '')}${keyed ? '' : ' <small>(no key)</small>'}</td></tr>`,
+      );
+    }
+  }
+  return rows.join('\n');
+}
+
+/** `paths`: the `paths` of the OpenAPI document the server serves at /openapi.json. */
+export function renderDocsPage(models: readonly ModelRow[], pricing: Pricing | undefined, paths: Readonly<Record<string, unknown>>): string {
   const toc = models.map((row) => `<li><a href="#${escape(row.id)}">${escape(row.id)}</a></li>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mediagate API</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
 code,pre{font-family:ui-monospace,monospace;font-size:13px}pre{background:#f4f4f4;padding:.75rem;overflow:auto}
-table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
+table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#fafafa}small{color:#777;font-weight:normal}section{margin:2rem 0}</style></head><body>
 <h1>mediagate API</h1>
 <p>Asynchronous media generation: create a task, poll it until it carries output URLs, download the files. Every <code>/v1</code> operation needs <code>Authorization: Bearer &lt;API_KEY&gt;</code>. Timestamps are Unix seconds. The machine-readable description is <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1); <code>GET /v1/models</code> returns every model's JSON Schema.</p>
 <p>To try a model in the browser, open <a href="/console">the console</a>. The requests below use <code>MEDIAGATE_BASE_URL</code> (e.g. <code>http://127.0.0.1:8080</code>) and <code>MEDIAGATE_API_KEY</code>, as the SDK and CLI do, and inline images as data URLs so they work offline.</p>
 <h2>Operations</h2>
-<table><thead><tr><th>method</th><th>path</th><th>returns</th></tr></thead><tbody>
-<tr><td>POST</td><td><code>/v1/video/generations</code></td><td>video task, <code>status</code> <code>queued</code></td></tr>
-<tr><td>GET</td><td><code>/v1/video/generations/{task_id}</code></td><td>video task</td></tr>
-<tr><td>POST</td><td><code>/v1/images/generations/async</code></td><td><code>{code:"success", message:"", data:{task_id}}</code></td></tr>
-<tr><td>GET</td><td><code>/v1/images/generations/async/{task_id}</code></td><td><code>{code, message, data:{task_id, status, progress, outputs, submit_time, start_time, finish_time, fail_reason}}</code></td></tr>
-<tr><td>GET</td><td><code>/v1/models</code></td><td>models with their request JSON Schemas</td></tr>
+<p>Every operation of <a href="/openapi.json">/openapi.json</a>, where each one's parameters, bodies and answers are described.</p>
+<table><thead><tr><th>method</th><th>path</th><th>what it does</th></tr></thead><tbody>
+${operationRows(paths)}
 </tbody></table>
 <h2>Errors</h2>
 <p>Video endpoints: <code>{"error":{"type","code","message","param"}}</code>; image endpoints: <code>{"code","message","data":null}</code>. Validation codes: <code>missing_parameter</code>, <code>invalid_parameter</code>, <code>unsupported_parameter</code>, <code>unsupported_value</code>; <code>param</code> names the top-level field at fault.</p>

@@ -150,7 +150,7 @@ function createApp(
       applyConnectionLimits(server, limits);
       return server;
     },
-    loggerInstance: logger,
+    loggerInstance: withoutListenLine(logger),
     bodyLimit: ctx.bodyLimitBytes,
     // The client's own x-request-id is echoed only when it is a short, plain token: it goes
     // into every log line of the request, so nothing else from a client is trusted there.
@@ -169,6 +169,25 @@ function createApp(
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
+}
+
+/** The text Fastify logs, at `info` on its root logger, for each address it listens on. */
+const FASTIFY_LISTEN_LINE = 'Server listening at ';
+
+/**
+ * The logger Fastify is given: the service's own, less Fastify's "Server listening at <url>".
+ * The process logs one start-up line of its own ("mediagate listening": the URL with what is
+ * loaded), so the address is not said twice. Children (request loggers) inherit the filter,
+ * which lets every other line through unchanged with their own bindings.
+ */
+function withoutListenLine(logger: FastifyBaseLogger): FastifyBaseLogger {
+  const info = logger.info;
+  const filtered = Object.create(logger) as FastifyBaseLogger;
+  filtered.info = function (this: FastifyBaseLogger, ...args: Parameters<typeof info>) {
+    if (typeof args[0] === 'string' && args[0].startsWith(FASTIFY_LISTEN_LINE)) return;
+    info.apply(this, args);
+  };
+  return filtered;
 }
 
 /**

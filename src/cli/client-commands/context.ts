@@ -35,6 +35,7 @@ export const EXIT = {
   conflict: 7,
   budget: 8,
   interrupted: 130,
+  terminated: 143,
 } as const;
 
 /** An error the CLI itself decides, with its exit code; an empty message prints nothing more. */
@@ -155,7 +156,13 @@ interface Described {
 export function describeError(error: unknown): Described {
   if (error instanceof CliError) {
     const kind =
-      error.exitCode === EXIT.usage ? 'usage' : error.exitCode === EXIT.auth ? 'authentication' : error.exitCode === EXIT.interrupted ? 'interrupted' : 'error';
+      error.exitCode === EXIT.usage
+        ? 'usage'
+        : error.exitCode === EXIT.auth
+          ? 'authentication'
+          : error.exitCode === EXIT.interrupted || error.exitCode === EXIT.terminated
+            ? 'interrupted'
+            : 'error';
     return { exitCode: error.exitCode, text: error.message, json: { kind, message: error.message.replace(/^mediagate: /, '') } };
   }
   if (error instanceof APIError) {

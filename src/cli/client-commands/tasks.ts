@@ -97,13 +97,20 @@ const print = (value: unknown): void => {
 /**
  * Waits for a task with a progress view on stderr, then prints the result: with --json the task
  * object on stdout; otherwise the saved file paths (--download) or the output URLs, one a line.
- * Ctrl-C stops waiting only: the task keeps running, and the resume command is printed.
+ * Ctrl-C (or SIGTERM) stops waiting only: the task keeps running, and the resume command is printed.
  */
 export async function waitAndReport(client: Mediagate, kind: TaskKind, id: string, flags: WaitFlags): Promise<void> {
   const view = createProgressView(id, process.stderr, flags.quiet === true);
   const controller = new AbortController();
-  const onInterrupt = (): void => controller.abort();
-  process.on('SIGINT', onInterrupt);
+  // Ctrl-C, or SIGTERM (a supervisor, `timeout`, a closing terminal multiplexer): either stops
+  // waiting the same way; the exit code says which (128 + the signal's number).
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    stoppedBy ??= signal;
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const options = {
     signal: controller.signal,
     onProgress: (event: ProgressEvent) => view.update(event),
@@ -118,12 +125,13 @@ export async function waitAndReport(client: Mediagate, kind: TaskKind, id: strin
     view.end();
     if (error instanceof AbortError) {
       process.stderr.write(`Stopped waiting; task ${id} keeps running. Resume with:\n  ${resumeCommand(id, flags)}\n`);
-      throw new CliError(EXIT.interrupted, '');
+      throw new CliError(stoppedBy === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted, '');
     }
     if (error instanceof TaskFailedError && flags.json) print(error.task);
     throw error;
   } finally {
-    process.off('SIGINT', onInterrupt);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
   const seen = snapshot<VideoTask | ImageTask>(task);
   const files = flags.download !== undefined ? await downloadOutputs(id, seen.outputs, flags.download) : [];

@@ -14,11 +14,15 @@ export function getOpenApi({ ctx, routes }: RouteDeps): Handler {
   };
 }
 
-/** `GET /docs`: a static page, locked down (no scripts, no framing). */
-export function getDocs({ ctx }: RouteDeps): Handler {
-  const docs = renderDocsPage(ctx.models, ctx.pricing);
-  return async (_request, reply) =>
-    reply
+/**
+ * `GET /docs`: a static page, locked down (no scripts, no framing), its operations from the
+ * OpenAPI document (built on first request, like /openapi.json).
+ */
+export function getDocs({ ctx, routes }: RouteDeps): Handler {
+  let docs: string | undefined;
+  return async (_request, reply) => {
+    docs ??= renderDocsPage(ctx.models, ctx.pricing, (buildOpenApi(ctx.publicUrl(), routes, ctx.models)['paths'] ?? {}) as Record<string, unknown>);
+    return reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
       .header('x-frame-options', 'DENY')
@@ -27,6 +31,7 @@ export function getDocs({ ctx }: RouteDeps): Handler {
       .header('cross-origin-resource-policy', 'same-origin')
       .header('permissions-policy', 'camera=(), microphone=(), geolocation=()')
       .send(docs);
+  };
 }
 
 /** `GET /healthz`: the process answers. */

