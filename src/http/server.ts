@@ -112,6 +112,7 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   registerJsonParser(app, ctx);
   registerHooks(app, logger, record);
   registerErrorAnswers(app, ctx, allowedMethodsFor(routes));
+  let idleSweep: NodeJS.Timeout | undefined;
   app.addHook('preClose', (done) => {
     closing = true;
     // Event streams never end by themselves; a close waits for open connections.
@@ -120,9 +121,14 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     // server.close() closes the connections idle at that moment, once. One whose answer was
     // still being written turns idle later and would hold the close until its keep-alive
     // timeout (72 s): sweep idle connections until the server has closed.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
-    app.server.once('close', () => clearInterval(sweep));
+    // Unref'd, and ended by the close (a server that never listened emits no 'close').
+    idleSweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    idleSweep.unref();
     done();
+  });
+  app.addHook('onClose', (_instance, closed) => {
+    clearInterval(idleSweep);
+    closed();
   });
   registerRoutes(app, ctx, routes, deps);
   return app;
