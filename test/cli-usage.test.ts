@@ -6,21 +6,17 @@
  * key, 8 budget exceeded), and a key administered end to end as its holder sees it.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Mediagate, MediagateAdmin, type AdminKey, type UsageReport } from '../src/client/index.js';
-import { createInstantEngine } from '../src/engines/instant.js';
+import { Mediagate, type AdminKey, type UsageReport } from '../src/client/index.js';
 import { eventually } from './helpers/eventually.js';
 import { envKeyId } from './helpers/ledger.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { ADMIN_KEY, startPricedServer, type PricedServer } from './helpers/priced-server.js';
+import type { TestServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const T2V = 'vendora/famw-2.7-t2v';
 const IMAGE = 'vendora/famz-image-spicy';
-const ADMIN_KEY = 'mg_test_admin_key_0123456789';
 const PRICING = { currency: 'EUR', models: { [T2V]: { per_task: 0.1, per_second: 0.1 }, '*': { per_image: 0.02 } } };
 
 interface Run {
@@ -31,7 +27,7 @@ interface Run {
 
 describe('usage and admin commands', () => {
   let server: TestServer;
-  let pricingDir = '';
+  let priced: PricedServer | undefined;
   const today = new Date().toISOString().slice(0, 10);
 
   function cli(args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}, bin = 'src/cli/main.ts'): Promise<Run> {
@@ -55,14 +51,9 @@ describe('usage and admin commands', () => {
   }
 
   beforeAll(async () => {
-    pricingDir = await mkdtemp(join(tmpdir(), 'mediagate-pricing-'));
-    await writeFile(join(pricingDir, 'pricing.json'), JSON.stringify(PRICING));
-    server = await startServer(
-      { MEDIAGATE_PRICING_FILE: join(pricingDir, 'pricing.json'), MEDIAGATE_RATE_LIMIT_PER_MIN: '0', MEDIAGATE_ADMIN_KEYS: ADMIN_KEY },
-      { engine: createInstantEngine() },
-    );
     // The second key: a budget of 1 a month, set before its first request (budgets are cached a few seconds).
-    await new MediagateAdmin({ baseURL: server.url, apiKey: ADMIN_KEY }).keys.update(envKeyId(server.keys[1]), { budget: 1, budget_period: 'month' });
+    priced = await startPricedServer(PRICING, { amount: 1, period: 'month' });
+    server = priced.server;
     const client = new Mediagate({ baseURL: server.url, apiKey: server.keys[0] });
     const fast = { pollInterval: 50, maxPollInterval: 200 };
     await client.videos.createAndWait({ model: T2V, prompt: 'usage', duration: 4 }, fast);
@@ -73,8 +64,7 @@ describe('usage and admin commands', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close();
-    await rm(pricingDir, { recursive: true, force: true });
+    await priced?.close();
   });
 
   describe('mediagate usage', () => {

@@ -7,9 +7,6 @@
  * as their holders see it, the usage report across keys, and the errors of each key on the
  * other's API. The types the calls return are checked too (expectTypeOf, checked by tsc).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import {
   APIError,
@@ -32,11 +29,11 @@ import {
   type UsageReport,
   type UsageRow,
 } from '../src/client/index.js';
-import { createInstantEngine } from '../src/engines/instant.js';
 import { eventually } from './helpers/eventually.js';
 import { envKeyId } from './helpers/ledger.js';
 import { rejectsWith } from './helpers/rejections.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { ADMIN_KEY, startPricedServer, type PricedServer } from './helpers/priced-server.js';
+import type { TestServer } from './helpers/server.js';
 
 const T2V = 'vendora/famw-2.7-t2v';
 const IMAGE = 'vendora/famz-image-spicy';
@@ -45,26 +42,20 @@ const PRICING = {
   models: { [T2V]: { per_task: 0.1, per_second: { '480p': 0.04, '*': 0.1 } }, '*': { per_image: 0.02 } },
 };
 const FAST = { pollInterval: 50, maxPollInterval: 200 } as const;
-const ADMIN_KEY = 'mg_test_admin_key_0123456789';
 
 describe('the SDK’s usage calls', () => {
   let server: TestServer;
-  let pricingDir = '';
+  let priced: PricedServer | undefined;
   let client: Mediagate;
   let budgeted: Mediagate;
   let admin: MediagateAdmin;
   const budgetedRequests: string[] = [];
 
   beforeAll(async () => {
-    pricingDir = await mkdtemp(join(tmpdir(), 'mediagate-pricing-'));
-    await writeFile(join(pricingDir, 'pricing.json'), JSON.stringify(PRICING));
-    server = await startServer(
-      { MEDIAGATE_PRICING_FILE: join(pricingDir, 'pricing.json'), MEDIAGATE_RATE_LIMIT_PER_MIN: '0', MEDIAGATE_ADMIN_KEYS: ADMIN_KEY },
-      { engine: createInstantEngine() },
-    );
     // A budget of 1: two 4 s videos at 720p (0.5 each at most) fit exactly, a third does not.
     // Set before the key's first request: whether a key has a budget is cached for a few seconds.
-    await new MediagateAdmin({ baseURL: server.url, apiKey: ADMIN_KEY }).keys.update(envKeyId(server.keys[1]), { budget: 1, budget_period: 'day' });
+    priced = await startPricedServer(PRICING, { amount: 1, period: 'day' });
+    server = priced.server;
     client = new Mediagate({ baseURL: server.url, apiKey: server.keys[0] });
     const counting: Fetch = (url, init) => {
       budgetedRequests.push(`${init.method ?? 'GET'} ${new URL(url).pathname}`);
@@ -75,8 +66,7 @@ describe('the SDK’s usage calls', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await server?.close();
-    await rm(pricingDir, { recursive: true, force: true });
+    await priced?.close();
   });
 
   describe('usage on tasks', () => {

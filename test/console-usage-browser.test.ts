@@ -1,16 +1,15 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthenticationError, KeyNotFoundError, Mediagate, MediagateAdmin } from '../src/client/index.js';
-import { createInstantEngine } from '../src/engines/instant.js';
 import { chromiumAvailability, launchChromium } from './helpers/chromium.js';
 import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { eventually } from './helpers/eventually.js';
 import { envKeyId } from './helpers/ledger.js';
 import { rejectsWith } from './helpers/rejections.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { ADMIN_KEY, startPricedServer, type PricedServer } from './helpers/priced-server.js';
+import type { TestServer } from './helpers/server.js';
 
 /**
  * The console's Usage view (client key) and Keys view (admin key) in real Chromium, against a
@@ -27,7 +26,6 @@ if (!availability.enabled) console.warn(availability.reason);
 const ARTIFACTS = join(import.meta.dirname, '..', 'test-artifacts', 'console');
 const T2V = 'vendora/famw-2.7-t2v';
 const IMAGE = 'vendora/famz-image-spicy';
-const ADMIN_KEY = 'mg_test_admin_key_0123456789';
 const PRICING = { currency: 'EUR', models: { [T2V]: { per_task: 0.1, per_second: 0.1 }, '*': { per_image: 0.02 } } };
 const FAST = { pollInterval: 50, maxPollInterval: 200 } as const;
 
@@ -41,7 +39,7 @@ interface Opened {
 describe.skipIf(!availability.enabled)('console usage and keys in Chromium', () => {
   let server: TestServer;
   let browser: Browser;
-  let pricingDir = '';
+  let priced: PricedServer | undefined;
   let admin: MediagateAdmin;
   const today = new Date().toISOString().slice(0, 10);
 
@@ -79,14 +77,9 @@ describe.skipIf(!availability.enabled)('console usage and keys in Chromium', () 
     await mkdir(ARTIFACTS, { recursive: true });
     for (const name of await readdir(ARTIFACTS)) if (/^(usage|keys)-/.test(name)) await rm(join(ARTIFACTS, name), { force: true });
     await ensureConsoleBuilt();
-    pricingDir = await mkdtemp(join(tmpdir(), 'mediagate-console-usage-'));
-    await writeFile(join(pricingDir, 'pricing.json'), JSON.stringify(PRICING));
-    server = await startServer(
-      { MEDIAGATE_PRICING_FILE: join(pricingDir, 'pricing.json'), MEDIAGATE_RATE_LIMIT_PER_MIN: '0', MEDIAGATE_ADMIN_KEYS: ADMIN_KEY },
-      { engine: createInstantEngine() },
-    );
     // The second key has a budget of 1 a month, set before its first request (budgets are cached a few seconds).
-    await new MediagateAdmin({ baseURL: server.url, apiKey: ADMIN_KEY }).keys.update(envKeyId(server.keys[1]), { budget: 1, budget_period: 'month' });
+    priced = await startPricedServer(PRICING, { amount: 1, period: 'month' });
+    server = priced.server;
     const first = new Mediagate({ baseURL: server.url, apiKey: server.keys[0] });
     await first.videos.createAndWait({ model: T2V, prompt: 'usage one', duration: 4 }, FAST);
     await first.videos.createAndWait({ model: T2V, prompt: 'usage two', duration: 2 }, FAST);
@@ -99,8 +92,7 @@ describe.skipIf(!availability.enabled)('console usage and keys in Chromium', () 
 
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
-    await rm(pricingDir, { recursive: true, force: true });
+    await priced?.close();
   });
 
   describe('the Usage view of a client key', () => {
