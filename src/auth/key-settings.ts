@@ -30,15 +30,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Whether a model id is allowed by a key's patterns (null: every model). */
-export function allowsModel(patterns: readonly string[] | null, id: string): boolean {
-  if (patterns === null) return true;
-  for (const pattern of patterns) {
-    if (pattern.endsWith('*') ? id.startsWith(pattern.slice(0, -1)) : id === pattern) return true;
-  }
-  return false;
-}
-
 /** A fast test for a key's patterns, built once per lookup: undefined when every model is allowed. */
 export function modelFilter(patterns: readonly string[] | null): ((id: string) => boolean) | undefined {
   if (patterns === null) return undefined;
@@ -99,7 +90,8 @@ function models(value: unknown): readonly string[] | null | ApiError {
     if (star !== -1 && star !== item.length - 1) {
       return validationError('invalid_parameter', 'models', `models[${index}] may hold '*' only at its end (a prefix); got '${item.slice(0, 200)}'.`);
     }
-    if (!MODELS.some((row) => allowsModel([item], row.id))) {
+    const matches = modelFilter([item]);
+    if (matches !== undefined && !MODELS.some((row) => matches(row.id))) {
       return validationError('unsupported_value', 'models', `models[${index}] '${item.slice(0, 200)}' matches no model; GET /v1/models lists them.`);
     }
     if (!list.includes(item)) list.push(item);

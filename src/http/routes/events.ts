@@ -41,7 +41,12 @@ export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
       const owner = request.owner;
       // A slot of the key's streams first (429 past its cap, in the family's envelope); `end` is
       // set once the stream is open: the slot's lifetime or a revoked key ends it.
-      let endStream: () => void = () => undefined;
+      // An end asked for before the stream is open (the key revoked, or the lifetime over, during
+      // the first read) is remembered and carried out as soon as it is.
+      let endedEarly = false;
+      let endStream: () => void = () => {
+        endedEarly = true;
+      };
       const token = bearerToken(request.headers.authorization);
       const release = deps.streams.open(owner, typeof token === 'string' ? token : '', () => endStream());
       // Subscribed before the first read, so a change between the read and the subscription is not lost.
@@ -93,6 +98,10 @@ export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
       }
       deps.closing.addEventListener('abort', end, { once: true });
       endStream = end;
+      if (endedEarly) {
+        end();
+        return;
+      }
       // Sends the headers now: a proxy or client sees the stream open before the first change.
       stream.comment('stream');
       deliver = (next) => {

@@ -53,7 +53,8 @@ export function taskBody({ urlFor, currency }: RouteDeps, family: Family): (task
 
 /** `POST /v1/video/generations`, `POST /v1/images/generations/async`. */
 export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
-  return ({ ctx, urlFor, currency }) => {
+  return (deps) => {
+    const { ctx, urlFor, currency } = deps;
     // One labelled counter per model, resolved once: prom-client hashes a label object per call.
     const createdCounters = new Map<string, { inc(): void }>();
     const countCreated = (model: string): void => {
@@ -70,7 +71,7 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
       return kind === 'video' ? videoTask(task, urlFor, currency) : imageCreated(task);
     };
     const inFlight = new InFlightKeys();
-    const replayBody = kind === 'video' ? (task: Task) => videoTask(task, urlFor, currency) : (task: Task) => imageTask(task, urlFor, currency);
+    const replayBody = taskBody(deps, kind);
     /** A refused create: 402 with what the key holds against its budget (read only on a refusal). */
     const refuse = async (owner: string, refused: BudgetExceeded): Promise<never> => {
       const state = await ctx.store.keyBudgetState(owner, Date.now());
