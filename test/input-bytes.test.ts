@@ -59,6 +59,12 @@ describe.each(STORE_BACKENDS)('stored input bytes per key on $name', (backend) =
     expect(await store.keyInputBytes('other')).toBe(1000);
   });
 
+  it('takes a limit past 32 bits (a 4 GiB key limit) as it takes a small one', async () => {
+    const large = new TaskService({ store, inputs: new InputStore(dir), inputBytesPerKey: 4 * 1024 ** 3 });
+    await large.create('big', row, withBytes(300));
+    expect(await store.keyInputBytes('big')).toBe(300);
+  });
+
   it('gives the bytes back when the task completes, fails or is cancelled, once each', async () => {
     const tasks = [
       await service.create('k', row, withBytes(300)),
