@@ -99,6 +99,14 @@ describe.each(STORE_BACKENDS)('stored input bytes per key on $name', (backend) =
     expect(await store.insertTask({ ...base, id: 'vid_too_many_for_the_key_00', inputBytes: 700 })).toBe('inputs_over_limit');
     expect(await store.keyInputBytes('k')).toBe(400);
   });
+
+  it('checks the input bytes before the budget, and gives the bytes back when the budget refuses', async () => {
+    // 'k' has no key row, so any budget reservation of it is refused.
+    const base = { kind: 'video' as const, model: row.id, owner: 'k', params: { prompt: 'p' }, createdAt: Date.now(), inputLimit: 1000, reserve: 1 };
+    expect(await store.insertTask({ ...base, id: 'vid_over_both_limits_000000', inputBytes: 1200 })).toBe('inputs_over_limit');
+    expect(await store.insertTask({ ...base, id: 'vid_over_the_budget_0000000', inputBytes: 300 })).toBe('budget_exceeded');
+    expect(await store.keyInputBytes('k')).toBe(0);
+  });
 });
 
 /** Migration 10's backfill: its UPDATE and INSERT, run over rows written as an older version left them. */

@@ -66,16 +66,17 @@ export class SqliteStore extends TableStore implements Store, Runner {
   constructor(private readonly database: SqliteConnection) {
     super();
     this.driver = database.driver;
-    // Per task, in the batch's one transaction: the budget reservation (guarded), the input
-    // bytes' reservation (guarded by the limit), the idempotency key, the row; a refusal gives
-    // back what was reserved before it. SQLite has one writer, so each guard reads what every
-    // earlier create left.
+    // Per task, in the batch's one transaction: the input bytes' reservation (guarded by the
+    // limit), the budget reservation (guarded), the idempotency key, the row; a refusal gives
+    // back what was reserved before it. The order is PostgreSQL's (postgres-store.ts), so a
+    // create over both limits gets the same answer on both stores. SQLite has one writer, so
+    // each guard reads what every earlier create left.
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
       tasks.map(({ idempotency, reserve, inputBytes = 0, inputLimit = 0, ...task }): InsertOutcome => {
-        if (reserve !== undefined && this.changes(reserveBudget, { id: task.owner, amount: reserve, now: task.createdAt }) === 0) return 'budget_exceeded';
-        if (inputBytes > 0 && this.changes(reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) {
-          if (reserve !== undefined) this.changes(releaseReservation, { id: task.owner, amount: reserve });
-          return 'inputs_over_limit';
+        if (inputBytes > 0 && this.changes(reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) return 'inputs_over_limit';
+        if (reserve !== undefined && this.changes(reserveBudget, { id: task.owner, amount: reserve, now: task.createdAt }) === 0) {
+          if (inputBytes > 0) this.changes(releaseInputBytes, { owner: task.owner, bytes: inputBytes });
+          return 'budget_exceeded';
         }
         if (
           idempotency &&
