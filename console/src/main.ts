@@ -336,16 +336,24 @@ function main(): void {
 
   const loadModels = async (): Promise<void> => {
     keyError.hidden = true;
-    if (keyInput.value.trim() === '') {
+    const key = keyInput.value.trim();
+    if (key === '') {
       setRole('none');
       return;
     }
+    // Answers arrive after a pause in typing: one for a key the field no longer holds is dropped
+    // (the Api reads the field at each call, so a late answer would be judged against another key).
+    const stale = (): boolean => keyInput.value.trim() !== key;
+    let loaded: ModelInfo[];
     try {
-      models = await api.models();
+      loaded = await api.models();
     } catch (error) {
+      if (stale()) return;
       askedFor = ''; // the same key may be tried again (the server was down, the key fixed upstream)
       // An admin key is refused on client operations: it may be one.
-      if (error instanceof ApiRefusal && error.status === 401 && (await api.isAdmin().catch(() => false))) {
+      const admin = error instanceof ApiRefusal && error.status === 401 && (await api.isAdmin().catch(() => false));
+      if (stale()) return;
+      if (admin) {
         await enterAdmin();
         return;
       }
@@ -357,6 +365,8 @@ function main(): void {
       );
       return;
     }
+    if (stale()) return;
+    models = loaded;
     // The price beside the id when the server has a pricing file.
     const option = (m: ModelInfo): HTMLElement => h('option', { value: m.id }, m.pricing === undefined ? m.id : `${m.id} — ${priceLabel(m.pricing)}`);
     replace(
