@@ -134,8 +134,8 @@ export function specOf(ctx: ChannelContext): TargetSpec {
   return { channel: ctx.channel, upstreamModel: ctx.upstreamModel, profile: ctx.profile };
 }
 
-/** A positive finite number from untyped JSON, for reported usage. */
+/** A positive finite number from untyped JSON, for reported usage: a reported 0 says nothing, so the next field is tried. */
 export function positive(value: unknown): number | undefined {
   const n = asNumber(value);
-  return n !== undefined && n >= 0 ? n : undefined;
+  return n !== undefined && n > 0 ? n : undefined;
 }

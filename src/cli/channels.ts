@@ -116,7 +116,10 @@ async function schemaChecks(config: ChannelsConfig, out: (text: string) => void)
         if (!channel || !adapter?.inputSchema || seen.has(key) || (channel.protocol !== 'fal' && channel.protocol !== 'replicate')) continue;
         seen.add(key);
         const ctx = contexts.forTarget(target);
-        const published = await adapter.inputSchema(ctx);
+        // An adapter that throws is one unread row, as a probe that throws is (probeOne).
+        const published = await adapter
+          .inputSchema(ctx)
+          .catch((error: unknown) => ({ ok: false as const, reason: error instanceof Error ? error.message : String(error) }));
         if (!published.ok) {
           rows.push([channel.name, target.upstreamModel, 'unread', published.reason]);
           continue;

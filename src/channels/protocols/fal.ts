@@ -30,9 +30,7 @@ import {
   upstreamError,
   validUpstreamId,
 } from '../adapter-kit.js';
-import type { Dispatcher } from 'undici';
-import { discard, explainFailure, readCapped, send } from '../../outbound/client.js';
-import { createFetchDispatcher } from '../../outbound/connection.js';
+import { fetchHttps } from '../../media/fetcher.js';
 import { failure, type UpstreamFailure } from '../failure.js';
 import type { ChannelContext, HttpOutcome, PollOutcome, ProtocolAdapter, ReportedUsage, SubmitOutcome, TargetSpec, UpstreamOutput } from '../protocol.js';
 import { inputOf } from '../schema-probe.js';
@@ -67,12 +65,6 @@ function failureFrom(answer: HttpOutcome & { kind: 'response' }, requestId?: str
 /** Where fal publishes an endpoint's OpenAPI document (`?endpoint_id=`): its public site, not the queue. */
 export const FAL_OPENAPI = 'https://fal.ai/api/openapi/queue/openapi.json';
 const OPENAPI_MAX_BYTES = 8 * 1024 * 1024;
-let publicPagesPool: Dispatcher | undefined;
-/** One policed pool for the schema reads of `channels check --probe`, made on first use. */
-function publicPages(): Dispatcher {
-  publicPagesPool ??= createFetchDispatcher();
-  return publicPagesPool;
-}
 
 /** fal's namespaces whose endpoint ids have three leading segments (fal-js `parseEndpointId`). */
 const NAMESPACES = new Set(['workflows', 'comfy']);
@@ -215,25 +207,11 @@ export const falAdapter: ProtocolAdapter = {
     const endpoint = parseGenericModel(ctx.upstreamModel).path;
     let json: unknown;
     try {
-      // A public page, not the channel's origin: through the one outbound client and its address policy.
-      const answer = await send(`${FAL_OPENAPI}?endpoint_id=${encodeURIComponent(endpoint)}`, {
-        signal: AbortSignal.timeout(10_000),
-        timeoutMs: 10_000,
-        policed: publicPages(),
-        followRedirects: 3,
-        maxBytes: OPENAPI_MAX_BYTES,
-      });
-      if (answer.status !== 200) {
-        discard(answer.body);
-        return { ok: false, reason: `HTTP ${answer.status} from ${new URL(FAL_OPENAPI).host}` };
-      }
-      const bytes = await readCapped(answer.body, OPENAPI_MAX_BYTES);
-      if (bytes === undefined) return { ok: false, reason: `the OpenAPI document is larger than ${OPENAPI_MAX_BYTES} bytes` };
+      // A public page, not the channel's origin: fetched as media inputs are (address policy, size cap, deadline).
+      const { bytes } = await fetchHttps(`${FAL_OPENAPI}?endpoint_id=${encodeURIComponent(endpoint)}`, { maxBytes: OPENAPI_MAX_BYTES, timeoutMs: 10_000 });
       json = JSON.parse(bytes.toString('utf8'));
     } catch (err) {
-      const why = explainFailure(err);
-      const reason = why.refused ? 'refused by the address policy' : why.timedOut ? 'timed out' : err instanceof Error ? err.message : 'no answer';
-      return { ok: false, reason };
+      return { ok: false, reason: err instanceof Error ? err.message : 'no answer' };
     }
     const body = pick(asRecord(pick(json, 'paths'))?.[`/${endpoint}`], 'post.requestBody.content');
     const schemaRef = asString(pick(asRecord(body)?.['application/json'], 'schema.$ref'));
