@@ -271,11 +271,18 @@ describe.skipIf(!availability.enabled)('console usage and keys in Chromium', () 
       await expect.poll(() => card.locator('.badge').textContent()).toBe('active');
       await eventually(async () => (await holder.models.list()).length > 0, { what: 'the enabled key to be accepted' });
 
+      const deletes: string[] = [];
+      page.on('request', (request) => {
+        if (request.method() === 'DELETE') deletes.push(request.url());
+      });
       await card.getByRole('button', { name: 'Revoke' }).click();
-      // Not yet: a second press, on the button that now says what it does.
+      // Not yet: the button now says what a second press does, and nothing was sent.
+      await card.getByRole('button', { name: 'Revoke for good' }).waitFor();
+      expect(deletes).toEqual([]);
       expect((await admin.keys.retrieve(made.id)).id).toBe(made.id);
       await card.getByRole('button', { name: 'Revoke for good' }).click();
       await expect.poll(() => page.getByRole('listitem', { name: 'key editable' }).count()).toBe(0);
+      expect(deletes).toHaveLength(1);
       await rejectsWith(admin.keys.retrieve(made.id), KeyNotFoundError);
       expect(problems(ADMIN_PROBE)).toEqual([]);
       await context.close();

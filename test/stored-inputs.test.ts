@@ -243,7 +243,7 @@ describe.each(BACKENDS)('long URLs and texts on %s', (backend) => {
     await database?.drop();
   });
 
-  it('refuses a 32 MB body of 1 MB URLs and texts with 400 naming the param, while /healthz answers, and writes no task', async () => {
+  it('refuses a 32 MB body of 1 MB URLs and texts with 400 naming the param, the event loop never stalls a second, and writes no task', async () => {
     const mb = 1_000_000;
     const body = Buffer.from(
       JSON.stringify({
@@ -259,14 +259,12 @@ describe.each(BACKENDS)('long URLs and texts on %s', (backend) => {
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const create = postBuffer(server, VIDEO, body);
-    let createAnswered = false;
-    void create.answer.then(() => (createAnswered = true));
     await create.uploaded;
     const health = await Promise.all(
       [0, 1, 2].map(async () => {
         const started = performance.now();
         const response = await fetch(`${server.url}/healthz`);
-        return { status: response.status, ms: performance.now() - started, beforeCreate: !createAnswered };
+        return { status: response.status, ms: performance.now() - started };
       }),
     );
     const refused = await create.answer;
