@@ -26,6 +26,7 @@ import type { Store } from './store/store.js';
 import type { Task } from './store/records.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import type { MetricsListener } from './http/metrics-listener.js';
+import { DEFAULT_EVENT_STREAM_LIMITS } from './http/event-streams.js';
 import type { SchedulerTimings, UpstreamScheduler } from './tasks/upstream/scheduler.js';
 import { WebhookDispatcher, type DeliveryOutcome } from './webhooks/dispatcher.js';
 import type { ConnectionOptions } from 'node:tls';
@@ -474,7 +475,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,
-      eventStreamLimits: { maxPerKey: config.sseMaxPerKey, maxLifetimeMs: config.sseMaxLifetimeMs, keyCheckMs: 2000 },
+      eventStreamLimits: { ...DEFAULT_EVENT_STREAM_LIMITS, maxPerKey: config.sseMaxPerKey, maxLifetimeMs: config.sseMaxLifetimeMs },
       store,
       keys,
       storage,

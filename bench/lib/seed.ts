@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { hashKey } from '../../src/auth/api-keys.js';
+import { envKeyId, hashKey } from '../../src/auth/api-keys.js';
 import { openSqlite } from '../../src/store/sqlite-driver.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 
@@ -25,7 +25,7 @@ export async function seedTasks(
   const db = openSqlite(path);
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = OFF');
-  const owner = `key_${hashKey(apiKey).slice(0, 16)}`;
+  const owner = envKeyId(hashKey(apiKey));
   const insert = db.prepare(
     `INSERT INTO tasks (id, kind, model, owner, status, progress, created_at, started_at, completed_at, error, outputs, attempt, params, fair_rank, input_bytes)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)`,
@@ -111,7 +111,7 @@ export async function seedUsage(dataDir: string, apiKey: string, count: number, 
   const db = openSqlite(path);
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = OFF');
-  const owner = `key_${hashKey(apiKey).slice(0, 16)}`;
+  const owner = envKeyId(hashKey(apiKey));
   db.prepare(`INSERT INTO api_keys (id, hash, name, created_at) VALUES (?, ?, 'env', ?) ON CONFLICT (hash) DO NOTHING`).run(owner, hashKey(apiKey), Date.now());
   const insert = db.prepare(
     `INSERT INTO tasks (id, kind, model, owner, status, progress, created_at, started_at, completed_at, error, outputs, attempt, params,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { envKeyId as idOfEnvKey, hashKey } from '../../src/auth/api-keys.js';
 import pg from 'pg';
 import { openSqlite, type SqliteConnection } from '../../src/store/sqlite-driver.js';
 
@@ -42,7 +42,7 @@ export function postgresDatabase(url: string): RawDatabase {
 
 /** The owner id of a key given in MEDIAGATE_API_KEYS (auth/api-keys.ts). */
 export function envKeyId(key: string): string {
-  return `key_${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+  return idOfEnvKey(hashKey(key));
 }
 
 /** Sets a key's budget (micro-units) and period; what `PATCH /v1/admin/keys/{id}` does. */

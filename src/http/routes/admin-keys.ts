@@ -15,7 +15,8 @@ import { requireJsonBody } from './tasks.js';
  */
 
 /** A key id as a path or cursor carries it; anything else is no key. */
-const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** What a key id looks like (`key_` and hex, or a generated id): anything else is no key. */
+export const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The client key `id` as the admin API sees it: undefined when unknown, revoked or an admin key. */
 async function visibleKey(deps: RouteDeps, id: string, now: number): Promise<ApiKeyRecord | undefined> {

@@ -3,6 +3,7 @@ import { formatAmount } from '../../billing/index.js';
 import { errors } from '../../errors.js';
 import type { KeyBudgetState, UsageRecord } from '../../store/records.js';
 import type { Handler, RouteDeps } from '../route.js';
+import { KEY_ID } from './admin-keys.js';
 import { queryValue } from './task-ops.js';
 
 /**
@@ -166,7 +167,7 @@ export function getAdminUsage({ ctx, currency }: RouteDeps): Handler {
     const now = Math.floor(Date.now() / 1000);
     const dimensions = groupBy(request, ['key', 'model', 'day'], ['key', 'model', 'day']);
     const key = queryValue(request, 'key_id');
-    if (key !== undefined && !/^[\x21-\x7e]{1,200}$/.test(key)) throw errors.invalidQuery('key_id', 'key_id must be a key id.');
+    if (key !== undefined && !KEY_ID.test(key)) throw errors.invalidQuery('key_id', 'key_id must be a key id.');
     const { start, end } = range(request, now, lastDays(now));
     const records = await ctx.store.usageReport({
       ...(key === undefined ? {} : { key }),
