@@ -329,7 +329,7 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
               schema: { type: 'integer' },
               description: 'Unix seconds; default: the end of the budget period, else today.',
             },
-            { name: 'group_by', in: 'query', required: false, schema: { enum: ['model', 'day', 'model,day'] } },
+            { name: 'group_by', in: 'query', required: false, schema: { enum: ['model', 'day', 'model,day', 'day,model'] } },
           ],
           responses: {
             '200': { description: 'The report', content: json(ref('Usage')) },
