@@ -97,7 +97,7 @@ for (const backend of backends) {
       expect(human.stdout).toMatch(/spent this month\s+0/);
       expect(human.stdout).toMatch(/models\s+vendora\/\*, vendorb\/\*/);
 
-      const set = await cli(['set', client.id, '--disable', '--budget', 'none', '--models', 'all', '--rate-limit', 'default', '--json']);
+      const set = await cli(['set', client.id, '--disable', '--budget', 'None', '--models', 'all', '--rate-limit', 'default', '--json']);
       expect(set.code, set.stderr).toBe(0);
       expect(JSON.parse(set.stdout)).toMatchObject({ disabled: true, budget: null, models: null, rateLimitPerMin: null, maxTasksInFlight: 5 });
 

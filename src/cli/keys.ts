@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { KeyRegistry, generateKey } from '../auth/api-keys.js';
 import { parseKeyBody } from '../auth/key-settings.js';
+import { clears } from './client-commands/admin.js';
 import { amountText } from '../billing/index.js';
 import { ApiError } from '../errors.js';
 import type { ApiKeyRecord, KeyPatch, KeyRole, KeySettings, KeyStore, Store } from '../store/store.js';
@@ -108,19 +109,19 @@ function numberFlag(flag: string, text: string): number {
 function settingsOf(flags: SettingsFlags, mode: 'create' | 'patch'): KeyPatch {
   const body: Record<string, unknown> = {};
   if (flags.name !== undefined) body['name'] = flags.name;
-  if (flags.budget !== undefined) body['budget'] = flags.budget === 'none' ? null : numberFlag('--budget', flags.budget);
-  if (flags.period !== undefined) body['budget_period'] = flags.period === 'lifetime' ? null : flags.period;
+  if (flags.budget !== undefined) body['budget'] = clears(flags.budget, 'none') ? null : numberFlag('--budget', flags.budget);
+  if (flags.period !== undefined) body['budget_period'] = clears(flags.period, 'lifetime') ? null : flags.period.trim().toLowerCase();
   if (flags.models !== undefined) {
-    body['models'] =
-      flags.models === 'all'
-        ? null
-        : flags.models
-            .split(',')
-            .map((item) => item.trim())
-            .filter((item) => item !== '');
+    body['models'] = clears(flags.models, 'all')
+      ? null
+      : flags.models
+          .split(',')
+          .map((item) => item.trim())
+          .filter((item) => item !== '');
   }
-  if (flags.rateLimit !== undefined) body['rate_limit_per_min'] = flags.rateLimit === 'default' ? null : numberFlag('--rate-limit', flags.rateLimit);
-  if (flags.maxInFlight !== undefined) body['max_tasks_in_flight'] = flags.maxInFlight === 'default' ? null : numberFlag('--max-in-flight', flags.maxInFlight);
+  if (flags.rateLimit !== undefined) body['rate_limit_per_min'] = clears(flags.rateLimit, 'default') ? null : numberFlag('--rate-limit', flags.rateLimit);
+  if (flags.maxInFlight !== undefined)
+    body['max_tasks_in_flight'] = clears(flags.maxInFlight, 'default') ? null : numberFlag('--max-in-flight', flags.maxInFlight);
   if (flags.disable && flags.enable) throw new CliError('--disable and --enable exclude each other');
   if (mode === 'patch' && (flags.disable || flags.enable)) body['disabled'] = flags.disable === true;
   const parsed = mode === 'create' ? parseKeyBody({ name: 'cli', ...body }, 'create') : parseKeyBody(body, 'patch');

@@ -35,9 +35,12 @@ interface AdminUsageFlags extends AdminConnectionFlags {
 // Commander stores an option whose parser returns null as '': a setting cleared is a word
 // here ('none', 'lifetime', 'all', 'default'), and null only in the request.
 
+/** Whether a flag's text is the word that clears its setting, as typed (any case, spaces around): `mediagate keys` reads them the same way. */
+export const clears = (value: string, word: 'none' | 'lifetime' | 'all' | 'default'): boolean => value.trim().toLowerCase() === word;
+
 /** An amount (at most 6 decimals), or `none` for no budget. */
 function budgetArg(value: string): number | 'none' {
-  if (value.trim().toLowerCase() === 'none') return 'none';
+  if (clears(value, 'none')) return 'none';
   const number = Number(value);
   if (value.trim() === '' || !Number.isFinite(number) || number < 0) throw new InvalidArgumentError('an amount (e.g. 25 or 12.5), or none.');
   return number;
@@ -51,7 +54,7 @@ function periodArg(value: string): 'day' | 'month' | 'lifetime' {
 
 /** Comma-separated model ids or prefixes ending in `*`, or `all`. */
 function modelsArg(value: string): string[] | 'all' {
-  if (value.trim().toLowerCase() === 'all') return 'all';
+  if (clears(value, 'all')) return 'all';
   const models = value
     .split(',')
     .map((item) => item.trim())
@@ -62,7 +65,7 @@ function modelsArg(value: string): string[] | 'all' {
 
 /** A positive whole number, or `default` (the server's setting). */
 function limitArg(value: string): number | 'default' {
-  return value.trim().toLowerCase() === 'default' ? 'default' : positiveIntegerArg(value);
+  return clears(value, 'default') ? 'default' : positiveIntegerArg(value);
 }
 
 /** The flags a create or a change sends; only those given. */
