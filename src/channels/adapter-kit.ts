@@ -5,6 +5,7 @@
  */
 import { failure, type UpstreamFailure } from './failure.js';
 import type { ChannelContext, HttpOutcome, PollOutcome, SubmitOutcome, TargetSpec } from './protocol.js';
+import type { ParamProblem } from './profiles.js';
 
 export type Json = Readonly<Record<string, unknown>>;
 
@@ -119,9 +120,9 @@ export function mediaRejection(param: string, message: string): SubmitOutcome {
   return { outcome: 'rejected', error: failure('invalid_parameter', clip(message), param) };
 }
 
-/** A parameter this upstream cannot express, refused before any request (never dropped silently). */
-export function unsupportedParam(param: string, channel: string, why: string): SubmitOutcome {
-  return { outcome: 'rejected', error: failure('unsupported_value', `'${param}' cannot be sent through channel ${channel}: ${why}`, param) };
+/** A parameter this upstream cannot express, refused before any request (never dropped silently): an adapter's `check` says so. */
+export function cannotSend(target: TargetSpec, param: string, why: string): ParamProblem {
+  return { param, message: `'${param}' cannot be sent through channel ${target.channel}: ${why}` };
 }
 
 /** A parameter the target cannot take (profiles.ts, or an adapter's own rule), as the submit's final rejection. */

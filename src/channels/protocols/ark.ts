@@ -9,6 +9,7 @@
  * lost submission cannot be found again, so there is no reconcile. Video only.
  */
 import {
+  cannotSend,
   asString,
   clip,
   mediaRejection,
@@ -36,7 +37,7 @@ import {
   type TargetSpec,
 } from '../protocol.js';
 import { checkProfile, type ParamProblem } from '../profiles.js';
-import { stringList, urlOrInline } from './media-values.js';
+import { stringList, urlOnly, urlOrInline } from './media-values.js';
 
 const TASKS = '/api/v3/contents/generations/tasks';
 const POLICY_CODES = /(Sensitive|Risk|Moderation|Copyright)/i;
@@ -47,7 +48,7 @@ function headers(ctx: ChannelContext): Record<string, string> {
 
 /** What Ark cannot express, without I/O (create time and submit). */
 function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['params']): ParamProblem | undefined {
-  const no = (param: string, why: string): ParamProblem => ({ param, message: `'${param}' cannot be sent through channel ${target.channel}: ${why}` });
+  const no = (param: string, why: string): ParamProblem => cannotSend(target, param, why);
   if (kind !== 'video') return no('model', 'the ark protocol generates video only');
   if (p['negative_prompt'] !== undefined) return no('negative_prompt', 'Seedance has no negative prompt');
   if (p['prompt_extend'] === true) return no('prompt_extend', 'Seedance has no prompt extension');
@@ -56,17 +57,8 @@ function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['para
   return checkProfile(target.profile, kind, p, `Ark model ${target.upstreamModel}`);
 }
 
-/** A video or audio input by URL: Ark documents inline Base64 for images only. */
-async function urlOnly(ctx: ChannelContext, value: string, param: string): Promise<string> {
-  if (ctx.media.kind(value) === 'https') return value;
-  const url = await ctx.media.publicUrl(value);
-  if (url === null)
-    throw new MediaInputError(
-      param,
-      `'${param}' is a data URL; Ark takes video and audio by URL only, and this deployment has no public base URL to serve it.`,
-    );
-  return url;
-}
+/** Ark documents inline Base64 for images only: video and audio go by URL. */
+const ARK_URL_ONLY = ['Ark', 'video and audio'] as const;
 
 export async function arkBody(ctx: ChannelContext, job: ChannelJob): Promise<Record<string, unknown> | SubmitOutcome> {
   const p = job.params;
@@ -80,14 +72,18 @@ export async function arkBody(ctx: ChannelContext, job: ChannelJob): Promise<Rec
   for (let i = 0; i < images.length; i += 1) await image(images[i], `images[${i}]`, 'reference_image');
   const videos = stringList(p['videos']);
   for (let i = 0; i < videos.length; i += 1) {
-    content.push({ type: 'video_url', video_url: { url: await urlOnly(ctx, videos[i] ?? '', `videos[${i}]`) }, role: 'reference_video' });
+    content.push({ type: 'video_url', video_url: { url: await urlOnly(ctx, videos[i] ?? '', `videos[${i}]`, ...ARK_URL_ONLY) }, role: 'reference_video' });
   }
   const audios = [
     ...(p['audio'] === undefined ? [] : [['audio', p['audio']] as const]),
     ...stringList(p['audios']).map((a, i) => [`audios[${i}]`, a] as const),
   ];
   for (const [param, value] of audios) {
-    content.push({ type: 'audio_url', audio_url: { url: await urlOnly(ctx, typeof value === 'string' ? value : '', param) }, role: 'reference_audio' });
+    content.push({
+      type: 'audio_url',
+      audio_url: { url: await urlOnly(ctx, typeof value === 'string' ? value : '', param, ...ARK_URL_ONLY) },
+      role: 'reference_audio',
+    });
   }
   const body: Record<string, unknown> = { model: ctx.upstreamModel, content, watermark: false };
   if (typeof p['resolution'] === 'string') body['resolution'] = p['resolution'].toLowerCase();

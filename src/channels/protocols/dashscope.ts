@@ -14,6 +14,7 @@
  * cannot be found again, so there is no reconcile.
  */
 import {
+  cannotSend,
   asArray,
   asString,
   clip,
@@ -79,7 +80,7 @@ function isWan27(upstreamModel: string): boolean {
 
 /** What DashScope cannot express, without I/O (create time and submit). */
 function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['params']): ParamProblem | undefined {
-  const no = (param: string, why: string): ParamProblem => ({ param, message: `'${param}' cannot be sent through channel ${target.channel}: ${why}` });
+  const no = (param: string, why: string): ParamProblem => cannotSend(target, param, why);
   if (kind === 'video') {
     if (isWan3(target.upstreamModel) && p['negative_prompt'] !== undefined) return no('negative_prompt', 'Wan 3.0 has no negative prompt');
     if (isWan3(target.upstreamModel) && p['prompt_extend'] === true) return no('prompt_extend', 'Wan 3.0 has no prompt extension');

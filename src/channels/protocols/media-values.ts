@@ -15,6 +15,21 @@ export async function urlOrInline(ctx: ChannelContext, value: unknown, param: st
   }
 }
 
+/**
+ * A media input the upstream takes by URL only (Ark's video and audio, MiniMax's audio and
+ * video): an https value as is, a data URL published as a signed URL of ours, else refused.
+ */
+export async function urlOnly(ctx: ChannelContext, value: string, param: string, provider: string, what: string): Promise<string> {
+  if (ctx.media.kind(value) === 'https') return value;
+  const url = await ctx.media.publicUrl(value);
+  if (url === null)
+    throw new MediaInputError(
+      param,
+      `'${param}' is a data URL; ${provider} takes ${what} by URL only, and this deployment has no public base URL to serve it.`,
+    );
+  return url;
+}
+
 export function stringList(value: unknown): readonly string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }

@@ -15,6 +15,7 @@
  * be reconciled (no `reconcile`), and the lifecycle fails it `upstream_submission_unknown`.
  */
 import {
+  cannotSend,
   asArray,
   asNumber,
   positive,
@@ -44,6 +45,7 @@ import {
   type TargetSpec,
 } from '../protocol.js';
 import { checkProfile, type ParamProblem } from '../profiles.js';
+import { urlOnly } from './media-values.js';
 
 const V1_MODELS = /^(MiniMax-Hailuo-|T2V-01|I2V-01|S2V-01)/i;
 const V1_PREFIX = 'v1:';
@@ -151,21 +153,13 @@ function failureOf(code: number, message: string, requestId?: string): UpstreamF
 
 type Built = { ok: true; body: Record<string, unknown> } | { ok: false; outcome: SubmitOutcome };
 
-/** Media the upstream fetches itself: URLs as given, data URLs only where MiniMax takes them (images). */
-async function mediaUrl(ctx: ChannelContext, value: string, param: string): Promise<string> {
-  const url = await ctx.media.publicUrl(value);
-  if (url === null)
-    throw new MediaInputError(
-      param,
-      `'${param}' is a data URL; MiniMax takes audio and video by URL only, and this deployment has no public base URL to serve it.`,
-    );
-  return url;
-}
+/** MiniMax takes data URLs for images only: audio and video go by URL. */
+const MINIMAX_URL_ONLY = ['MiniMax', 'audio and video'] as const;
 
 /** What MiniMax cannot express, without I/O (create time and submit). */
 function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['params']): ParamProblem | undefined {
   const v1 = isV1Model(target.upstreamModel);
-  const no = (param: string, why: string): ParamProblem => ({ param, message: `'${param}' cannot be sent through channel ${target.channel}: ${why}` });
+  const no = (param: string, why: string): ParamProblem => cannotSend(target, param, why);
   if (kind !== 'video') return no('model', 'the MiniMax protocol generates videos only');
   if (p['seed'] !== undefined && p['seed'] !== -1) return no('seed', 'MiniMax has no seed');
   if (typeof p['negative_prompt'] === 'string' && p['negative_prompt'] !== '') return no('negative_prompt', 'MiniMax has no negative prompt');
@@ -193,12 +187,12 @@ async function buildV2(ctx: ChannelContext, job: ChannelJob): Promise<Built> {
   for (const url of asArray(p['images'])) image(url, 'reference_image');
   const videos = asArray(p['videos']).filter((v): v is string => typeof v === 'string');
   for (const [i, v] of videos.entries())
-    content.push({ type: 'video_url', video_url: { url: await mediaUrl(ctx, v, `videos[${i}]`) }, role: 'reference_video' });
+    content.push({ type: 'video_url', video_url: { url: await urlOnly(ctx, v, `videos[${i}]`, ...MINIMAX_URL_ONLY) }, role: 'reference_video' });
   const audios = asArray(p['audios']).filter((v): v is string => typeof v === 'string');
   for (const [i, a] of audios.entries())
-    content.push({ type: 'audio_url', audio_url: { url: await mediaUrl(ctx, a, `audios[${i}]`) }, role: 'reference_audio' });
+    content.push({ type: 'audio_url', audio_url: { url: await urlOnly(ctx, a, `audios[${i}]`, ...MINIMAX_URL_ONLY) }, role: 'reference_audio' });
   if (typeof p['audio'] === 'string')
-    content.push({ type: 'audio_url', audio_url: { url: await mediaUrl(ctx, p['audio'], 'audio') }, role: 'reference_audio' });
+    content.push({ type: 'audio_url', audio_url: { url: await urlOnly(ctx, p['audio'], 'audio', ...MINIMAX_URL_ONLY) }, role: 'reference_audio' });
   const body: Record<string, unknown> = { model: ctx.upstreamModel, content };
   if (p['duration'] !== undefined) body['duration'] = p['duration'];
   const resolution = resolutionWord(p['resolution']);

@@ -15,6 +15,7 @@ import { Blob } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { FormData } from 'undici';
 import {
+  cannotSend,
   asArray,
   asNumber,
   problemRejection,
@@ -168,7 +169,7 @@ function endpointOf(p: ChannelJob['params']): 'text' | 'img' | 'transition' | 'f
 
 /** What PixVerse cannot express, without I/O (create time and submit). */
 function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['params']): ParamProblem | undefined {
-  const no = (param: string, why: string): ParamProblem => ({ param, message: `'${param}' cannot be sent through channel ${target.channel}: ${why}` });
+  const no = (param: string, why: string): ParamProblem => cannotSend(target, param, why);
   if (kind !== 'video') return no('model', 'the PixVerse protocol generates videos only');
   for (const name of ['videos', 'audios', 'audio'] as const) {
     if (p[name] !== undefined && !(Array.isArray(p[name]) && p[name].length === 0)) return no(name, `PixVerse takes no ${name}`);
