@@ -142,11 +142,17 @@ export class KeyRegistry {
     return key;
   }
 
+  private lastCreatedAt = 0;
+
   /** Stores a new key with its role and settings; returns its id. */
   async create(key: string, name: string, options: { role?: KeyRole; settings?: Partial<KeySettings> } = {}): Promise<string> {
     const hash = hashKey(key);
     const id = `key_${randomBytes(8).toString('hex')}`;
-    await this.options.store.insertKey({ ...options.settings, id, hash, name, createdAt: Date.now(), role: options.role ?? 'client' });
+    // Strictly rising within a process, so keys made in one millisecond still list newest first
+    // (the list orders by creation time, and ids are random).
+    const createdAt = Math.max(Date.now(), this.lastCreatedAt + 1);
+    this.lastCreatedAt = createdAt;
+    await this.options.store.insertKey({ ...options.settings, id, hash, name, createdAt, role: options.role ?? 'client' });
     return id;
   }
 
