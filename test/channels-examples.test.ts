@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS, createValidator, type ModelKind } from '../src/catalog/index.js';
 import { parseChannelsConfig, type ChannelsConfig } from '../src/channels/config.js';
-import { BUILT_IN, isRefusal, profileFor } from '../src/channels/profiles.js';
+import { profileFor } from '../src/channels/profiles.js';
 import { ADAPTERS } from '../src/channels/protocols/index.js';
 import type { ProtocolName } from '../src/channels/protocol.js';
 import { createTargetCheck } from '../src/channels/targets.js';
@@ -170,18 +170,5 @@ describe('the route examples of the docs', () => {
     }
     // Every chosen route is still among the docs' examples: a renamed upstream model cannot skip its check.
     expect([...checked].sort()).toEqual(Object.keys(CHOSEN).sort());
-  });
-});
-
-describe('docs/channels.md lists every built-in profile', () => {
-  const page = readFileSync(new URL('../docs/channels.md', import.meta.url), 'utf8');
-  it.each(BUILT_IN.map((profile) => [`${profile.protocol} ${profile.model}`, profile] as const))('%s, with its source and every rule', (_name, profile) => {
-    const at = page.indexOf(`#### \`${profile.protocol}\` \`${profile.model}\``);
-    expect(at).toBeGreaterThan(0);
-    const section = page.slice(at, page.indexOf('\n####', at + 1));
-    expect(section).toContain(profile.source);
-    for (const [param, rule] of Object.entries(profile.params)) {
-      expect(section).toContain(`| \`${param}\` | ${isRefusal(rule) ? '—' : `\`${rule.field}\``} |`);
-    }
   });
 });

@@ -79,6 +79,8 @@ export interface TargetProfile {
   readonly fixed?: Readonly<Record<string, Scalar>>;
   /** True for a profile from the channels file. */
   readonly declared?: boolean;
+  /** What the model makes (built-in profiles: the docs list which catalog defaults it cannot take). */
+  readonly kind?: ModelKind;
   /** A rule across parameters that the per-parameter rules cannot say (built-in profiles only). */
   readonly across?: (params: ResolvedParams, target: string) => ParamProblem | undefined;
 }
@@ -267,6 +269,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   {
     protocol: 'fal',
     model: 'fal-ai/flux/dev',
+    kind: 'image',
     source: 'https://fal.ai/models/fal-ai/flux/dev/api',
     closed: true,
     params: {
@@ -283,6 +286,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   {
     protocol: 'replicate',
     model: 'black-forest-labs/flux-schnell',
+    kind: 'image',
     source: 'https://replicate.com/black-forest-labs/flux-schnell/api/schema',
     closed: true,
     params: {
@@ -303,7 +307,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
     params: {
       prompt: text('prompt'),
       image: media('start_image'),
-      end_image: media('end_image'),
+      end_image: { field: 'end_image', type: 'media', note: 'only with `1080p` (the schema: end_image requires mode pro)' },
       negative_prompt: text('negative_prompt'),
       duration: { field: 'duration', type: 'integer', values: [5, 10] },
       // Kling v2.1 on Replicate: mode standard renders 720p, pro 1080p.
@@ -323,7 +327,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   {
     protocol: 'dashscope',
     model: 'wan2.7-i2v',
-    source: 'https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference',
+    source: 'https://www.alibabacloud.com/help/en/model-studio/image-to-video-general-api-reference',
     closed: false,
     params: {
       resolution: { field: 'parameters.resolution', values: ['720p', '1080p'] },
@@ -362,6 +366,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   {
     protocol: 'dashscope',
     model: 'wan2.6-t2i',
+    kind: 'image',
     source: 'https://www.alibabacloud.com/help/en/model-studio/wan-image-generation-api-reference',
     closed: false,
     params: { seed: { field: 'parameters.seed', type: 'integer', min: 0, max: 2147483647 } },

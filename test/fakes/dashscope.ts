@@ -14,7 +14,7 @@ import {
 } from './upstream-kit.js';
 
 /**
- * A fake DashScope (docs/channels.md#protocol-dashscope; Model Studio https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference,
+ * A fake DashScope (docs/channels.md#protocol-dashscope; Model Studio https://www.alibabacloud.com/help/en/model-studio/image-to-video-general-api-reference,
  * .../wan-image-generation-api-reference, .../manage-asynchronous-tasks, .../developer-reference/error-code):
  * - `POST /api/v1/services/aigc/video-generation/video-synthesis` and
  *   `POST /api/v1/services/aigc/image-generation/generation`: require `X-DashScope-Async: enable`

@@ -1,6 +1,6 @@
 /**
  * `dashscope`: Alibaba Cloud Model Studio async tasks (docs/channels.md#protocol-dashscope; provider references
- * https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference,
+ * https://www.alibabacloud.com/help/en/model-studio/image-to-video-general-api-reference,
  * .../text-to-video-api-reference, .../wan-image-generation-api-reference,
  * .../manage-asynchronous-tasks; error codes: .../developer-reference/error-code).
  * Video: the Wan 2.7 / 3.0 `input.media[]` request on the video-synthesis endpoint. Images: the
