@@ -119,7 +119,7 @@ function arrival(example: Example, kind: ModelKind, params: ResolvedParams, body
   for (const [param, rule] of Object.entries(profile.params)) {
     const value = params[param];
     if (isRefusal(rule) || value === undefined || value === null || (rule.omit ?? []).includes(value as never) || rule.type === 'media') continue;
-    const expected = rule.map?.[String(value)] ?? value;
+    const expected = (typeof value === 'string' || typeof value === 'number' ? rule.map?.[String(value)] : undefined) ?? value;
     if (!same(at(body, rule.field), expected))
       problems.push(`${param} -> ${rule.field}: ${JSON.stringify(at(body, rule.field))}, not ${JSON.stringify(expected)}`);
   }
