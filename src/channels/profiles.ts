@@ -228,7 +228,11 @@ const text = (field: string): InputRule => ({ field, type: 'string' });
 
 /** Wan video on DashScope: seeds are 0..2147483647; -1 (random) is not sent. */
 const WAN_SEED: InputRule = { field: 'parameters.seed', type: 'integer', min: 0, max: 2147483647, omit: [-1] };
-const WAN_NO_AUDIO_SWITCH = refuse('the Wan 2.7 reference lists no audio switch (parameters.audio); the model decides.');
+/**
+ * Wan 2.7 has no `parameters.audio` (its image-to-video and text-to-video references list none)
+ * and its output always has sound: the driving audio, or a soundtrack it makes.
+ */
+const WAN_NO_AUDIO_SWITCH = refuse('Wan 2.7 has no audio switch (no parameters.audio): its output always has sound.', true);
 
 const FLUX_RATIOS = ['1:1', '16:9', '21:9', '3:2', '2:3', '4:5', '5:4', '3:4', '4:3', '9:16', '9:21'];
 const SEEDANCE_RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'];

@@ -114,15 +114,17 @@ describe('dashscope adapter over a fake DashScope', () => {
     expect(await adapter.poll(ctx, id)).toMatchObject({ state: 'succeeded', reportedUsage: { seconds: 7, videos: 1 } });
   });
 
-  it('Wan 2.7 lists no audio switch: parameters.audio is never sent, and audio_enable is refused before any request', async () => {
+  it('Wan 2.7 lists no audio switch: parameters.audio is never sent; audio_enable false is refused before any request, true is what it does', async () => {
     const before = fake.http.stats.requests;
-    expect(await adapter.submit(ctx, job('a', { audio_enable: true }))).toMatchObject({
+    expect(await adapter.submit(ctx, job('a', { audio_enable: false }))).toMatchObject({
       outcome: 'rejected',
       error: { code: 'unsupported_value', param: 'audio_enable' },
     });
     expect(fake.http.stats.requests).toBe(before);
-    const id = await accepted(job('a'));
-    expect(fake.undocumented.get(id)).toBeUndefined();
+    for (const params of [{}, { audio_enable: true }]) {
+      const id = await accepted(job('a', params));
+      expect(fake.undocumented.get(id)).toBeUndefined();
+    }
   });
 
   it('wan2.6-t2i (built-in profile): a size outside 1280*1280..1440*1440 pixels is refused before any request (the fake refuses it too); 1280x1280 passes', async () => {
