@@ -13,8 +13,8 @@ import { FakeHttp, TaskBook, isRecord, type Answer, type FakeRequest, type KitOp
  *   Image reference documents; anything else is an invalid parameter) -> `Resp.img_id`.
  * - `text` and `fusion` require `aspect_ratio` (Text-to-Video generation reference; Fusion guide).
  * - `POST /openapi/v2/video/{text,img,transition,fusion}/generate` -> `Resp.video_id`; `img` needs
- *   an uploaded `img_id`, `transition` `first_frame_img`/`last_frame_img` (field names unverified
- *   upstream), `fusion` `image_references[{type, img_id, ref_name}]` with every `@ref_name` in the
+ *   an uploaded `img_id`, `transition` the integer ids `first_frame_img`/`last_frame_img` (Transition
+ *   reference, https://docs.platform.pixverse.ai/transitionfirst-last-frame-generation-15123014e0), `fusion` `image_references[{type, img_id, ref_name}]` with every `@ref_name` in the
  *   prompt followed by a space.
  * - `GET /openapi/v2/video/result/{id}` -> `Resp.status`: 5 generating, 1 success (`url`),
  *   6 deleted, 7 moderation failed, 8 failed.
