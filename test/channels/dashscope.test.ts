@@ -127,6 +127,28 @@ describe('dashscope adapter over a fake DashScope', () => {
     }
   });
 
+  it('wan2.7-i2v (built-in profile): 480p is refused before any request; the fake refuses 480P and a duration out of 2-15 as the reference does', async () => {
+    const i2v = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'wan2.7-i2v', profile: profileFor('dashscope', 'wan2.7-i2v') });
+    try {
+      const before = fake.http.stats.requests;
+      expect(await adapter.submit(i2v, job('r', { resolution: '480p' }))).toMatchObject({
+        outcome: 'rejected',
+        error: { code: 'unsupported_value', param: 'resolution' },
+      });
+      expect(fake.http.stats.requests).toBe(before);
+    } finally {
+      await i2v.close();
+    }
+    for (const parameters of [{ resolution: '480P' }, { duration: 16 }, { duration: 5.5 }]) {
+      const raw = await fetch(`${fake.origin}/api/v1/services/aigc/video-generation/video-synthesis`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'x-dashscope-async': 'enable', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'wan2.7-i2v', input: { prompt: 'x', media: [{ type: 'first_frame', url: 'https://img.example/a.png' }] }, parameters }),
+      });
+      expect(raw.status, JSON.stringify(parameters)).toBe(400);
+    }
+  });
+
   it('wan2.6-t2i (built-in profile): a size outside 1280*1280..1440*1440 pixels is refused before any request (the fake refuses it too); 1280x1280 passes', async () => {
     const t2i = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'wan2.6-t2i', profile: profileFor('dashscope', 'wan2.6-t2i') });
     const image = (width: number, height: number, size?: string): ChannelJob => ({
