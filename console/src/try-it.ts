@@ -107,6 +107,7 @@ async function send(form: HTMLFormElement, output: Output): Promise<void> {
   output.box.hidden = false;
   output.status.textContent = `${method} ${url} …`;
   output.status.removeAttribute('data-status');
+  output.status.removeAttribute('data-ended');
   output.headers.textContent = '';
   output.body.textContent = '';
   if (submit) submit.disabled = true;
@@ -122,7 +123,6 @@ async function send(form: HTMLFormElement, output: Output): Promise<void> {
     if (type.startsWith('text/event-stream')) {
       if (stop) stop.disabled = false;
       await readStream(response, output, controller.signal);
-      output.status.dataset['ended'] = 'true';
     } else if (/^(application\/json|text\/)/.test(type) || type === '') {
       const text = await response.text();
       output.body.textContent = pretty(text);
@@ -137,6 +137,8 @@ async function send(form: HTMLFormElement, output: Output): Promise<void> {
       output.status.dataset['ok'] = 'false';
     }
   } finally {
+    // The whole answer is on the page (a stream: ended or stopped).
+    output.status.dataset['ended'] = 'true';
     if (stop) stop.disabled = true;
     stop?.removeEventListener('click', onStop);
     if (submit) submit.disabled = false;
