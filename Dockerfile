@@ -31,9 +31,16 @@ ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 # build stops here if better-sqlite3, an optional dependency Node 20 needs, did not build.
 ENV npm_config_nodedir=/opt/node/package
 WORKDIR /src
+# The dependencies first, from the manifests alone, so a change of the sources reuses this layer
+# (the slow one: downloads and native builds). Install scripts run only for the packages that
+# need them (package.json's allowScripts), named here: the project's own `prepare` needs sources.
+COPY package.json package-lock.json ./
+COPY packages/client/package.json packages/client/package.json
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && npm rebuild better-sqlite3 sharp esbuild @ffmpeg-installer/linux-x64 @ffprobe-installer/linux-x64 \
+ && node -e "require('better-sqlite3')"
 COPY . .
-RUN npm ci --no-audit --no-fund \
- && node -e "require('better-sqlite3')" \
+RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
  && rm -f node_modules/@mediagate/client
 

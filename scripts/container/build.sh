@@ -7,12 +7,19 @@
 #    it); otherwise localhost/mediagate-debian:bookworm, made once with debootstrap (minbase)
 #    from the Debian mirror and imported.
 # Environment: IMAGE (default localhost/mediagate:dev), BASE_IMAGE, NODE_VERSION (default 20),
-# NPM_VERSION (default 10), CONTAINER_CLI (podman, buildah or docker; default the first found),
+# NPM_VERSION (default 10), CONTAINER_CLI (docker, podman or buildah; default docker when its daemon
+# answers, else the first installed),
 # DEBIAN_MIRROR (default http://deb.debian.org/debian), EXTRA_CA_CERTS (a PEM file the build
 # stage trusts besides the usual authorities; default NODE_EXTRA_CA_CERTS), BUILD_FLAGS (more flags for the build
 # command, split on spaces: e.g. `--runtime runc --ulimit nproc=4096:4096` where the default
 # runtime cannot run here, as .ci/container-smoke finds out).
+# ROOTFS_CACHE: a directory that keeps the debootstrap result as a tarball
+# (debian-bookworm-minbase.tar), so a machine that lost its images (a CI clone) imports it in
+# seconds instead of running debootstrap again (2-3 minutes).
 # `build.sh --base-only` makes (or finds) the base image, prints its name and stops.
+# `build.sh --postgres` builds the PostgreSQL image compose.yaml can use where no registry serves
+# the official one (scripts/container/postgres/: Debian's postgresql-15 on the same base), as
+# POSTGRES_IMAGE (default localhost/mediagate-postgres:15).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 image=${IMAGE:-localhost/mediagate:dev}
@@ -21,8 +28,10 @@ npm_version=${NPM_VERSION:-10}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cli=${CONTAINER_CLI:-}
 if [ -z "$cli" ]; then
-  for candidate in podman buildah docker; do
-    if command -v "$candidate" >/dev/null; then cli=$candidate && break; fi
+  # docker when its daemon answers, else the daemonless ones.
+  if command -v docker >/dev/null && docker info >/dev/null 2>&1; then cli=docker; fi
+  for candidate in podman buildah; do
+    if [ -z "$cli" ] && command -v "$candidate" >/dev/null; then cli=$candidate; fi
   done
 fi
 [ -n "$cli" ] || { echo "container build: none of podman, buildah, docker is installed (Debian: apt-get install podman)" >&2; exit 1; }
@@ -34,27 +43,54 @@ exists() {
   esac
 }
 
+import_rootfs() {
+  case "$cli" in
+    buildah)
+      ctr=$(buildah from scratch)
+      buildah copy "$ctr" "$1" / >/dev/null
+      buildah commit --rm "$ctr" "$base" >/dev/null
+      ;;
+    *) "$cli" import "$1" "$base" >/dev/null ;;
+  esac
+}
+
 base=${BASE_IMAGE:-}
 if [ -z "$base" ]; then
   base=localhost/mediagate-debian:bookworm
+  cached=${ROOTFS_CACHE:+$ROOTFS_CACHE/debian-bookworm-minbase.tar}
   if ! exists "$base"; then
-    command -v debootstrap >/dev/null || { echo "container build: no BASE_IMAGE and no debootstrap (Debian: apt-get install debootstrap)" >&2; exit 1; }
-    rootfs=$(mktemp -d "${TMPDIR:-/tmp}/mediagate-rootfs.XXXXXX")
-    trap 'rm -rf "$rootfs"' EXIT
-    echo "== container build: debootstrap bookworm (minbase) from $mirror" >&2
-    debootstrap --variant=minbase --include=ca-certificates bookworm "$rootfs" "$mirror" >"$rootfs.log" 2>&1 ||
-      { tail -n 20 "$rootfs.log" >&2; echo "container build: debootstrap failed" >&2; exit 1; }
-    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-    case "$cli" in
-      buildah)
-        ctr=$(buildah from scratch)
-        buildah copy "$ctr" "$rootfs" / >/dev/null
-        buildah commit --rm "$ctr" "$base" >/dev/null
-        ;;
-      *) tar -C "$rootfs" -c . | "$cli" import - "$base" >/dev/null ;;
-    esac
-    rm -rf "$rootfs" "$rootfs.log"
+    if [ -z "$cached" ] || [ ! -s "$cached" ]; then
+      command -v debootstrap >/dev/null || { echo "container build: no BASE_IMAGE and no debootstrap (Debian: apt-get install debootstrap)" >&2; exit 1; }
+      rootfs=$(mktemp -d "${TMPDIR:-/tmp}/mediagate-rootfs.XXXXXX")
+      trap 'rm -rf "$rootfs" "$rootfs.tar" "$rootfs.log"' EXIT
+      echo "== container build: debootstrap bookworm (minbase) from $mirror" >&2
+      debootstrap --variant=minbase --include=ca-certificates bookworm "$rootfs" "$mirror" >"$rootfs.log" 2>&1 ||
+        { tail -n 20 "$rootfs.log" >&2; echo "container build: debootstrap failed" >&2; exit 1; }
+      rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+      tar -C "$rootfs" -cf "$rootfs.tar" .
+      if [ -n "$cached" ]; then mkdir -p "$ROOTFS_CACHE" && mv "$rootfs.tar" "$cached.tmp" && mv "$cached.tmp" "$cached"; else cached=$rootfs.tar; fi
+    else
+      echo "== container build: the base from $cached" >&2
+    fi
+    import_rootfs "$cached"
   fi
+fi
+
+read -r -a flags <<<"${BUILD_FLAGS:-}"
+build() {
+  case "$cli" in
+    buildah) buildah bud --format docker --layers "${flags[@]}" --build-arg "BASE_IMAGE=$base" "$@" ;;
+    podman) podman build --format docker --layers "${flags[@]}" --build-arg "BASE_IMAGE=$base" "$@" ;;
+    # The classic builder: Debian's docker.io has no BuildKit plugin (buildx).
+    *) DOCKER_BUILDKIT=0 docker build "${flags[@]}" --build-arg "BASE_IMAGE=$base" "$@" ;;
+  esac
+}
+
+if [ "${1:-}" = --postgres ]; then
+  postgres_image=${POSTGRES_IMAGE:-localhost/mediagate-postgres:15}
+  echo "== container build: $postgres_image from $base with $cli"
+  build -t "$postgres_image" "$root/scripts/container/postgres"
+  exit 0
 fi
 
 if [ "${1:-}" = --base-only ]; then
@@ -76,9 +112,4 @@ if [ -n "$extra_ca" ]; then cp "$extra_ca" "$root/.container/extra-ca.pem"; else
 pack npm "npm@$npm_version"
 
 echo "== container build: $image from $base with $cli"
-read -r -a flags <<<"${BUILD_FLAGS:-}"
-case "$cli" in
-  buildah) buildah bud --format docker --layers "${flags[@]}" --build-arg "BASE_IMAGE=$base" -t "$image" "$root" ;;
-  podman) podman build --format docker --layers "${flags[@]}" --build-arg "BASE_IMAGE=$base" -t "$image" "$root" ;;
-  *) docker build "${flags[@]}" --build-arg "BASE_IMAGE=$base" -t "$image" "$root" ;;
-esac
+build -t "$image" "$root"

@@ -1,14 +1,15 @@
 import { describePrice, pricingView, type Pricing } from '../billing/index.js';
 import type { ModelRow } from '../catalog/index.js';
+import { EXAMPLE_PNG, EXAMPLE_PROMPT } from './docs-page-example.js';
+import { escapeHtml as escape, METHODS, renderTryIt, tryItId } from './docs-page-try-it.js';
 import { requestSchema } from './openapi.js';
 
 /**
- * GET /docs: a self-contained page (no scripts, no external assets) rendered from the same
- * schemas as /openapi.json: the operations, then every model's parameters with their types,
+ * GET /docs: a page rendered from the OpenAPI document and the same schemas as /openapi.json:
+ * the operations, a "try it" form for each (docs-page-try-it.ts; its one script comes from this
+ * origin, nothing inline, no external assets), then every model's parameters with their types,
  * allowed values, ranges and defaults, and a request to copy.
  */
-
-const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
 type Schema = Record<string, unknown>;
 
@@ -40,15 +41,8 @@ function constraint(schema: Schema): string {
   return parts.join('; ');
 }
 
-/**
- * A 64x64 PNG as a data URL: media inputs that work offline (an https:// URL would need the
- * network, and the sandbox engine renders from any decodable image).
- */
-const EXAMPLE_PNG =
-  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAEAAAABACAIAAAAlC+aJAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAn0lEQVRoge2SQQkAQRDDqq+WzmQkrYh7hIFCBKSh6cdpoht0A9ArdhfiLtENugHoFbsLcZfoBt0A9IrdhbhLdINuAHrF7kLcJbpBNwC9Ynch7hLdoBuAXrG7EHeJbtANQK/YXYi7RDfoBqBX7C7EXaIbdAPQK3YX4i7RDboB6BW7C3GX6AbdAPSK3YW4S3SDbgB6xe5C3CW6QTcAveIfHpnLUXgO9etUAAAAAElFTkSuQmCC';
-
 function example(row: ModelRow): string {
-  const body: Record<string, unknown> = { model: row.id, prompt: 'a red fox running through snow' };
+  const body: Record<string, unknown> = { model: row.id, prompt: EXAMPLE_PROMPT };
   const schema = requestSchema(row);
   for (const name of (schema['required'] as string[]).filter((n) => n !== 'model' && n !== 'prompt')) {
     if (name === 'images') body[name] = [EXAMPLE_PNG];
@@ -78,8 +72,6 @@ function modelSection(row: ModelRow, pricing: Pricing | undefined): string {
 <pre>${escape(example(row))}</pre></section>`;
 }
 
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
-
 /**
  * The operations table, from the OpenAPI document's `paths` (the route table's own description
  * of itself), so the page lists exactly the operations the server has.
@@ -94,22 +86,36 @@ function operationRows(paths: Readonly<Record<string, unknown>>): string {
       const { summary, security } = operation as { summary?: unknown; security?: unknown };
       const keyed = !(Array.isArray(security) && security.length === 0);
       rows.push(
-        `<tr><td>${method.toUpperCase()}</td><td><code>${escape(path)}</code></td><td>${escape(typeof summary === 'string' ? summary : '')}${keyed ? '' : ' <small>(no key)</small>'}</td></tr>`,
+        `<tr><td>${method.toUpperCase()}</td><td><a href="#${tryItId(method, path)}"><code>${escape(path)}</code></a></td><td>${escape(typeof summary === 'string' ? summary : '')}${keyed ? '' : ' <small>(no key)</small>'}</td></tr>`,
       );
     }
   }
   return rows.join('\n');
 }
 
-/** `paths`: the `paths` of the OpenAPI document the server serves at /openapi.json. */
-export function renderDocsPage(models: readonly ModelRow[], pricing: Pricing | undefined, paths: Readonly<Record<string, unknown>>): string {
+/**
+ * `document`: the OpenAPI document the server serves at /openapi.json; `script`: the URL of the
+ * "try it" script (undefined when the console, which carries it, is not built).
+ */
+export function renderDocsPage(
+  models: readonly ModelRow[],
+  pricing: Pricing | undefined,
+  document: Readonly<Record<string, unknown>>,
+  script?: string,
+): string {
   const toc = models.map((row) => `<li><a href="#${escape(row.id)}">${escape(row.id)}</a></li>`).join('');
+  const paths = (document['paths'] ?? {}) as Readonly<Record<string, unknown>>;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mediagate API</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
+${script ? `<script type="module" src="${escape(script)}"></script>\n` : ''}<style>body{font:15px/1.5 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
 code,pre{font-family:ui-monospace,monospace;font-size:13px}pre{background:#f4f4f4;padding:.75rem;overflow:auto}
 table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:#fafafa}small{color:#777;font-weight:normal}section{margin:2rem 0}</style></head><body>
+th{background:#fafafa}small{color:#777;font-weight:normal}section{margin:2rem 0}
+details.try{border:1px solid #ddd;margin:.4rem 0;padding:.3rem .6rem}details.try summary{cursor:pointer;overflow-wrap:anywhere}
+.field{display:flex;flex-direction:column;margin:.5rem 0;max-width:40rem}.field small{overflow-wrap:anywhere}
+.field input,.field select,.field textarea{font:13px ui-monospace,monospace;padding:.3rem;box-sizing:border-box;width:100%;min-width:0}
+.field textarea{resize:vertical;white-space:pre-wrap;overflow-wrap:anywhere}.actions button{margin-right:.5rem}
+.try-out pre{max-height:24rem;white-space:pre-wrap;overflow-wrap:anywhere}.try-status[data-ok="false"]{color:#a00}</style></head><body>
 <h1>mediagate API</h1>
 <p>Asynchronous media generation: create a task, poll it until it carries output URLs, download the files. Every <code>/v1</code> operation needs <code>Authorization: Bearer &lt;API_KEY&gt;</code>. Timestamps are Unix seconds. The machine-readable description is <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1); <code>GET /v1/models</code> returns every model's JSON Schema.</p>
 <p>To try a model in the browser, open <a href="/console">the console</a>. The requests below use <code>MEDIAGATE_BASE_URL</code> (e.g. <code>http://127.0.0.1:8080</code>) and <code>MEDIAGATE_API_KEY</code>, as the SDK and CLI do, and inline images as data URLs so they work offline.</p>
@@ -118,6 +124,7 @@ th{background:#fafafa}small{color:#777;font-weight:normal}section{margin:2rem 0}
 <table><thead><tr><th>method</th><th>path</th><th>what it does</th></tr></thead><tbody>
 ${operationRows(paths)}
 </tbody></table>
+${renderTryIt(document, script)}
 <h2>Errors</h2>
 <p>Video endpoints: <code>{"error":{"type","code","message","param"}}</code>; image endpoints: <code>{"code","message","data":null}</code>. Validation codes: <code>missing_parameter</code>, <code>invalid_parameter</code>, <code>unsupported_parameter</code>, <code>unsupported_value</code>; <code>param</code> names the top-level field at fault.</p>
 <h2>Models</h2><ul>${toc}</ul>

@@ -1,4 +1,5 @@
 import { imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../catalog/index.js';
+import { EXAMPLE_PROMPT } from './docs-page-example.js';
 import type { Route } from './route.js';
 import {
   IDEMPOTENCY_KEY_PARAM,
@@ -156,17 +157,34 @@ const USAGE_REPORT = {
   },
 };
 
+/** Whether a model takes any image, video or audio input (an image-to-video model does). */
+function takesMedia(row: ModelRow): boolean {
+  const properties = Object.values((requestSchema(row)['properties'] ?? {}) as Record<string, Record<string, unknown>>);
+  return properties.some((p) => p['format'] === 'media-input' || (p['items'] as Record<string, unknown> | undefined)?.['format'] === 'media-input');
+}
+
+/**
+ * A request that works as it stands (/docs prefills its "try it" form with it): the first
+ * text-only model of the kind (else the first needing nothing but a prompt), or none when every
+ * model needs more.
+ */
+function createExample(rows: readonly ModelRow[]): { example: Record<string, unknown> } | undefined {
+  const promptOnly = rows.filter(
+    (row) => !(row.kind === 'video' && row.atLeastOneOf) && (requestSchema(row)['required'] as string[]).every((name) => name === 'model' || name === 'prompt'),
+  );
+  const simple = promptOnly.find((row) => !takesMedia(row)) ?? promptOnly[0];
+  return simple ? { example: { model: simple.id, prompt: EXAMPLE_PROMPT } } : undefined;
+}
+
 function createBody(kind: 'video' | 'image', models: readonly ModelRow[]) {
   const rows = models.filter((row) => row.kind === kind);
   // No routed model of this kind: every create is refused (unsupported_value on model).
   if (rows.length === 0) return { required: true, content: json({ type: 'object', description: 'No model of this kind is offered by this deployment.' }) };
-  return {
-    required: true,
-    content: json({
-      oneOf: rows.map((row) => ref(componentName(row))),
-      discriminator: { propertyName: 'model', mapping: Object.fromEntries(rows.map((row) => [row.id, `#/components/schemas/${componentName(row)}`])) },
-    }),
+  const schema = {
+    oneOf: rows.map((row) => ref(componentName(row))),
+    discriminator: { propertyName: 'model', mapping: Object.fromEntries(rows.map((row) => [row.id, `#/components/schemas/${componentName(row)}`])) },
   };
+  return { required: true, content: { 'application/json': { schema, ...createExample(rows) } } };
 }
 
 const taskIdParam = [{ name: 'task_id', in: 'path', required: true, schema: { type: 'string' } }];

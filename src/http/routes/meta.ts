@@ -1,4 +1,5 @@
 import { errors } from '../../errors.js';
+import { consoleScriptUrl } from '../console-assets.js';
 import { renderDocsPage } from '../docs-page.js';
 import { setTaskGauge } from '../metrics.js';
 import { metricsAuthorized } from '../metrics-auth.js';
@@ -15,16 +16,21 @@ export function getOpenApi({ ctx, routes }: RouteDeps): Handler {
 }
 
 /**
- * `GET /docs`: a static page, locked down (no scripts, no framing), its operations from the
- * OpenAPI document (built on first request, like /openapi.json).
+ * `GET /docs`: the reference page, its operations and their "try it" forms from the OpenAPI
+ * document (built on first request, like /openapi.json). Locked down: no framing, no inline
+ * script; its one script (the forms') comes from this origin and talks to this origin only.
  */
-export function getDocs({ ctx, routes }: RouteDeps): Handler {
+export function getDocs(deps: RouteDeps): Handler {
+  const { ctx, routes } = deps;
   let docs: string | undefined;
   return async (_request, reply) => {
-    docs ??= renderDocsPage(ctx.models, ctx.pricing, (buildOpenApi(ctx.publicUrl(), routes, ctx.models)['paths'] ?? {}) as Record<string, unknown>);
+    docs ??= renderDocsPage(ctx.models, ctx.pricing, buildOpenApi(ctx.publicUrl(), routes, ctx.models), consoleScriptUrl(deps, 'try-it'));
     return reply
       .type('text/html; charset=utf-8')
-      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .header(
+        'content-security-policy',
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'",
+      )
       .header('x-frame-options', 'DENY')
       .header('referrer-policy', 'no-referrer')
       .header('cross-origin-opener-policy', 'same-origin')
