@@ -14,6 +14,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import { InputStore } from '../src/storage/inputs.js';
+import { LocalBlobStore } from '../src/storage/local-blobs.js';
 import { migrationSteps } from '../src/store/migrations.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
@@ -37,7 +38,7 @@ describe.each(STORE_BACKENDS)('stored input bytes per key on $name', (backend) =
   beforeEach(async () => {
     ({ store, cleanup } = await backend.open());
     dir = await mkdtemp(join(tmpdir(), 'mediagate-input-bytes-'));
-    service = new TaskService({ store, inputs: new InputStore(dir), inputBytesPerKey: 1000 });
+    service = new TaskService({ store, inputs: new InputStore({ blobs: new LocalBlobStore(dir), scratch: join(dir, 'work') }), inputBytesPerKey: 1000 });
   });
   afterEach(async () => {
     await cleanup();
@@ -60,7 +61,7 @@ describe.each(STORE_BACKENDS)('stored input bytes per key on $name', (backend) =
   });
 
   it('takes a limit past 32 bits (a 4 GiB key limit) as it takes a small one', async () => {
-    const large = new TaskService({ store, inputs: new InputStore(dir), inputBytesPerKey: 4 * 1024 ** 3 });
+    const large = new TaskService({ store, inputs: new InputStore({ blobs: new LocalBlobStore(dir), scratch: join(dir, 'work') }), inputBytesPerKey: 4 * 1024 ** 3 });
     await large.create('big', row, withBytes(300));
     expect(await store.keyInputBytes('big')).toBe(300);
   });
