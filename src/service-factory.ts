@@ -141,9 +141,12 @@ const PUBLISHED_INPUT_TTL_S = 3600;
  * inputs folder and served at `<MEDIAGATE_PUBLIC_URL>/inputs/...`, signed and expiring
  * (http/routes/files.ts getInput). Without a public URL, upstreams get data URLs inline.
  */
-function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (bytes: Buffer, mime: string) => Promise<string> {
+function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner, service: TaskService): (bytes: Buffer, mime: string) => Promise<string> {
   return async (bytes, mime) => {
-    const { folder, name } = await inputs.publish(bytes, mime, publishingTask.getStore());
+    const taskId = publishingTask.getStore();
+    // Counted against the key's input bytes before it is written (TaskService.countPublishedInput).
+    if (taskId !== undefined) await service.countPublishedInput(taskId, bytes.length);
+    const { folder, name } = await inputs.publish(bytes, mime, taskId);
     const exp = Math.floor(Date.now() / 1000) + PUBLISHED_INPUT_TTL_S;
     const key = inputKey(folder, name);
     return `${publicUrl.replace(/\/$/, '')}/${key}?exp=${exp}&sig=${signer.sign(key, exp)}`;
@@ -251,7 +254,7 @@ async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: Upstre
   ]);
   const log = logger.child({ component: 'upstream' });
   const contexts = createChannelContexts(channels, {
-    media: createChannelMedia(config.publicUrlExplicit ? { publish: publisher(config.publicUrl, inputs, signer) } : {}),
+    media: createChannelMedia(config.publicUrlExplicit ? { publish: publisher(config.publicUrl, inputs, signer, service) } : {}),
     log,
     ...(options.upstreamRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.upstreamRequestTimeoutMs }),
   });
