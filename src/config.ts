@@ -79,6 +79,8 @@ export interface Config {
   readonly fetchPerKey: number;
   /** MEDIAGATE_INSTANT_DELAY_MS: how long each render of the `instant` engine takes (benchmarks, tests). Default 0. */
   readonly instantDelayMs: number;
+  /** MEDIAGATE_INSTANT_OUTPUT_BYTES: size of each `instant` video output at least (storage benchmarks and specs). Default 0: a header only. */
+  readonly instantOutputBytes: number;
   /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10; held in ms. */
   readonly drainMs: number;
   /** MEDIAGATE_FETCH_ALLOW_HOSTS: host names fetched even when they resolve to non-public addresses. Default none. */
@@ -395,6 +397,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     fetchConcurrency: integer(env, 'MEDIAGATE_FETCH_CONCURRENCY', 8, 1, 1024),
     fetchPerKey: integer(env, 'MEDIAGATE_FETCH_PER_KEY', 2, 1, 1024),
     instantDelayMs: integer(env, 'MEDIAGATE_INSTANT_DELAY_MS', 0, 0, 600_000),
+    instantOutputBytes: integer(env, 'MEDIAGATE_INSTANT_OUTPUT_BYTES', 0, 0, 4 * 1024 ** 3),
     drainMs: seconds(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     fetchAllowPrivate: allowPrivate(env),

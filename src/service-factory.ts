@@ -99,7 +99,7 @@ export interface MediagateWorker extends MediagateProcess {
 }
 
 async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
-  if (config.engine === 'instant') return createInstantEngine({ delayMs: config.instantDelayMs });
+  if (config.engine === 'instant') return createInstantEngine({ delayMs: config.instantDelayMs, outputBytes: config.instantOutputBytes });
   // Loaded on demand: an API-only or instant-engine process never loads sharp or ffmpeg.
   const { createSandboxEngine } = await import('./engines/sandbox/engine.js');
   const { defaultFfmpegPath } = await import('./engines/sandbox/ffmpeg-path.js');
