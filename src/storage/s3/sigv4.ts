@@ -2,8 +2,9 @@
  * AWS Signature Version 4 for S3, on node:crypto: the header signature of a request and the
  * query signature of a presigned URL. Written here rather than taken from a package: the SDK is
  * large, and the small signers sign `fetch` Requests, which this project does not make
- * (docs/dependencies.md "S3"). Specified by AWS's "Signature Version 4 signing process";
- * checked against a real S3 server by test/s3-storage.test.ts.
+ * (docs/decisions/006-s3-signer-with-node-crypto.md). Specified by AWS's "Signature Version 4
+ * signing process"; checked against AWS's worked examples (test/s3-sigv4.test.ts) and a real
+ * S3 server (test/s3-storage.test.ts).
  */
 import { createHash, createHmac } from 'node:crypto';
 
