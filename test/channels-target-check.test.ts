@@ -64,7 +64,12 @@ describe('at create, the route target decides what it can take', () => {
     const before = fal.http.stats.requests;
     const refused = await create({ model: 'vendorb/famsd-2.0-i2v-spicy', prompt: 'x', image: 'https://img.example/a.png' });
     expect(refused.status).toBe(400);
-    expect(refused.json['error']).toMatchObject({ code: 'unsupported_value', param: 'resolution', message: expect.stringMatching(/1080p/) });
+    // The request left resolution out: the 720p refused is the model's default, and the message says so.
+    expect(refused.json['error']).toMatchObject({
+      code: 'unsupported_value',
+      param: 'resolution',
+      message: expect.stringMatching(/1080p.*"720p" is the default of vendorb\/famsd-2\.0-i2v-spicy/),
+    });
     const seven = await create({ model: 'vendorb/famsd-2.0-i2v-spicy', prompt: 'x', image: 'https://img.example/a.png', resolution: '1080p', duration: 7 });
     expect(seven.json['error']).toMatchObject({ code: 'unsupported_value', param: 'duration' });
     expect(fal.http.stats.requests).toBe(before);

@@ -79,6 +79,8 @@ export interface TargetProfile {
   readonly fixed?: Readonly<Record<string, Scalar>>;
   /** True for a profile from the channels file. */
   readonly declared?: boolean;
+  /** What the model makes (built-in profiles: the docs list which catalog defaults it cannot take). */
+  readonly kind?: ModelKind;
   /** A rule across parameters that the per-parameter rules cannot say (built-in profiles only). */
   readonly across?: (params: ResolvedParams, target: string) => ParamProblem | undefined;
 }
@@ -226,7 +228,11 @@ const text = (field: string): InputRule => ({ field, type: 'string' });
 
 /** Wan video on DashScope: seeds are 0..2147483647; -1 (random) is not sent. */
 const WAN_SEED: InputRule = { field: 'parameters.seed', type: 'integer', min: 0, max: 2147483647, omit: [-1] };
-const WAN_NO_AUDIO_SWITCH = refuse('the Wan 2.7 reference lists no audio switch (parameters.audio); the model decides.');
+/**
+ * Wan 2.7 has no `parameters.audio` (its image-to-video and text-to-video references list none)
+ * and its output always has sound: the driving audio, or a soundtrack it makes.
+ */
+const WAN_NO_AUDIO_SWITCH = refuse('Wan 2.7 has no audio switch (no parameters.audio): its output always has sound.', true);
 
 const FLUX_RATIOS = ['1:1', '16:9', '21:9', '3:2', '2:3', '4:5', '5:4', '3:4', '4:3', '9:16', '9:21'];
 const SEEDANCE_RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'];
@@ -267,6 +273,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   {
     protocol: 'fal',
     model: 'fal-ai/flux/dev',
+    kind: 'image',
     source: 'https://fal.ai/models/fal-ai/flux/dev/api',
     closed: true,
     params: {
@@ -283,6 +290,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   {
     protocol: 'replicate',
     model: 'black-forest-labs/flux-schnell',
+    kind: 'image',
     source: 'https://replicate.com/black-forest-labs/flux-schnell/api/schema',
     closed: true,
     params: {
@@ -303,7 +311,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
     params: {
       prompt: text('prompt'),
       image: media('start_image'),
-      end_image: media('end_image'),
+      end_image: { field: 'end_image', type: 'media', note: 'only with `1080p` (the schema: end_image requires mode pro)' },
       negative_prompt: text('negative_prompt'),
       duration: { field: 'duration', type: 'integer', values: [5, 10] },
       // Kling v2.1 on Replicate: mode standard renders 720p, pro 1080p.
@@ -323,7 +331,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   {
     protocol: 'dashscope',
     model: 'wan2.7-i2v',
-    source: 'https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference',
+    source: 'https://www.alibabacloud.com/help/en/model-studio/image-to-video-general-api-reference',
     closed: false,
     params: {
       resolution: { field: 'parameters.resolution', values: ['720p', '1080p'] },
@@ -362,6 +370,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   {
     protocol: 'dashscope',
     model: 'wan2.6-t2i',
+    kind: 'image',
     source: 'https://www.alibabacloud.com/help/en/model-studio/wan-image-generation-api-reference',
     closed: false,
     params: { seed: { field: 'parameters.seed', type: 'integer', min: 0, max: 2147483647 } },

@@ -116,26 +116,54 @@ export function compareWithSchema(
   return problems;
 }
 
+type Json = Record<string, unknown>;
+const record = (value: unknown): Json | undefined => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined);
+
+/**
+ * One property as the probe compares it. The shapes the providers publish:
+ * - Replicate (cog): an enum is a named schema behind `allOf: [{$ref}]`, beside `default`,
+ *   `x-order` and `description`; an optional input may carry `nullable: true`;
+ * - fal: an optional input is `anyOf: [{type: T}, {type: "null"}]`; a choice of shapes is
+ *   `anyOf: [{$ref: ImageSize}, {enum: [...], type: "string"}]` (then neither type nor enum is
+ *   certain, and the probe checks neither).
+ */
+function propertyOf(raw: unknown, schemas: Json | undefined, depth = 0): PublishedProperty {
+  let property = record(raw) ?? {};
+  const ref = property['$ref'];
+  if (typeof ref === 'string' && depth < 4) property = { ...propertyOf(schemas?.[ref.split('/').pop() ?? ''], schemas, depth + 1), ...property };
+  const allOf = Array.isArray(property['allOf']) ? property['allOf'] : [];
+  for (const part of allOf) property = { ...propertyOf(part, schemas, depth + 1), ...property };
+  const alternatives = [property['anyOf'], property['oneOf']].flatMap((list): unknown[] => (Array.isArray(list) ? (list as unknown[]) : []));
+  const usable = alternatives.map((alt) => propertyOf(alt, schemas, depth + 1)).filter((alt) => alt.type !== 'null');
+  if (usable.length === 1 && usable[0]) property = { ...usable[0], ...property };
+  const out: { type?: string; enum?: readonly unknown[]; minimum?: number; maximum?: number } = {};
+  if (typeof property['type'] === 'string') out.type = property['type'];
+  else if (usable.length > 1 && usable.every((alt) => alt.type !== undefined && alt.type === usable[0]?.type)) out.type = usable[0]?.type;
+  if (Array.isArray(property['enum'])) out.enum = property['enum'];
+  if (typeof property['minimum'] === 'number') out.minimum = property['minimum'];
+  if (typeof property['maximum'] === 'number') out.maximum = property['maximum'];
+  return out;
+}
+
 /** The `Input` schema out of an OpenAPI document (Replicate: components.schemas.Input; fal: the POST body of the endpoint). */
 export function inputOf(openapi: unknown, bodyRef?: string): PublishedInput | undefined {
-  const record = (value: unknown): Record<string, unknown> | undefined =>
-    typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   const schemas = record(record(record(openapi)?.['components'])?.['schemas']);
   const input = record(schemas?.[bodyRef ?? 'Input']);
   if (!input) return undefined;
   const properties: Record<string, PublishedProperty> = {};
-  for (const [name, raw] of Object.entries(record(input['properties']) ?? {})) {
-    let property = record(raw) ?? {};
-    // Replicate puts enums behind `allOf: [{$ref}]`; resolve one level.
-    const ref = Array.isArray(property['allOf']) ? record(property['allOf'][0])?.['$ref'] : property['$ref'];
-    if (typeof ref === 'string') property = { ...record(schemas?.[ref.split('/').pop() ?? '']), ...property };
-    properties[name] = {
-      ...(typeof property['type'] === 'string' ? { type: property['type'] } : {}),
-      ...(Array.isArray(property['enum']) ? { enum: property['enum'] } : {}),
-      ...(typeof property['minimum'] === 'number' ? { minimum: property['minimum'] } : {}),
-      ...(typeof property['maximum'] === 'number' ? { maximum: property['maximum'] } : {}),
-    };
-  }
+  for (const [name, raw] of Object.entries(record(input['properties']) ?? {})) properties[name] = propertyOf(raw, schemas);
   const required = Array.isArray(input['required']) ? input['required'].filter((r): r is string => typeof r === 'string') : [];
   return { properties, required };
+}
+
+/**
+ * The input schema of one fal endpoint out of the queue OpenAPI document fal serves for it
+ * (https://fal.ai/api/openapi/queue/openapi.json?endpoint_id=...): the JSON body of
+ * `POST /{endpoint id}` names it (`#/components/schemas/<Name>Input`).
+ */
+export function falInputOf(openapi: unknown, endpoint: string): PublishedInput | undefined {
+  const post = record(record(record(record(openapi)?.['paths'])?.[`/${endpoint}`])?.['post']);
+  const body = record(record(record(post?.['requestBody'])?.['content'])?.['application/json']);
+  const ref = record(body?.['schema'])?.['$ref'];
+  return typeof ref === 'string' ? inputOf(openapi, ref.split('/').pop()) : undefined;
 }

@@ -4,12 +4,50 @@
  * `unsupported_value` naming it, instead of a task that fails at submit or, worse, an upstream
  * job that quietly ignores it. Pure: no I/O, the adapters' `check` and the target profiles only.
  */
-import type { ModelKind, ResolvedParams } from '../catalog/index.js';
+import { MODELS, createValidator, findModel, type ModelKind, type ModelRow, type ResolvedParams } from '../catalog/index.js';
 import type { ChannelsConfig } from './config.js';
 import { profileFor, type ParamProblem } from './profiles.js';
 import type { ProtocolAdapter, ProtocolName } from './protocol.js';
 
 export type TargetCheck = (model: string, kind: ModelKind, params: ResolvedParams) => ParamProblem | undefined;
+
+const DEFAULTS = new Map<string, Readonly<Record<string, unknown>>>();
+
+/**
+ * The parameters a request of the row gets from the catalog when it names only what the model
+ * requires (prompt, the required inputs): its defaults, as stored on a task.
+ */
+export function catalogDefaults(row: ModelRow): Readonly<Record<string, unknown>> {
+  const known = DEFAULTS.get(row.id);
+  if (known) return known;
+  const url = 'https://example.com/input.png';
+  const body: Record<string, unknown> = { model: row.id, prompt: 'p' };
+  if (row.kind === 'video') {
+    if (row.required.includes('image')) body['image'] = url;
+    if (row.required.includes('images') || row.atLeastOneOf) body['images'] = [url];
+    if (row.required.includes('aspect_ratio')) body['aspect_ratio'] = row.aspectRatio?.values[0];
+    if (row.imageOptions) body['prompt'] = 'p @image1';
+  }
+  const validated = createValidator(MODELS).validate(row.kind, { body, bodyBytes: JSON.stringify(body).length });
+  const defaults = validated.ok ? Object.fromEntries(Object.entries(validated.params).filter(([param]) => !(param in body))) : {};
+  DEFAULTS.set(row.id, defaults);
+  return defaults;
+}
+
+/** A refused value that is also the model's default says so: the client never chose it. */
+function withDefaultNote(model: string, params: ResolvedParams, problem: ParamProblem): ParamProblem {
+  const row = findModel(model);
+  if (!row) return problem;
+  const defaults = catalogDefaults(row);
+  const param = problem.param === 'size' ? 'width' : problem.param;
+  if (!(param in defaults) || defaults[param] !== params[param]) return problem;
+  if (param === 'width' && defaults['height'] !== params['height']) return problem;
+  const shown = param === 'width' ? `${String(defaults['width'])}x${String(defaults['height'])}` : JSON.stringify(defaults[param]);
+  return {
+    ...problem,
+    message: `${problem.message} ${shown} is the default of ${model}: on this route the request must set '${problem.param === 'width' ? 'size' : problem.param}' to a value the target takes.`,
+  };
+}
 
 export function createTargetCheck(config: ChannelsConfig, adapters: Partial<Record<ProtocolName, ProtocolAdapter>>): TargetCheck {
   return (model, kind, params) => {
@@ -18,10 +56,11 @@ export function createTargetCheck(config: ChannelsConfig, adapters: Partial<Reco
     if (!target || !channel || channel.protocol === 'sandbox') return undefined;
     const adapter = adapters[channel.protocol];
     if (!adapter) return undefined;
-    return adapter.check(
+    const problem = adapter.check(
       { channel: channel.name, upstreamModel: target.upstreamModel, profile: profileFor(channel.protocol, target.upstreamModel, target.profile) },
       kind,
       params,
     );
+    return problem && withDefaultNote(model, params, problem);
   };
 }

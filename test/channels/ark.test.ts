@@ -47,7 +47,20 @@ describe('ark: what Seedance takes', () => {
       error: { code: 'unsupported_value', param: 'resolution' },
     });
     expect(fake.http.stats.requests).toBe(before);
-    for (const body of [{ seed: 4294967296 }, { resolution: '4k' }]) {
+    // Values the create-task reference does not list are refused by the fake as Ark refuses them.
+    const pngAsUpper = [
+      { type: 'text', text: 'x' },
+      { type: 'image_url', image_url: { url: 'data:image/PNG;base64,AAAA' }, role: 'first_frame' },
+    ];
+    for (const body of [
+      { seed: 4294967296 },
+      { resolution: '4k' },
+      { resolution: '2k' },
+      { ratio: '5:4' },
+      { duration: 5.5 },
+      { generate_audio: 'yes' },
+      { content: pngAsUpper },
+    ]) {
       const raw = await fetch(`${fake.origin}/api/v3/contents/generations/tasks`, {
         method: 'POST',
         headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },

@@ -114,15 +114,39 @@ describe('dashscope adapter over a fake DashScope', () => {
     expect(await adapter.poll(ctx, id)).toMatchObject({ state: 'succeeded', reportedUsage: { seconds: 7, videos: 1 } });
   });
 
-  it('Wan 2.7 lists no audio switch: parameters.audio is never sent, and audio_enable is refused before any request', async () => {
+  it('Wan 2.7 lists no audio switch: parameters.audio is never sent; audio_enable false is refused before any request, true is what it does', async () => {
     const before = fake.http.stats.requests;
-    expect(await adapter.submit(ctx, job('a', { audio_enable: true }))).toMatchObject({
+    expect(await adapter.submit(ctx, job('a', { audio_enable: false }))).toMatchObject({
       outcome: 'rejected',
       error: { code: 'unsupported_value', param: 'audio_enable' },
     });
     expect(fake.http.stats.requests).toBe(before);
-    const id = await accepted(job('a'));
-    expect(fake.undocumented.get(id)).toBeUndefined();
+    for (const params of [{}, { audio_enable: true }]) {
+      const id = await accepted(job('a', params));
+      expect(fake.undocumented.get(id)).toBeUndefined();
+    }
+  });
+
+  it('wan2.7-i2v (built-in profile): 480p is refused before any request; the fake refuses 480P and a duration out of 2-15 as the reference does', async () => {
+    const i2v = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: 'wan2.7-i2v', profile: profileFor('dashscope', 'wan2.7-i2v') });
+    try {
+      const before = fake.http.stats.requests;
+      expect(await adapter.submit(i2v, job('r', { resolution: '480p' }))).toMatchObject({
+        outcome: 'rejected',
+        error: { code: 'unsupported_value', param: 'resolution' },
+      });
+      expect(fake.http.stats.requests).toBe(before);
+    } finally {
+      await i2v.close();
+    }
+    for (const parameters of [{ resolution: '480P' }, { duration: 16 }, { duration: 5.5 }]) {
+      const raw = await fetch(`${fake.origin}/api/v1/services/aigc/video-generation/video-synthesis`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'x-dashscope-async': 'enable', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'wan2.7-i2v', input: { prompt: 'x', media: [{ type: 'first_frame', url: 'https://img.example/a.png' }] }, parameters }),
+      });
+      expect(raw.status, JSON.stringify(parameters)).toBe(400);
+    }
   });
 
   it('wan2.6-t2i (built-in profile): a size outside 1280*1280..1440*1440 pixels is refused before any request (the fake refuses it too); 1280x1280 passes', async () => {

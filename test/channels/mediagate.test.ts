@@ -77,6 +77,8 @@ describe('mediagate adapter against a real mediagate', () => {
     expect(seen.every((s) => s.state !== 'throttled')).toBe(true);
     if (last.state !== 'succeeded') throw new Error(JSON.stringify(last));
     expect(last.outputs).toHaveLength(1);
+    // The upstream's billed seconds (read from its file) come back as reported usage; its cost does not.
+    expect(last.reportedUsage).toEqual({ seconds: 2 });
     const path = join(dir, 'v.mp4');
     const copied = await copyOutput(last.outputs[0]!.url, { channelBaseUrl: upstream.url, expect: 'video', destination: path });
     expect(copied).toMatchObject({ ok: true, contentType: 'video/mp4' });
@@ -106,6 +108,7 @@ describe('mediagate adapter against a real mediagate', () => {
       expect(submitted.upstreamId).toMatch(/^i:/);
       const { last } = await pollUntilSettled(adapter, ictx, submitted.upstreamId, 60_000);
       if (last.state !== 'succeeded') throw new Error(JSON.stringify(last));
+      expect(last.reportedUsage).toEqual({ images: 1 });
       const copied = await copyOutput(last.outputs[0]!.url, { channelBaseUrl: upstream.url, expect: 'image', destination: join(dir, 'i.png') });
       expect(copied).toMatchObject({ ok: true, contentType: 'image/png' });
     } finally {

@@ -18,8 +18,12 @@ import {
  * errors https://docs.byteplus.com/en/docs/ModelArk/1299023):
  * - `POST /api/v3/contents/generations/tasks` -> `{id:"cgt-..."}`; content roles checked
  *   (first/last frame and reference_* are mutually exclusive), resolution lower case (480p,
- *   720p, 1080p, 2k: no 4k), seed -1..4294967295, inline Base64 for images only (a data URL
- *   as a video or audio is an invalid parameter);
+ *   720p, 1080p: the reference lists no 2k or 4k), ratio (16:9, 4:3, 1:1, 3:4, 9:16, 21:9,
+ *   adaptive), an integer duration, boolean switches, seed -1..4294967295 ("[-1, 2^32-1]"), inline
+ *   Base64 for images only and as `data:image/<lower-case format>;base64,...` (a data URL as a
+ *   video or audio is an invalid parameter: the Seedance 2.0 tutorial,
+ *   https://docs.byteplus.com/docs/ModelArk/2291680, asks for public URLs); the request and
+ *   response bodies follow the reference's examples;
  * - `GET .../tasks/{id}`: queued -> running -> succeeded (`content.video_url`) | failed
  *   (`error.code`, output moderation late) | cancelled | expired (a stuck task past
  *   `execution_expires_after`); unknown id -> 404 `{error}`;
@@ -84,8 +88,21 @@ export async function startArkFake(options: ArkFakeOptions = {}): Promise<ArkFak
       else references += 1;
     }
     if (frames > 0 && references > 0) return 'content.role';
+    // The create-task reference's values: resolution 480p/720p/1080p (no 2k or 4k), ratio, an
+    // integer duration (-1: the model decides), boolean switches; Base64 as data:image/<lower-case format>.
+    for (const item of content) {
+      const url = isRecord(item) && isRecord(item['image_url']) ? item['image_url']['url'] : undefined;
+      if (typeof url === 'string' && url.startsWith('data:') && !/^data:image\/[a-z0-9.+-]+;base64,/.test(url)) return 'content.image_url.url';
+    }
     const resolution = body['resolution'];
-    if (resolution !== undefined && (typeof resolution !== 'string' || !['480p', '720p', '1080p', '2k'].includes(resolution))) return 'resolution';
+    if (resolution !== undefined && (typeof resolution !== 'string' || !['480p', '720p', '1080p'].includes(resolution))) return 'resolution';
+    const ratio = body['ratio'];
+    if (ratio !== undefined && (typeof ratio !== 'string' || !['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'].includes(ratio))) return 'ratio';
+    const duration = body['duration'];
+    if (duration !== undefined && (typeof duration !== 'number' || !Number.isInteger(duration) || (duration !== -1 && (duration < 2 || duration > 15))))
+      return 'duration';
+    for (const flag of ['generate_audio', 'camera_fixed', 'watermark', 'return_last_frame', 'draft'])
+      if (body[flag] !== undefined && typeof body[flag] !== 'boolean') return flag;
     const seed = body['seed'];
     if (seed !== undefined && (typeof seed !== 'number' || !Number.isInteger(seed) || seed < -1 || seed > 4294967295)) return 'seed';
     return undefined;

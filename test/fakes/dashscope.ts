@@ -14,7 +14,7 @@ import {
 } from './upstream-kit.js';
 
 /**
- * A fake DashScope (docs/channels.md#protocol-dashscope; Model Studio https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference,
+ * A fake DashScope (docs/channels.md#protocol-dashscope; Model Studio https://www.alibabacloud.com/help/en/model-studio/image-to-video-general-api-reference,
  * .../wan-image-generation-api-reference, .../manage-asynchronous-tasks, .../developer-reference/error-code):
  * - `POST /api/v1/services/aigc/video-generation/video-synthesis` and
  *   `POST /api/v1/services/aigc/image-generation/generation`: require `X-DashScope-Async: enable`
@@ -26,7 +26,8 @@ import {
  *   401 InvalidApiKey, 429 Throttling.RateQuota. `errorsInHttp200` answers refusals with HTTP 200
  *   (as some relays in front of DashScope do) to exercise business errors inside a 200.
  * Output URLs carry `?Expires=` and the fake's file server answers 403 once they expire.
- * Per model: wan2.6-t2i refuses a size outside 1280*1280..1440*1440 pixels or ratio 1:4..4:1
+ * Per model: wan2.7-i2v takes 720P or 1080P and Wan 2.7 an integer duration of 2 to 15 s (the
+ * image-to-video reference); wan2.6-t2i refuses a size outside 1280*1280..1440*1440 pixels or ratio 1:4..4:1
  * (InvalidParameter); Wan 2.7 lists no `parameters.audio` (recorded in `undocumented`). Prompt
  * markers of its own: `[fake:download-fail]` (400 `InvalidParameter.DataInspection`: an input
  * could not be downloaded), `[fake:ip]` (the task fails `IPInfringementSuspect`).
@@ -82,6 +83,16 @@ export async function startDashscopeFake(options: DashscopeFakeOptions = {}): Pr
     const resolution = parameters['resolution'];
     if (resolution !== undefined && (typeof resolution !== 'string' || !/^(480|720|1080)P$/.test(resolution)))
       return 'parameters.resolution must be 480P, 720P or 1080P';
+    // The Wan 2.7 image-to-video reference: 720P or 1080P, an integer duration of 2 to 15 seconds.
+    if (body['model'] === 'wan2.7-i2v' && resolution !== undefined && resolution !== '720P' && resolution !== '1080P')
+      return 'parameters.resolution must be 720P or 1080P';
+    const duration = parameters['duration'];
+    if (
+      /^wan2\.7/.test(String(body['model'])) &&
+      duration !== undefined &&
+      (typeof duration !== 'number' || !Number.isInteger(duration) || duration < 2 || duration > 15)
+    )
+      return 'parameters.duration must be an integer from 2 to 15';
     const seed = parameters['seed'];
     if (seed !== undefined && (typeof seed !== 'number' || seed < 0 || seed > 2147483647)) return 'parameters.seed must be in [0, 2147483647]';
     if (image && (typeof parameters['size'] !== 'string' || !/^\d+\*\d+$/.test(parameters['size']))) return 'parameters.size must be W*H';

@@ -40,7 +40,12 @@ const imageSize: Check = (v) =>
     ? undefined
     : 'Input should be a size name or {width, height}';
 
-/** Published input schemas of the endpoints the docs use (required fields, then optional ones). */
+/**
+ * Published input schemas of the endpoints the docs use (required fields, then optional ones), as
+ * each endpoint's API page (https://fal.ai/models/{endpoint id}/api) and queue OpenAPI document
+ * (https://fal.ai/api/openapi/queue/openapi.json?endpoint_id={endpoint id}; two real ones are in
+ * test/fixtures/upstream/) give them.
+ */
 const KLING_I2V = {
   required: { prompt: str, image_url: str },
   optional: { duration: oneOf('5', '10'), negative_prompt: str, cfg_scale: num },

@@ -17,7 +17,8 @@ import {
  * .../video-generation-v2-query, .../video-generation), both shapes:
  * - v2 (H3): `POST /v2/video_generation` -> `{task_id}`; `GET /v2/query/video_generation/{id}`
  *   -> `{task:{status: queued|running|succeeded|failed|cancelled|expired, content.url, error}}`
- *   (a task still waiting `expireAfterMs` after creation reads `expired`);
+ *   (a task still waiting `expireAfterMs` after creation reads `expired`: not a status MiniMax
+ *   documents, one a router forwarding v2 tasks lists, kept so the adapter's reading is tested);
  *   `DELETE /v2/video_generation/{id}`; list `GET /v2/query/video_generation?filter.task_ids=`.
  *   Errors as the reference shows them: `{type:"error", error:{type, message:"... (1026)",
  *   http_code:"422"}, request_id}` with that HTTP status; the business code is only in the message.

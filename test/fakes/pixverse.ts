@@ -1,15 +1,20 @@
 import { FakeHttp, TaskBook, isRecord, type Answer, type FakeRequest, type KitOptions, type Reply, type Route } from './upstream-kit.js';
 
 /**
- * A fake PixVerse Platform API (docs/channels.md#protocol-pixverse; https://docs.platform.pixverse.ai):
+ * A fake PixVerse Platform API (docs/channels.md#protocol-pixverse; https://docs.platform.pixverse.ai), its
+ * requests and answers as the reference's examples show them: Upload Image
+ * (https://docs.platform.pixverse.ai/upload-image-13016631e0), Text-to-Video
+ * (https://docs.platform.pixverse.ai/text-to-video-generation-13016634e0), Get Video Generation
+ * Status (https://docs.platform.pixverse.ai/get-video-generation-status-13016632e0), Common errors
+ * (https://docs.platform.pixverse.ai/common-errors-and-solutions-882978m0):
  * - headers `API-KEY` and `Ai-trace-id`; every answer `{ErrCode, ErrMsg, Resp}`, business errors
  *   inside HTTP 200. A reused trace id does what the docs warn of: the task hangs in status 5.
  * - `POST /openapi/v2/image/upload`, the multipart file `image` (the one body field the Upload
  *   Image reference documents; anything else is an invalid parameter) -> `Resp.img_id`.
  * - `text` and `fusion` require `aspect_ratio` (Text-to-Video generation reference; Fusion guide).
  * - `POST /openapi/v2/video/{text,img,transition,fusion}/generate` -> `Resp.video_id`; `img` needs
- *   an uploaded `img_id`, `transition` `first_frame_img`/`last_frame_img` (field names unverified
- *   upstream), `fusion` `image_references[{type, img_id, ref_name}]` with every `@ref_name` in the
+ *   an uploaded `img_id`, `transition` the integer ids `first_frame_img`/`last_frame_img` (Transition
+ *   reference, https://docs.platform.pixverse.ai/transitionfirst-last-frame-generation-15123014e0), `fusion` `image_references[{type, img_id, ref_name}]` with every `@ref_name` in the
  *   prompt followed by a space.
  * - `GET /openapi/v2/video/result/{id}` -> `Resp.status`: 5 generating, 1 success (`url`),
  *   6 deleted, 7 moderation failed, 8 failed.

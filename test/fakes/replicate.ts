@@ -70,6 +70,33 @@ export const MODEL_SCHEMAS: Readonly<Record<string, { required: readonly string[
   },
 };
 
+/**
+ * A model version's `openapi_schema` in the shape cog publishes it (the real flux-schnell one is
+ * test/fixtures/upstream/replicate-openapi-flux-schnell.json): `components.schemas.Input` with
+ * `title`/`x-order` per property, and every enum a named schema of its own behind
+ * `allOf: [{$ref}]` ("An enumeration.").
+ */
+function cogOpenApi(schema: { required: readonly string[]; properties: Readonly<Record<string, InputSpec>> }): Record<string, unknown> {
+  const named: Record<string, unknown> = {};
+  const properties: Record<string, unknown> = {};
+  Object.entries(schema.properties).forEach(([name, spec], order) => {
+    if (spec.enum) {
+      named[name] = { enum: spec.enum, type: spec.type, title: name, description: 'An enumeration.' };
+      properties[name] = { allOf: [{ $ref: `#/components/schemas/${name}` }], 'x-order': order };
+      return;
+    }
+    const bounds = { ...(spec.minimum !== undefined ? { minimum: spec.minimum } : {}), ...(spec.maximum !== undefined ? { maximum: spec.maximum } : {}) };
+    properties[name] = {
+      type: spec.type,
+      title: name.replace(/(^|_)(\w)/g, (_m, sep: string, c: string) => `${sep ? ' ' : ''}${c.toUpperCase()}`),
+      ...bounds,
+      'x-order': order,
+    };
+  });
+  const input = { type: 'object', title: 'Input', required: schema.required, properties };
+  return { openapi: '3.0.2', info: { title: 'Cog', version: '0.1.0' }, components: { schemas: { Input: input, ...named } } };
+}
+
 export interface ReplicateFake {
   readonly origin: string;
   readonly book: TaskBook;
@@ -216,8 +243,7 @@ export async function startReplicateFake(options: KitOptions = {}): Promise<Repl
           if (bearer(req) !== apiKey) return problem(401, 'Unauthenticated', 'You did not pass a valid authentication token');
           const schema = MODEL_SCHEMAS[name];
           if (!schema) return { status: 404, json: { detail: 'Not found.' } };
-          const input = { type: 'object', title: 'Input', required: schema.required, properties: schema.properties };
-          const openapi = { components: { schemas: { Input: input } } };
+          const openapi = cogOpenApi(schema);
           // A version answers its own schema; the model answers its latest version's.
           if (path.includes('/versions/')) return { status: 200, json: { id: path.split('/').pop(), openapi_schema: openapi } };
           return { status: 200, json: { owner: name.split('/')[0], name: name.split('/')[1], latest_version: { id: 'v1', openapi_schema: openapi } } };

@@ -1,9 +1,13 @@
 /**
  * `ark`: BytePlus ModelArk / Volcengine Ark content generation tasks, Seedance (docs/channels.md#protocol-ark;
  * provider reference https://docs.byteplus.com/en/docs/ModelArk/1520757, errors https://docs.byteplus.com/en/docs/ModelArk/1299023).
- * Seeds are -1 (random) to 4294967295. Inline Base64 is documented for images only: a data-URL
- * video or audio goes as a signed URL of ours, and is refused when the deployment cannot publish one.
- * Statuses queued, running, succeeded, failed, cancelled, expired (plus pending/processing from
+ * Seeds are -1 (random) to 4294967295 (the reference: "[-1, 2^32-1]"). Inline Base64 is documented
+ * for `image_url` only; the Seedance 2.0 tutorial (https://docs.byteplus.com/docs/ModelArk/2291680)
+ * asks for reference videos and audios as public URLs: a data-URL video or audio goes as a signed
+ * URL of ours, and is refused when the deployment cannot publish one. Resolutions (480p, 720p,
+ * 1080p; no 4k in the reference) are per model, in the built-in profiles.
+ * Statuses queued, running, succeeded, failed, cancelled, expired (the reference: a task past
+ * `execution_expires_after`, 48 h by default) (plus pending/processing from
  * some gateways). Errors are `{error:{code,message,param,type}}`; output moderation fails the
  * task late, as `failed` with a Sensitive/Risk code. No idempotency and no client reference: a
  * lost submission cannot be found again, so there is no reconcile. Video only.

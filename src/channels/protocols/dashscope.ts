@@ -1,6 +1,6 @@
 /**
  * `dashscope`: Alibaba Cloud Model Studio async tasks (docs/channels.md#protocol-dashscope; provider references
- * https://www.alibabacloud.com/help/en/model-studio/image-to-video-api-reference,
+ * https://www.alibabacloud.com/help/en/model-studio/image-to-video-general-api-reference,
  * .../text-to-video-api-reference, .../wan-image-generation-api-reference,
  * .../manage-asynchronous-tasks; error codes: .../developer-reference/error-code).
  * Video: the Wan 2.7 / 3.0 `input.media[]` request on the video-synthesis endpoint. Images: the
@@ -73,7 +73,11 @@ function isWan3(upstreamModel: string): boolean {
   return /^wan3/i.test(upstreamModel);
 }
 
-/** The Wan 2.7 references list no `parameters.audio`: the switch is neither sent nor accepted. */
+/**
+ * The Wan 2.7 references list no `parameters.audio`: there is no switch. The output always has
+ * sound (the driving audio, or a soundtrack the model makes when none is given), so
+ * `audio_enable: true` is what it does anyway (accepted, not sent) and `false` cannot be honoured.
+ */
 function isWan27(upstreamModel: string): boolean {
   return /^wan2\.7/i.test(upstreamModel);
 }
@@ -84,8 +88,8 @@ function check(target: TargetSpec, kind: ChannelJob['kind'], p: ChannelJob['para
   if (kind === 'video') {
     if (isWan3(target.upstreamModel) && p['negative_prompt'] !== undefined) return no('negative_prompt', 'Wan 3.0 has no negative prompt');
     if (isWan3(target.upstreamModel) && p['prompt_extend'] === true) return no('prompt_extend', 'Wan 3.0 has no prompt extension');
-    if (isWan27(target.upstreamModel) && p['audio_enable'] !== undefined)
-      return no('audio_enable', 'the Wan 2.7 reference lists no audio switch (parameters.audio); the model decides');
+    if (isWan27(target.upstreamModel) && p['audio_enable'] === false)
+      return no('audio_enable', 'Wan 2.7 has no audio switch (no parameters.audio): its output always has sound');
   }
   return checkProfile(target.profile, kind, p, `DashScope model ${target.upstreamModel}`);
 }
@@ -279,7 +283,7 @@ export const dashscopeAdapter: ProtocolAdapter = {
       param: 'audio_enable',
       upstream: 'parameters.audio',
       handling: 'mapped',
-      note: 'Wan 2.7: refused (unsupported_value); its reference lists no audio switch.',
+      note: 'Wan 2.7 has no such switch and always adds sound: true is accepted and not sent, false is refused (unsupported_value).',
     },
     {
       param: 'width, height (size)',

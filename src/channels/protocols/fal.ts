@@ -33,7 +33,7 @@ import {
 import { fetchHttps } from '../../media/fetcher.js';
 import { failure, type UpstreamFailure } from '../failure.js';
 import type { ChannelContext, HttpOutcome, PollOutcome, ProtocolAdapter, ReportedUsage, SubmitOutcome, TargetSpec, UpstreamOutput } from '../protocol.js';
-import { inputOf } from '../schema-probe.js';
+import { falInputOf } from '../schema-probe.js';
 import { genericCheck, genericInput, genericParamMapping, parseGenericModel } from './generic-input.js';
 
 const auth = (ctx: ChannelContext): Record<string, string> => ({ authorization: `Key ${ctx.apiKey}` });
@@ -213,9 +213,7 @@ export const falAdapter: ProtocolAdapter = {
     } catch (err) {
       return { ok: false, reason: err instanceof Error ? err.message : 'no answer' };
     }
-    const body = pick(asRecord(pick(json, 'paths'))?.[`/${endpoint}`], 'post.requestBody.content');
-    const schemaRef = asString(pick(asRecord(body)?.['application/json'], 'schema.$ref'));
-    const schema = inputOf(json, schemaRef?.split('/').pop());
+    const schema = falInputOf(json, endpoint);
     return schema ? { ok: true, schema } : { ok: false, reason: 'the endpoint publishes no input schema' };
   },
   async probe(ctx) {

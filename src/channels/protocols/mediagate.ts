@@ -12,6 +12,7 @@ import {
   clip,
   pick,
   pollByHttpClass,
+  positive,
   submitByHttpClass,
   unknownWord,
   upstreamError,
@@ -29,7 +30,9 @@ import type {
   PollOutcome,
   ProtocolAdapter,
   ReconcileOutcome,
+  ReportedUsage,
   SubmitOutcome,
+  UpstreamOutput,
 } from '../protocol.js';
 
 const VIDEO_PATH = '/v1/video/generations';
@@ -98,6 +101,22 @@ function submitAnswer(job: ChannelJob, answer: HttpOutcome): SubmitOutcome {
   return { outcome: 'accepted', upstreamId: `${job.kind === 'video' ? 'v' : 'i'}:${id}`, ...(requestId === undefined ? {} : { requestId }) };
 }
 
+/**
+ * A final task's `usage` as another mediagate reports it: the billed `seconds` of the delivered
+ * video (read from the file) and the count of `images`. Its `cost` is that deployment's price,
+ * not ours, so it is not carried over.
+ */
+function usageOf(usage: unknown): ReportedUsage | undefined {
+  const seconds = positive(pick(usage, 'seconds'));
+  const images = positive(pick(usage, 'images'));
+  const out = { ...(seconds === undefined ? {} : { seconds }), ...(images === undefined ? {} : { images }) };
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
+function succeeded(outputs: readonly UpstreamOutput[], upstreamWord: string, reportedUsage: ReportedUsage | undefined): PollOutcome {
+  return reportedUsage === undefined ? { state: 'succeeded', outputs, upstreamWord } : { state: 'succeeded', outputs, upstreamWord, reportedUsage };
+}
+
 function pollVideo(ctx: ChannelContext, json: unknown, requestId: string | undefined): PollOutcome {
   const status = asString(pick(json, 'status')) ?? '';
   const progress = upstreamProgress(pick(json, 'progress'));
@@ -112,7 +131,7 @@ function pollVideo(ctx: ChannelContext, json: unknown, requestId: string | undef
         .map((o) => asString(pick(o, 'url')))
         .filter((u): u is string => u !== undefined)
         .map((url) => ({ type: 'video' as const, url }));
-      return { state: 'succeeded', outputs, upstreamWord: status };
+      return succeeded(outputs, status, usageOf(pick(json, 'usage')));
     }
     case 'failed': {
       const error = asRecord(pick(json, 'error'));
@@ -147,7 +166,7 @@ function pollImage(ctx: ChannelContext, json: unknown, requestId: string | undef
         .map(asString)
         .filter((u): u is string => u !== undefined)
         .map((url) => ({ type: 'image' as const, url }));
-      return { state: 'succeeded', outputs, upstreamWord: status };
+      return succeeded(outputs, status, usageOf(pick(json, 'data.usage')));
     }
     case 'FAILURE': {
       // `data.error` keeps the upstream's own code and param; an upstream without it gives only the text.

@@ -3,8 +3,10 @@
  * .../video-generation-v2-query, .../video-generation). Two APIs with nothing in common but the
  * host and the bearer key, chosen by the upstream model name:
  * - v2 (`MiniMax-H3`, `MiniMax-H3-Max` and any other name): `content[]` with roles, the task id
- *   in the query path, `task.content.url`; statuses queued, running, succeeded, failed,
- *   cancelled and expired. Errors are `{type:"error", error:{type, message, http_code},
+ *   in the query path, `task.content.url`; statuses queued, running, succeeded, failed and
+ *   cancelled (MiniMax's own polling script,
+ *   https://github.com/MiniMax-AI/MiniMax-H3/blob/main/scripts/readme/common.sh, knows no other), plus `expired`, which one router lists and MiniMax's
+ *   pages do not (docs/channels.md#protocol-minimax). Errors are `{type:"error", error:{type, message, http_code},
  *   request_id}` with any HTTP status: the business code is only at the end of the message,
  *   as in "video description contains sensitive content (1026)", so it is read from there.
  *   Cancel is `DELETE /v2/video_generation/{id}`.
@@ -297,7 +299,9 @@ async function pollV2(ctx: ChannelContext, id: string): Promise<PollOutcome> {
     case 'cancelled':
     case 'canceled':
       return { state: 'failed', error: upstreamError('MiniMax cancelled the task', requestId), upstreamWord: word };
-    // Terminal in the v2 query reference: the task was not run in time. Never an unknown word.
+    // Not among the statuses MiniMax documents (queued, running, succeeded, failed, cancelled):
+    // a router that forwards v2 tasks lists it as terminal. Read as one, so such a task fails
+    // now rather than looking like it runs until timeout_s; it costs nothing if never sent.
     case 'expired':
       return { state: 'failed', error: failure('upstream_timeout', 'MiniMax expired the task before it ran', '', requestId), upstreamWord: word };
     default:

@@ -62,7 +62,7 @@ export const pixverseParamMapping: readonly ParamMapping[] = [
     param: 'end_image',
     upstream: 'upload -> transition last_frame_img',
     handling: 'mapped',
-    note: 'Needs `image`; transition field names are unverified upstream.',
+    note: 'Needs `image`; the Transition reference takes both frames as uploaded image ids (first_frame_img, last_frame_img).',
   },
   {
     param: 'images',
