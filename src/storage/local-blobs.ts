@@ -66,8 +66,9 @@ export class LocalBlobStore implements BlobStore {
   async delete(key: string): Promise<void> {
     const path = this.path(key);
     await rm(path, { force: true });
-    // A folder goes with its last file; one still holding others stays (ENOTEMPTY).
-    for (let dir = dirname(path); dir.startsWith(this.root) && dir !== this.root; dir = dirname(dir)) {
+    // A folder goes with its last file; one still holding others stays (ENOTEMPTY). The
+    // top-level folders (`outputs`, `inputs`) stay: a put may be about to write into them.
+    for (let dir = dirname(path); dir.startsWith(this.root) && dirname(dir) !== this.root && dir !== this.root; dir = dirname(dir)) {
       if (
         !(await rmdir(dir).then(
           () => true,
