@@ -398,7 +398,11 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
   const blobs = await openMediaStore(config);
   const { workRoot, storage, inputs } = await prepareMedia(config, blobs);
-  const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
+  // A store that fails to open must not leave the media store's connections holding the process.
+  const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger).catch(async (error: unknown) => {
+    await blobs.close();
+    throw error;
+  });
   const store = backend.store;
   const channelOf = firstChannel(channels);
   const service = new TaskService({ store, inputs, channelOf, inputBytesPerKey: config.keyInputBytes, ...(pricing === undefined ? {} : { pricing }) });

@@ -7,8 +7,9 @@ import type { StoredFile } from './storage.js';
 
 /**
  * Media inputs sent by value (Base64 data URLs) live in the media store (blobs.ts) under
- * `inputs/<task id>/` (on disk, `<dataDir>/inputs/<task id>/`), not in the task row: a 32 MiB data URL written into the row, and read back at every claim,
- * ran through synchronous SQLite on the event loop, stalling every other request for seconds. The row carries a reference
+ * `inputs/<task id>/` (on disk, `<dataDir>/inputs/<task id>/`), not in the task row: a 32 MiB
+ * data URL written into the row, and read back at every claim, ran through synchronous SQLite
+ * on the event loop, stalling every other request for seconds. The row carries a reference
  * instead, `mediagate-input:<name>;<mime>;<bytes>`. References appear only where the catalog
  * accepted a media value, and a client's media value is an `https://` URL or a `data:` URL, so
  * a reference can never be mistaken for one (nor a client string for a reference: the prompt
@@ -180,7 +181,7 @@ export class InputStore {
   async store(taskId: string, params: Readonly<Record<string, unknown>>): Promise<{ params: Record<string, unknown>; bytes: number }> {
     const values = dataUrlValues(params);
     if (values.length === 0) return { params: { ...params }, bytes: 0 };
-    this.key(taskId);
+    this.key(taskId); // throws for an unsafe id before anything is written
     await mkdir(this.scratch, { recursive: true });
     const out: Record<string, unknown> = { ...params };
     let total = 0;
@@ -212,6 +213,7 @@ export class InputStore {
     if (bytes === undefined) throw new Error(`stored input ${ref.name} of task ${taskId} is gone`);
     return bytes;
   }
+
   /**
    * The params with each reference turned back into a data URL, as the engines and upstream
    * adapters take media values. A missing file (the task was cancelled meanwhile) throws.
