@@ -26,7 +26,11 @@ export function s3Target(): { target: S3Target | undefined; reason: string } {
   const secretAccessKey = env['MEDIAGATE_TEST_S3_SECRET_KEY'];
   if (endpoint && bucket && accessKeyId && secretAccessKey) return { target: { endpoint, bucket, accessKeyId, secretAccessKey }, reason: '' };
   if (env['CI']) throw new Error(`no S3 server (MEDIAGATE_TEST_S3_ENDPOINT is not set), and under CI its specs must run; ${HOW_TO_RUN_S3}.`);
-  return { target: undefined, reason: `S3 specs skipped: MEDIAGATE_TEST_S3_ENDPOINT is not set; ${HOW_TO_RUN_S3}` };
+  const reason = `S3 specs skipped: MEDIAGATE_TEST_S3_ENDPOINT is not set; ${HOW_TO_RUN_S3}`;
+  // Once per run: the test processes inherit the environment of the one that showed it.
+  if (!env['MEDIAGATE_TEST_S3_SKIP_SHOWN']) process.stderr.write(`\n${reason}\n\n`);
+  env['MEDIAGATE_TEST_S3_SKIP_SHOWN'] = '1';
+  return { target: undefined, reason };
 }
 
 /** A fresh key prefix (`t-<random>`), without its trailing slash. */
