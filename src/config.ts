@@ -79,6 +79,8 @@ export interface Config {
   readonly fetchPerKey: number;
   /** MEDIAGATE_INSTANT_DELAY_MS: how long each render of the `instant` engine takes (benchmarks, tests). Default 0. */
   readonly instantDelayMs: number;
+  /** MEDIAGATE_INSTANT_OUTPUT_BYTES: size of each `instant` video output at least (storage benchmarks and specs). Default 0: a header only. */
+  readonly instantOutputBytes: number;
   /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10; held in ms. */
   readonly drainMs: number;
   /** MEDIAGATE_FETCH_ALLOW_HOSTS: host names fetched even when they resolve to non-public addresses. Default none. */
@@ -133,7 +135,30 @@ export interface Config {
   readonly webhookPerKey: number;
   /** MEDIAGATE_WEBHOOK_RETRY_SCHEDULE_MS: delays between delivery attempts (tests, operations). Default unset: the built-in schedule. */
   readonly webhookRetryScheduleMs: readonly number[] | undefined;
+  /** MEDIAGATE_STORAGE and MEDIAGATE_S3_*: where media (outputs, stored and published inputs) live. Default the data directory. */
+  readonly storage: StorageConfig;
+  /** MEDIAGATE_OUTPUT_URLS: `proxy` (signed `/files` URLs of the service) or `presigned` (the store's own URLs; S3 only). Default proxy. */
+  readonly outputUrls: 'proxy' | 'presigned';
 }
+
+/** The media store: the data directory, or an S3-compatible bucket (docs/operations/scaling-out.md). */
+export type StorageConfig =
+  | { readonly kind: 'local' }
+  | {
+      readonly kind: 's3';
+      /** MEDIAGATE_S3_BUCKET: required; a bucket that does not exist is a start-up fault. */
+      readonly bucket: string;
+      /** MEDIAGATE_S3_PREFIX: key prefix inside the bucket, `''` or ending with `/`. Default empty. */
+      readonly prefix: string;
+      /** MEDIAGATE_S3_ENDPOINT: the store's URL (Ceph, MinIO...). Default unset: AWS for the region. */
+      readonly endpoint: string | undefined;
+      /** MEDIAGATE_S3_REGION: default us-east-1. */
+      readonly region: string;
+      /** MEDIAGATE_S3_PATH_STYLE: `<endpoint>/<bucket>/<key>` addressing. Default false. */
+      readonly pathStyle: boolean;
+      /** AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN: from the environment only, never a file. */
+      readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken: string | undefined };
+    };
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -276,6 +301,52 @@ function keyList(env: Env, name: string): string[] {
   return keys;
 }
 
+function required(env: Env, name: string, why: string): string {
+  const value = env[name]?.trim();
+  if (!value) throw new ConfigError(`${name} is required ${why}.`);
+  return value;
+}
+
+function storageConfig(env: Env): StorageConfig {
+  const kind = oneOf(env, 'MEDIAGATE_STORAGE', ['local', 's3'] as const, 'local');
+  if (kind === 'local') return { kind };
+  const why = 'with MEDIAGATE_STORAGE=s3';
+  const bucket = required(env, 'MEDIAGATE_S3_BUCKET', why);
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    throw new ConfigError(`MEDIAGATE_S3_BUCKET must be an S3 bucket name (3-63 of a-z 0-9 . -), got '${bucket}'.`);
+  const rawPrefix = env['MEDIAGATE_S3_PREFIX']?.trim().replace(/^\/+|\/+$/g, '') ?? '';
+  if (rawPrefix !== '' && !/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/.test(rawPrefix)) {
+    throw new ConfigError(`MEDIAGATE_S3_PREFIX must be /-separated segments of A-Z a-z 0-9 _ -, got '${rawPrefix}'.`);
+  }
+  const rawEndpoint = env['MEDIAGATE_S3_ENDPOINT']?.trim() || undefined;
+  if (rawEndpoint !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(rawEndpoint);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.username !== '' || url.search !== '') {
+      throw new ConfigError(`MEDIAGATE_S3_ENDPOINT must be an http(s) URL without credentials or query, got '${rawEndpoint}'.`);
+    }
+  }
+  const region = env['MEDIAGATE_S3_REGION']?.trim() || 'us-east-1';
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError(`MEDIAGATE_S3_REGION must be a region name such as us-east-1, got '${region}'.`);
+  return {
+    kind,
+    bucket,
+    prefix: rawPrefix === '' ? '' : `${rawPrefix}/`,
+    endpoint: rawEndpoint?.replace(/\/$/, ''),
+    region,
+    pathStyle: bool(env, 'MEDIAGATE_S3_PATH_STYLE', false),
+    credentials: {
+      accessKeyId: required(env, 'AWS_ACCESS_KEY_ID', why),
+      secretAccessKey: required(env, 'AWS_SECRET_ACCESS_KEY', why),
+      sessionToken: env['AWS_SESSION_TOKEN']?.trim() || undefined,
+    },
+  };
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env['HOST']?.trim() || '127.0.0.1';
@@ -326,6 +397,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     fetchConcurrency: integer(env, 'MEDIAGATE_FETCH_CONCURRENCY', 8, 1, 1024),
     fetchPerKey: integer(env, 'MEDIAGATE_FETCH_PER_KEY', 2, 1, 1024),
     instantDelayMs: integer(env, 'MEDIAGATE_INSTANT_DELAY_MS', 0, 0, 600_000),
+    instantOutputBytes: integer(env, 'MEDIAGATE_INSTANT_OUTPUT_BYTES', 0, 0, 4 * 1024 ** 3),
     drainMs: seconds(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     fetchAllowPrivate: allowPrivate(env),
@@ -348,7 +420,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookPerEndpoint: integer(env, 'MEDIAGATE_WEBHOOK_PER_ENDPOINT', 2, 1, 1000),
     webhookPerKey: integer(env, 'MEDIAGATE_WEBHOOK_PER_KEY', 4, 1, 1000),
     webhookRetryScheduleMs: retrySchedule(env),
+    storage: storageConfig(env),
+    outputUrls: oneOf(env, 'MEDIAGATE_OUTPUT_URLS', ['proxy', 'presigned'] as const, 'proxy'),
   };
+  if (config.outputUrls === 'presigned' && config.storage.kind !== 's3') {
+    throw new ConfigError('MEDIAGATE_OUTPUT_URLS=presigned needs MEDIAGATE_STORAGE=s3 (the data directory has no URLs of its own).');
+  }
+  // S3 presigned URLs live 7 days at most.
+  if (config.outputUrls === 'presigned' && config.outputTtlMs > 7 * 86_400_000) {
+    throw new ConfigError(
+      'MEDIAGATE_OUTPUT_TTL_S must be at most 604800 (7 days) with MEDIAGATE_OUTPUT_URLS=presigned: S3 presigned URLs live 7 days at most.',
+    );
+  }
   // Node refuses a header timeout longer than the request timeout.
   if (config.requestTimeoutMs < config.headersTimeoutMs) {
     throw new ConfigError('MEDIAGATE_REQUEST_TIMEOUT_S must be at least MEDIAGATE_HEADERS_TIMEOUT_S.');

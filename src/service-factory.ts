@@ -13,8 +13,10 @@ import { createInstantEngine } from './engines/instant.js';
 import type { Engine } from './engines/types.js';
 import { createLogger, createScrubber } from './logging.js';
 import { InputStore, inputKey, publishingTask } from './storage/inputs.js';
-import { createOutputUrls } from './storage/output-urls.js';
-import { LocalStorage } from './storage/local.js';
+import { createOutputUrls, type PresignOutput } from './storage/output-urls.js';
+import { openMediaStore } from './storage/media-store.js';
+import { OutputFiles } from './storage/outputs.js';
+import type { BlobStore } from './storage/blobs.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
@@ -97,7 +99,7 @@ export interface MediagateWorker extends MediagateProcess {
 }
 
 async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
-  if (config.engine === 'instant') return createInstantEngine({ delayMs: config.instantDelayMs });
+  if (config.engine === 'instant') return createInstantEngine({ delayMs: config.instantDelayMs, outputBytes: config.instantOutputBytes });
   // Loaded on demand: an API-only or instant-engine process never loads sharp or ffmpeg.
   const { createSandboxEngine } = await import('./engines/sandbox/engine.js');
   const { defaultFfmpegPath } = await import('./engines/sandbox/ffmpeg-path.js');
@@ -112,8 +114,9 @@ async function chooseEngine(config: Config, logger: Logger): Promise<Engine> {
   });
 }
 
-/** For `mediagate secrets` (cli/ reaches storage/ through this module). */
+/** For `mediagate secrets` and `mediagate storage check` (cli/ reaches storage/ through this module). */
 export { readSigningState, rotateSigningSecret } from './storage/signing.js';
+export { probeMediaStore } from './storage/probe.js';
 
 /**
  * The task backend a configuration names: PostgreSQL at DATABASE_URL (store and job queue), or
@@ -138,9 +141,12 @@ const PUBLISHED_INPUT_TTL_S = 3600;
  * inputs folder and served at `<MEDIAGATE_PUBLIC_URL>/inputs/...`, signed and expiring
  * (http/routes/files.ts getInput). Without a public URL, upstreams get data URLs inline.
  */
-function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner): (bytes: Buffer, mime: string) => Promise<string> {
+function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner, service: TaskService): (bytes: Buffer, mime: string) => Promise<string> {
   return async (bytes, mime) => {
-    const { folder, name } = await inputs.publish(bytes, mime, publishingTask.getStore());
+    const taskId = publishingTask.getStore();
+    // Counted against the key's input bytes before it is written (TaskService.countPublishedInput).
+    if (taskId !== undefined) await service.countPublishedInput(taskId, bytes.length);
+    const { folder, name } = await inputs.publish(bytes, mime, taskId);
     const exp = Math.floor(Date.now() / 1000) + PUBLISHED_INPUT_TTL_S;
     const key = inputKey(folder, name);
     return `${publicUrl.replace(/\/$/, '')}/${key}?exp=${exp}&sig=${signer.sign(key, exp)}`;
@@ -187,13 +193,14 @@ function routesUpstream(channels: ChannelsConfig): boolean {
   return [...channels.channels.values()].some((channel) => channel.protocol !== 'sandbox');
 }
 
-/** The data directory's folders, created: scratch of attempts, outputs, stored inputs. */
-async function prepareDataDir(config: Config): Promise<{ workRoot: string; outputRoot: string; inputs: InputStore }> {
+/**
+ * The media store (blobs.ts) and what sits on it: outputs and stored inputs. The data directory
+ * keeps only this process's scratch (attempts' work dirs, the render cache) and the SQLite file.
+ */
+async function prepareMedia(config: Config, blobs: BlobStore): Promise<{ workRoot: string; storage: OutputFiles; inputs: InputStore }> {
   const workRoot = join(config.dataDir, 'work');
-  const outputRoot = join(config.dataDir, 'outputs');
-  const inputs = new InputStore(join(config.dataDir, 'inputs'));
-  for (const folder of [config.dataDir, workRoot, outputRoot, inputs.root]) await mkdir(folder, { recursive: true });
-  return { workRoot, outputRoot, inputs };
+  for (const folder of [config.dataDir, workRoot]) await mkdir(folder, { recursive: true });
+  return { workRoot, storage: new OutputFiles(blobs), inputs: new InputStore({ blobs, scratch: workRoot }) };
 }
 
 /** The store (migrated), the URL signer kept on its stored secrets, and the API keys. */
@@ -215,7 +222,7 @@ interface UpstreamParts {
   readonly options: MediagateOptions;
   readonly channels: ChannelsConfig;
   readonly service: TaskService;
-  readonly storage: LocalStorage;
+  readonly storage: OutputFiles;
   readonly inputs: InputStore;
   readonly signer: UrlSigner;
   readonly workRoot: string;
@@ -225,7 +232,8 @@ interface UpstreamParts {
 
 /** What the logs and upstream texts never show: the configured API keys, the channels' keys, the metrics token. */
 function secretsOf(config: Config, channels: ChannelsConfig): string[] {
-  return [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken])];
+  const store = config.storage.kind === 's3' ? [config.storage.credentials.secretAccessKey, config.storage.credentials.sessionToken ?? ''].filter(Boolean) : [];
+  return [...config.apiKeys, ...config.adminKeys, ...channels.secrets, ...(config.metricsToken === undefined ? [] : [config.metricsToken]), ...store];
 }
 
 /**
@@ -246,7 +254,7 @@ async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: Upstre
   ]);
   const log = logger.child({ component: 'upstream' });
   const contexts = createChannelContexts(channels, {
-    media: createChannelMedia(config.publicUrlExplicit ? { publish: publisher(config.publicUrl, inputs, signer) } : {}),
+    media: createChannelMedia(config.publicUrlExplicit ? { publish: publisher(config.publicUrl, inputs, signer, service) } : {}),
     log,
     ...(options.upstreamRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.upstreamRequestTimeoutMs }),
   });
@@ -283,7 +291,7 @@ async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: Upstre
 function createPool(
   config: Config,
   engine: Engine | undefined,
-  parts: { service: TaskService; storage: LocalStorage; inputs: InputStore; workRoot: string; backend: TaskBackend; log: Logger },
+  parts: { service: TaskService; storage: OutputFiles; inputs: InputStore; workRoot: string; backend: TaskBackend; log: Logger },
 ): WorkerPool | undefined {
   if (engine === undefined) return undefined;
   const { service, storage, inputs, workRoot, backend, log } = parts;
@@ -324,16 +332,16 @@ interface WebhookHooks {
 function createWebhooks(
   config: Config,
   options: MediagateOptions,
-  core: { store: Store; service: TaskService; signer: UrlSigner; publicUrl: () => string; pricing: Pricing | undefined },
+  core: { store: Store; service: TaskService; signer: UrlSigner; publicUrl: () => string; pricing: Pricing | undefined; presign: PresignOutput | undefined },
   logger: Logger,
   hooks: WebhookHooks,
 ) {
   if (!config.workers) return undefined;
-  const { store, service, signer, publicUrl, pricing } = core;
+  const { store, service, signer, publicUrl, pricing, presign } = core;
   return new WebhookDispatcher({
     store,
     service,
-    urlFor: createOutputUrls({ signer, publicUrl, outputTtlMs: config.outputTtlMs }),
+    urlFor: createOutputUrls({ signer, publicUrl, outputTtlMs: config.outputTtlMs, presign }),
     currency: pricing?.currency ?? DEFAULT_CURRENCY,
     allow: { hosts: config.fetchAllowHosts, private: config.fetchAllowPrivate },
     timeoutMs: config.webhookTimeoutMs,
@@ -348,7 +356,7 @@ function createWebhooks(
 }
 
 /** The output sweeper and the task retention sweep, both on MEDIAGATE_SWEEP_INTERVAL_S. */
-function startSweeps(config: Config, service: TaskService, storage: LocalStorage, workRoot: string, logger: Logger): Sweeper[] {
+function startSweeps(config: Config, service: TaskService, storage: OutputFiles, workRoot: string, logger: Logger): Sweeper[] {
   return [
     startSweeper({
       storage,
@@ -368,7 +376,7 @@ interface Core {
   readonly process: MediagateProcess;
   /** The routing table this process runs with (routingTable). */
   readonly channels: ChannelsConfig;
-  readonly storage: LocalStorage;
+  readonly storage: OutputFiles;
   readonly inputs: InputStore;
   /** Signs and verifies file URLs; kept on the stored secrets by a background refresh (rotation). */
   readonly signer: UrlSigner;
@@ -388,12 +396,16 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
   const secrets = secretsOf(config, channels);
   const logger = options.logger ?? createLogger({ level: config.logLevel, secrets, format: config.logFormat });
-  const { workRoot, outputRoot, inputs } = await prepareDataDir(config);
-  const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger);
+  const blobs = await openMediaStore(config);
+  const { workRoot, storage, inputs } = await prepareMedia(config, blobs);
+  // A store that fails to open must not leave the media store's connections holding the process.
+  const { backend, signer, stopSigningRefresh, keys, generatedKey } = await openStore(config, logger).catch(async (error: unknown) => {
+    await blobs.close();
+    throw error;
+  });
   const store = backend.store;
   const channelOf = firstChannel(channels);
   const service = new TaskService({ store, inputs, channelOf, inputBytesPerKey: config.keyInputBytes, ...(pricing === undefined ? {} : { pricing }) });
-  const storage = new LocalStorage(outputRoot);
   const upstream = await createUpstream({ config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics: channelMetrics });
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
@@ -408,7 +420,8 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
   let feed: TaskFeed | undefined;
   const openFeed = (): TaskFeed => (feed ??= backend.openFeed(service));
   const hooks: WebhookHooks = { observe: undefined };
-  const webhooks = createWebhooks(config, options, { store, service, signer, publicUrl, pricing }, logger, hooks);
+  const presign = config.outputUrls === 'presigned' ? storage.presigner() : undefined;
+  const webhooks = createWebhooks(config, options, { store, service, signer, publicUrl, pricing, presign }, logger, hooks);
   let sweeps: Sweeper[] = [];
   return {
     process: {
@@ -428,6 +441,7 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
         await engine?.close();
         await stopSigningRefresh();
         await backend.close();
+        await blobs.close();
       },
     },
     channels,
@@ -484,6 +498,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       metrics,
       publicUrl: () => publicUrl,
       outputTtlMs: config.outputTtlMs,
+      presign: config.outputUrls === 'presigned' ? storage.presigner() : undefined,
       bodyLimitBytes: config.bodyLimitBytes,
       keyLimits: new KeyLimits({
         requestsPerMinute: config.rateLimitPerMin,

@@ -15,7 +15,8 @@ import { findModel } from '../src/catalog/index.js';
 import { defaultFfmpegPath } from '../src/engines/sandbox/ffmpeg-path.js';
 import { createSandboxEngine } from '../src/engines/sandbox/engine.js';
 import type { Engine } from '../src/engines/types.js';
-import { LocalStorage } from '../src/storage/local.js';
+import { LocalBlobStore } from '../src/storage/local-blobs.js';
+import { OutputFiles } from '../src/storage/outputs.js';
 import { openBackend, type TaskBackend } from '../src/tasks/backend.js';
 import { WorkerPool } from '../src/tasks/worker-pool.js';
 import { TaskService } from '../src/tasks/service.js';
@@ -122,7 +123,7 @@ describe.each(STORE_BACKENDS)('the fetch stage of a worker pool ($name)', (fixtu
     const created = new WorkerPool({
       service,
       engine: slow.engine,
-      storage: new LocalStorage(join(dir, 'outputs')),
+      storage: new OutputFiles(new LocalBlobStore(dir)),
       renderTimeoutMs: 60_000,
       workRoot: join(dir, 'work'),
       source: opened.backend.taskSource({ service, log: silent, pollMs: 50, reapMs: 60_000, ...settings }),

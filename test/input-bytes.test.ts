@@ -14,6 +14,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import { InputStore } from '../src/storage/inputs.js';
+import { LocalBlobStore } from '../src/storage/local-blobs.js';
 import { migrationSteps } from '../src/store/migrations.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
@@ -37,7 +38,7 @@ describe.each(STORE_BACKENDS)('stored input bytes per key on $name', (backend) =
   beforeEach(async () => {
     ({ store, cleanup } = await backend.open());
     dir = await mkdtemp(join(tmpdir(), 'mediagate-input-bytes-'));
-    service = new TaskService({ store, inputs: new InputStore(dir), inputBytesPerKey: 1000 });
+    service = new TaskService({ store, inputs: new InputStore({ blobs: new LocalBlobStore(dir), scratch: join(dir, 'work') }), inputBytesPerKey: 1000 });
   });
   afterEach(async () => {
     await cleanup();
@@ -60,7 +61,11 @@ describe.each(STORE_BACKENDS)('stored input bytes per key on $name', (backend) =
   });
 
   it('takes a limit past 32 bits (a 4 GiB key limit) as it takes a small one', async () => {
-    const large = new TaskService({ store, inputs: new InputStore(dir), inputBytesPerKey: 4 * 1024 ** 3 });
+    const large = new TaskService({
+      store,
+      inputs: new InputStore({ blobs: new LocalBlobStore(dir), scratch: join(dir, 'work') }),
+      inputBytesPerKey: 4 * 1024 ** 3,
+    });
     await large.create('big', row, withBytes(300));
     expect(await store.keyInputBytes('big')).toBe(300);
   });
@@ -88,6 +93,30 @@ describe.each(STORE_BACKENDS)('stored input bytes per key on $name', (backend) =
     expect((await service.cancel('k', third.id))?.won).toBe(false);
     expect(await store.keyInputBytes('k')).toBe(0);
     expect((await service.create('k', row, withBytes(1000))).status).toBe('queued');
+  });
+
+  it('counts copies published for an upstream against the key, and gives them back when the task ends', async () => {
+    const task = await service.create('k', row, withBytes(300));
+    const plain = await service.create('k', row, { prompt: 'by url', image: 'https://example.com/a.png' });
+    // Counted whatever the limit (1000 here): the task was accepted already.
+    expect(await service.countPublishedInput(task.id, 500)).toBe(true);
+    expect(await service.countPublishedInput(plain.id, 400)).toBe(true);
+    expect(await store.keyInputBytes('k')).toBe(1200);
+    // A submission retried after a crash counts its copy again; the end gives back all of it.
+    expect(await service.countPublishedInput(task.id, 500)).toBe(true);
+    expect(await store.keyInputBytes('k')).toBe(1700);
+    const claimed = await service.claimMany('w', 60_000, 2, 2);
+    const byId = new Map(claimed.map((one) => [one.id, one]));
+    const first = byId.get(task.id);
+    if (!first) throw new Error('not claimed');
+    expect(await service.complete(first, [])).toBe(true);
+    expect(await store.keyInputBytes('k')).toBe(400);
+    expect((await service.cancel('k', plain.id))?.won).toBe(true);
+    expect(await store.keyInputBytes('k')).toBe(0);
+    // A task that has ended counts nothing more.
+    expect(await service.countPublishedInput(task.id, 100)).toBe(false);
+    expect(await service.countPublishedInput('vid_no_such_task_0000000000', 100)).toBe(false);
+    expect(await store.keyInputBytes('k')).toBe(0);
   });
 
   it('holds nothing for a create whose idempotency key a live task holds', async () => {

@@ -10,7 +10,8 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import type { Engine } from '../src/engines/types.js';
-import { LocalStorage } from '../src/storage/local.js';
+import { LocalBlobStore } from '../src/storage/local-blobs.js';
+import { OutputFiles } from '../src/storage/outputs.js';
 import { openBackend, type TaskBackend } from '../src/tasks/backend.js';
 import { RENDER_JOB } from '../src/tasks/sources/graphile.js';
 import { TaskService } from '../src/tasks/service.js';
@@ -71,7 +72,7 @@ describe.skipIf(!availability.enabled)(`graphile-worker jobs deliver tasks (Post
     const created = new WorkerPool({
       service,
       engine,
-      storage: new LocalStorage(join(dir, 'outputs')),
+      storage: new OutputFiles(new LocalBlobStore(dir)),
       renderTimeoutMs: 60_000,
       workRoot: join(dir, 'work'),
       source: backend.taskSource({ service, log: silent, reapMs: settings.reapMs ?? 100, ...options }),

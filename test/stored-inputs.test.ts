@@ -23,6 +23,7 @@ import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { freePort } from './helpers/process.js';
+import { emptyPrefix, freshPrefix, listKeys, s3Env, s3Target } from './helpers/s3.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 
 const run = promisify(execFile);
@@ -418,17 +419,37 @@ describe.each(BACKENDS)('retention on %s', (backend) => {
     await mkdir(left, { recursive: true });
     await writeFile(join(left, 'image'), Buffer.alloc(10));
     const hoursAgo = new Date(Date.now() - 3 * 3600_000);
-    await utimes(left, hoursAgo, hoursAgo);
+    // A folder ages by its newest object, as a listing of either store shows it.
+    await utimes(join(left, 'image'), hoursAgo, hoursAgo);
     await eventually(async () => !(await entries(join(server.dataDir, 'inputs'))).includes('vid_left_by_a_crash'), {
       what: 'the left-over inputs deleted',
     });
   });
 });
 
-describe('a stored input given to an upstream (DashScope) as a published URL', () => {
+/** Where the media of the published-input spec live: the data directory, and the S3 server when there is one. */
+const S3 = s3Target().target;
+const MEDIA_STORES = [{ name: 'the data directory', s3: undefined }, ...(S3 ? [{ name: 'S3', s3: S3 }] : [])];
+
+describe.each(MEDIA_STORES)('a stored input given to an upstream (DashScope) as a published URL, media in $name', ({ s3 }) => {
   let server: TestServer;
   let fake: DashscopeFake;
   let dir: string;
+  const prefix = freshPrefix();
+  /** The folders of stored and published inputs, listed from the media store. */
+  const inputFolders = async (): Promise<string[]> =>
+    s3
+      ? [...new Set((await listKeys(s3, prefix)).filter((key) => key.startsWith('inputs/')).map((key) => key.split('/')[1] ?? ''))]
+      : entries(join(server.dataDir, 'inputs'));
+  /** A number the SQLite store of the server holds. */
+  const count = (query: string, ...params: string[]): number => {
+    const db = new Database(join(server.dataDir, 'mediagate.db'), { readonly: true });
+    try {
+      return Number((db.prepare(query).get(...params) as { n: number | null } | undefined)?.n ?? 0);
+    } finally {
+      db.close();
+    }
+  };
 
   beforeAll(async () => {
     fake = await startDashscopeFake({ apiKey: 'sk-publish-fake' });
@@ -449,6 +470,9 @@ describe('a stored input given to an upstream (DashScope) as a published URL', (
       MEDIAGATE_ENGINE: 'instant',
       PORT: String(port),
       MEDIAGATE_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ...(s3 ? s3Env(s3, prefix) : { MEDIAGATE_STORAGE: 'local' }),
+      // The byte counts are read from the SQLite file.
+      DATABASE_URL: '',
     };
     server = await startServer(env, { channels: loadChannelsConfig(path, env), upstreamTimings: { idleMs: 50 } });
   });
@@ -456,6 +480,7 @@ describe('a stored input given to an upstream (DashScope) as a published URL', (
     await server?.close();
     await fake?.close();
     await rm(dir, { recursive: true, force: true });
+    if (s3) await emptyPrefix(s3, prefix);
   });
 
   it('sends a signed /inputs/ URL of ours that serves the bytes, not the data URL', async () => {
@@ -488,10 +513,15 @@ describe('a stored input given to an upstream (DashScope) as a published URL', (
 
     // The copy is the task's: deleted when the task ends, not 2 hours later.
     const folder = /\/inputs\/(pub_[A-Za-z0-9_-]+)\//.exec(url)?.[1] ?? '';
-    expect(await entries(join(server.dataDir, 'inputs'))).toContain(folder);
-    const task = await settled(server, String(created.body['id']));
+    expect(await inputFolders()).toContain(folder);
+    const id = String(created.body['id']);
+    const task = await settled(server, id);
     expect(task['status']).toBe('completed');
-    await eventually(async () => !(await entries(join(server.dataDir, 'inputs'))).includes(folder), { what: 'the published copy deleted' });
+    // The copy counted against the key with the stored input (the task keeps what it held), and both given back at the end.
+    expect(count('SELECT input_bytes AS n FROM tasks WHERE id = ?', id)).toBe(2 * png.length);
+    expect(count('SELECT sum(bytes) AS n FROM key_inputs')).toBe(0);
+    // The copy and the task's own inputs (with its marker of the copy): nothing left.
+    await eventually(async () => (await inputFolders()).length === 0, { what: 'the published copy and the stored input deleted' });
     expect((await fetch(url)).status).toBe(404);
   });
 });

@@ -6,7 +6,8 @@ import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalStorage } from '../src/storage/local.js';
+import { LocalBlobStore } from '../src/storage/local-blobs.js';
+import { OutputFiles } from '../src/storage/outputs.js';
 import { startSweeper, type Sweeper } from '../src/storage/sweeper.js';
 import { eventually } from './helpers/eventually.js';
 
@@ -17,6 +18,8 @@ async function entry(root: string, name: string, ageMs: number): Promise<void> {
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'file'), 'x');
   const when = new Date(Date.now() - ageMs);
+  // Outputs age by their newest object (what a listing of either store shows), scratch by its folder.
+  await utimes(join(dir, 'file'), when, when);
   await utimes(dir, when, when);
 }
 
@@ -40,7 +43,7 @@ describe('the sweeper', () => {
     const removed: number[] = [];
     const logged = new Promise<void>((resolve) => {
       sweeper = startSweeper({
-        storage: new LocalStorage(outputs),
+        storage: new OutputFiles(new LocalBlobStore(root)),
         outputTtlMs: 2 * HOUR_MS,
         workRoot: work,
         workDirMaxAgeMs: HOUR_MS,

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
 import { EngineError, type Engine, type RenderJob } from '../src/engines/types.js';
-import { LocalStorage } from '../src/storage/local.js';
+import { LocalBlobStore } from '../src/storage/local-blobs.js';
+import { OutputFiles } from '../src/storage/outputs.js';
 import { TaskService } from '../src/tasks/service.js';
 import type { TaskBackend } from '../src/tasks/backend.js';
 import type { TaskStore } from '../src/store/store.js';
@@ -73,7 +74,7 @@ describe.each(STORE_BACKENDS)('worker pool on $name', (fixture) => {
     const created = new WorkerPool({
       service,
       engine,
-      storage: new LocalStorage(join(dir, 'outputs')),
+      storage: new OutputFiles(new LocalBlobStore(dir)),
       renderTimeoutMs: 60_000,
       workRoot: join(dir, 'work'),
       // Takeover by the reaper has its own spec (pg-queue.test.ts); here a lease is only taken over by hand.
@@ -102,7 +103,7 @@ describe.each(STORE_BACKENDS)('worker pool on $name', (fixture) => {
       await eventually(async () => (await Promise.all(tasks.map(status))).every((s) => s === 'completed'));
       const done = await service.get('o', tasks[0]?.id ?? '');
       expect(done?.outputs[0]?.key).toMatch(new RegExp(`^${tasks[0]?.id}/[A-Za-z0-9_-]+\\.mp4$`));
-      expect(await new LocalStorage(join(dir, 'outputs')).open(done?.outputs[0]?.key ?? '')).toBeDefined();
+      expect(await new OutputFiles(new LocalBlobStore(dir)).open(done?.outputs[0]?.key ?? '')).toBeDefined();
     });
 
     it('reports progress from the engine, rising', async () => {

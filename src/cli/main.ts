@@ -62,6 +62,16 @@ program
   });
 
 program
+  .command('storage')
+  .description('operator tools for the media store (MEDIAGATE_STORAGE: the data directory or S3)')
+  .command('check')
+  .description('open the media store as at start, then write, read, list and delete a probe object')
+  .action(async () => {
+    const { storageCheck } = await import('./storage.js');
+    process.exitCode = await storageCheck();
+  });
+
+program
   .command('pricing')
   .description('operator tools for MEDIAGATE_PRICING_FILE (model prices)')
   .command('check [file]')

@@ -66,7 +66,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   const pricing = readPricing(config);
   const problem = await portProblem(config.host, config.port);
   if (problem) exitWith(problem);
-  const app = await createMediagate(config, { channels, ...(pricing === undefined ? {} : { pricing }) });
+  // A fault found while opening (the S3 bucket missing, its credentials refused) exits 78 too.
+  const app = await createMediagate(config, { channels, ...(pricing === undefined ? {} : { pricing }) }).catch(fail);
   if (app.generatedKey) {
     process.stdout.write(
       `\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n` +

@@ -16,6 +16,8 @@ export function loadedSummary(config: Config, channels: ChannelsConfig, pricing:
     engine: config.engine,
     store: config.databaseUrl ? 'postgres' : 'sqlite',
     dataDir: config.dataDir,
+    media: config.storage.kind === 's3' ? `s3://${config.storage.bucket}/${config.storage.prefix}` : 'dataDir',
+    outputUrls: config.outputUrls,
     channelsFile: config.channelsFile ?? null,
     channels: upstream,
     routedModels: channels.routes.size,

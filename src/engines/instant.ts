@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine, RenderJob, RenderResult } from './types.js';
@@ -10,6 +10,12 @@ export interface InstantEngineOptions {
    * Default 0.
    */
   readonly delayMs?: number;
+  /**
+   * Bytes of each video output at least (MEDIAGATE_INSTANT_OUTPUT_BYTES): the header is followed
+   * by a `free` box of zeros, written a MiB at a time, so storage benchmarks and specs move real
+   * volumes without a render. Default 0: the header alone.
+   */
+  readonly outputBytes?: number;
 }
 
 /**
@@ -31,11 +37,31 @@ export function createInstantEngine(options: InstantEngineOptions = {}): Engine 
       }
       const video = job.model.kind === 'video';
       const path = join(job.workDir, video ? 'out.mp4' : 'out.png');
-      await writeFile(path, video ? mp4Header(requestedSeconds(job.params)) : 'instant engine placeholder');
+      if (video) await writeVideo(path, mp4Header(requestedSeconds(job.params)), options.outputBytes ?? 0);
+      else await writeFile(path, 'instant engine placeholder');
       return { files: [{ path, type: video ? 'video' : 'image', contentType: video ? 'video/mp4' : 'image/png', ext: video ? 'mp4' : 'png' }] };
     },
     async close() {},
   };
+}
+
+/** The header, then a `free` box (ignored by readers) up to `bytes` in all; never held whole in memory. */
+async function writeVideo(path: string, header: Buffer, bytes: number): Promise<void> {
+  const file = await open(path, 'w');
+  try {
+    await file.write(header);
+    let left = bytes - header.length;
+    if (left < 8) return;
+    const box = Buffer.alloc(8);
+    box.writeUInt32BE(Math.min(left, 0xffffffff), 0);
+    box.write('free', 4, 'latin1');
+    await file.write(box);
+    left -= 8;
+    const zeros = Buffer.alloc(1024 * 1024);
+    for (; left > 0; left -= zeros.length) await file.write(zeros, 0, Math.min(left, zeros.length));
+  } finally {
+    await file.close();
+  }
 }
 
 /** The requested duration (resolved params carry the model's default); 5 s if none. */

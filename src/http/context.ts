@@ -3,6 +3,7 @@ import type { Pricing } from '../billing/index.js';
 import type { ModelRow, Validator } from '../catalog/index.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
 import type { InputStore } from '../storage/inputs.js';
+import type { PresignOutput } from '../storage/output-urls.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { UrlSigner } from '../storage/signing.js';
 import type { TaskFeed } from '../tasks/feed.js';
@@ -44,6 +45,8 @@ export interface HttpContext {
   /** Base of output URLs; a function because a port-0 server learns its address only at listen. */
   readonly publicUrl: () => string;
   readonly outputTtlMs: number;
+  /** MEDIAGATE_OUTPUT_URLS=presigned: output URLs the media store signs (storage/output-urls.ts). */
+  readonly presign?: PresignOutput | undefined;
   readonly bodyLimitBytes: number;
   /** Requests per minute and tasks in flight per key; absent = no limits (tests of other rooms). */
   readonly keyLimits?: KeyLimits;

@@ -1,6 +1,6 @@
 /**
  * The one outbound HTTP client: every request mediagate makes to another server (media inputs,
- * upstream channel calls, upstream output copies, webhook deliveries) is a `send`. It owns what
+ * upstream channel calls, upstream output copies, webhook deliveries, the S3 media store) is a `send`. It owns what
  * those requests have in common, written once:
  * - the URL policy (`assertFetchableUrl`) and the pool for each hop: an operator-configured
  *   origin through its own pool, any other URL through a pool built by `createFetchDispatcher`
@@ -11,6 +11,7 @@
  * - what a failed request means (`explainFailure`): the one walk down an error's cause chain.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import { errors as undiciErrors, request, type Dispatcher, type FormData } from 'undici';
 import { AddressRefusedError } from './connection.js';
 
@@ -58,7 +59,8 @@ export type ResponseBody = Dispatcher.ResponseData['body'];
 export interface SendOptions {
   readonly method?: Dispatcher.HttpMethod;
   readonly headers?: Record<string, string>;
-  readonly body?: string | FormData;
+  /** A Buffer or a stream for uploads to the media store (storage/s3/), sent as they come. */
+  readonly body?: string | FormData | Buffer | Readable;
   /** Ends the request, whatever stage it is at (a deadline, a caller's abort). */
   readonly signal: AbortSignal;
   /** undici's wait for the headers, and between body chunks, in ms. */

@@ -1,14 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir, open as openFile, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open as openFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openStoredFile } from './local.js';
+import { deletePrefix, folderAges, type BlobStore } from './blobs.js';
 import type { StoredFile } from './storage.js';
 
 /**
- * Media inputs sent by value (Base64 data URLs) live on disk under `<dataDir>/inputs/<task id>/`,
- * not in the task row: a 32 MiB data URL written into the row, and read back at every claim,
- * ran through synchronous SQLite on the event loop, stalling every other request for seconds. The row carries a reference
+ * Media inputs sent by value (Base64 data URLs) live in the media store (blobs.ts) under
+ * `inputs/<task id>/` (on disk, `<dataDir>/inputs/<task id>/`), not in the task row: a 32 MiB
+ * data URL written into the row, and read back at every claim, ran through synchronous SQLite
+ * on the event loop, stalling every other request for seconds. The row carries a reference
  * instead, `mediagate-input:<name>;<mime>;<bytes>`. References appear only where the catalog
  * accepted a media value, and a client's media value is an `https://` URL or a `data:` URL, so
  * a reference can never be mistaken for one (nor a client string for a reference: the prompt
@@ -42,8 +43,12 @@ const NAME = /^[a-z_]{1,32}(-\d{1,4})?(\.[a-z0-9]{1,8})?$/;
 const TASK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** A folder `publish` made. */
 const PUBLISHED_FOLDER = /^pub_[A-Za-z0-9_-]{22}$/;
-/** The task's list of its published folders; a leading dot: never a servable NAME. */
-const PUBLISHED_LIST = '.published';
+/**
+ * A task's marker of one folder published for it, `.published-<folder>` in the task's folder: an
+ * empty object per folder (an object store cannot append to a list). A leading dot: never a
+ * servable NAME.
+ */
+const PUBLISHED_MARKER = '.published-';
 
 /**
  * The task an upstream submission is made for, while the adapter runs (the scheduler sets it):
@@ -142,46 +147,71 @@ async function writeDecoded(path: string, value: string, start: number): Promise
   return size;
 }
 
-/** Stored inputs of tasks, by task id. Works across processes sharing the directory. */
-export class InputStore {
-  constructor(readonly root: string) {}
+export interface InputStoreOptions {
+  readonly blobs: BlobStore;
+  /** A local directory for decoding a data URL into a file before it is put in the store. */
+  readonly scratch: string;
+  /** The folder of inputs in the store. Default `inputs/`. */
+  readonly folder?: string;
+}
 
-  private dir(taskId: string): string {
-    if (!TASK_ID.test(taskId)) throw new Error(`unsafe task id ${taskId}`);
-    return join(this.root, taskId);
+/** Stored inputs of tasks, by task id, in the media store. Works across processes sharing the store. */
+export class InputStore {
+  readonly blobs: BlobStore;
+  private readonly scratch: string;
+  private readonly folder: string;
+
+  constructor(options: InputStoreOptions) {
+    this.blobs = options.blobs;
+    this.scratch = options.scratch;
+    this.folder = options.folder ?? 'inputs/';
+  }
+
+  private key(folder: string, name?: string): string {
+    if (!TASK_ID.test(folder)) throw new Error(`unsafe task id ${folder}`);
+    return name === undefined ? `${this.folder}${folder}/` : `${this.folder}${folder}/${name}`;
   }
 
   /**
-   * Writes each data-URL media value of `params` to the task's folder and returns the params
-   * with references in their place, and the bytes written. Base64 is decoded natively and the
-   * files are written with async I/O, so the event loop is not held for the size of the input.
+   * Puts each data-URL media value of `params` in the task's folder and returns the params
+   * with references in their place, and the bytes stored. Base64 is decoded natively a slice at
+   * a time into a scratch file with async I/O, then the file moves into the store: the event
+   * loop is not held, nor memory taken, for the size of the input.
    */
   async store(taskId: string, params: Readonly<Record<string, unknown>>): Promise<{ params: Record<string, unknown>; bytes: number }> {
     const values = dataUrlValues(params);
     if (values.length === 0) return { params: { ...params }, bytes: 0 };
-    const dir = this.dir(taskId);
-    await mkdir(dir, { recursive: true });
+    this.key(taskId); // throws for an unsafe id before anything is written
+    await mkdir(this.scratch, { recursive: true });
     const out: Record<string, unknown> = { ...params };
     let total = 0;
     for (const { field, index, value } of values) {
       const parts = dataUrlParts(value);
       if (!parts) continue;
       const name = index === undefined ? field : `${field}-${index}`;
-      const size = await writeDecoded(join(dir, name), value, parts.payloadStart);
-      total += size;
-      const ref = formatInputRef({ name, mime: parts.mime, bytes: size });
-      if (index === undefined) out[field] = ref;
-      else {
-        const list = [...(out[field] as unknown[])];
-        list[index] = ref;
-        out[field] = list;
+      const scratch = join(this.scratch, `input-${randomBytes(9).toString('base64url')}`);
+      try {
+        const size = await writeDecoded(scratch, value, parts.payloadStart);
+        await this.blobs.putFile(this.key(taskId, name), scratch, parts.mime);
+        total += size;
+        const ref = formatInputRef({ name, mime: parts.mime, bytes: size });
+        if (index === undefined) out[field] = ref;
+        else {
+          const list = [...(out[field] as unknown[])];
+          list[index] = ref;
+          out[field] = list;
+        }
+      } finally {
+        await rm(scratch, { force: true });
       }
     }
     return { params: out, bytes: total };
   }
 
   async read(taskId: string, ref: InputRef): Promise<Buffer> {
-    return readFile(join(this.dir(taskId), ref.name));
+    const bytes = await this.blobs.read(this.key(taskId, ref.name));
+    if (bytes === undefined) throw new Error(`stored input ${ref.name} of task ${taskId} is gone`);
+    return bytes;
   }
 
   /**
@@ -218,7 +248,10 @@ export class InputStore {
   /** A stored input as a servable file (published URLs), or undefined. */
   async open(taskId: string, name: string): Promise<StoredFile | undefined> {
     if (!TASK_ID.test(taskId) || !NAME.test(name)) return undefined;
-    return openStoredFile(join(this.root, taskId, name), TYPES[name.split('.')[1] ?? ''] ?? 'application/octet-stream');
+    const blob = await this.blobs.open(this.key(taskId, name));
+    if (!blob) return undefined;
+    const contentType = TYPES[name.split('.')[1] ?? ''] ?? 'application/octet-stream';
+    return { size: blob.size, mtimeMs: blob.mtimeMs, contentType, stream: (range) => blob.stream(range) };
   }
 
   /**
@@ -233,32 +266,31 @@ export class InputStore {
     const folder = `pub_${randomBytes(16).toString('base64url')}`;
     const ext = EXTENSIONS[mime];
     const name = ext === undefined ? 'input' : `input.${ext}`;
-    if (taskId !== undefined && TASK_ID.test(taskId)) {
-      await mkdir(this.dir(taskId), { recursive: true });
-      await appendFile(join(this.dir(taskId), PUBLISHED_LIST), `${folder}\n`);
-    }
-    await mkdir(join(this.root, folder), { recursive: true });
-    await writeFile(join(this.root, folder, name), bytes);
+    // The marker first: a crash between the two leaves a marker of nothing, never a copy no task lists.
+    if (taskId !== undefined && TASK_ID.test(taskId))
+      await this.blobs.putBytes(this.key(taskId, PUBLISHED_MARKER + folder), Buffer.alloc(0), 'application/octet-stream');
+    await this.blobs.putBytes(this.key(folder, name), bytes, mime);
     return { folder, name };
   }
 
   /** Deletes a task's inputs and the copies published for it (it reached a final state, or was never inserted). */
   async discard(taskId: string): Promise<void> {
     if (!TASK_ID.test(taskId)) return;
-    const listed = await readFile(join(this.dir(taskId), PUBLISHED_LIST), 'utf8').catch(() => '');
-    for (const folder of listed.split('\n')) {
-      if (PUBLISHED_FOLDER.test(folder)) await rm(join(this.root, folder), { recursive: true, force: true });
+    const prefix = this.key(taskId);
+    const markers: string[] = [];
+    for await (const entry of this.blobs.list(prefix)) {
+      const name = entry.key.slice(prefix.length);
+      if (name.startsWith(PUBLISHED_MARKER)) markers.push(name.slice(PUBLISHED_MARKER.length));
     }
-    await rm(join(this.root, taskId), { recursive: true, force: true });
+    for (const folder of markers) if (PUBLISHED_FOLDER.test(folder)) await deletePrefix(this.blobs, this.key(folder));
+    await deletePrefix(this.blobs, prefix);
   }
 
   /** Task ids that have an inputs folder last modified before `olderThanMs`. */
   async folders(olderThanMs: number): Promise<string[]> {
     const found: string[] = [];
-    for (const entry of await readdir(this.root).catch(() => [] as string[])) {
-      if (!TASK_ID.test(entry)) continue;
-      const info = await stat(join(this.root, entry)).catch(() => undefined);
-      if (info && info.mtimeMs < olderThanMs) found.push(entry);
+    for (const [folder, newest] of await folderAges(this.blobs, this.folder)) {
+      if (TASK_ID.test(folder) && newest < olderThanMs) found.push(folder);
     }
     return found;
   }

@@ -3,11 +3,19 @@ import type { UrlSigner } from './signing.js';
 /** A signed, expiring URL of an output file, from its storage key and its task's completion time. */
 export type UrlFor = (key: string, completedAt: number) => string;
 
+/**
+ * The store's own presigned GET URL of an output (MEDIAGATE_OUTPUT_URLS=presigned): signed at
+ * `signedAtMs`, valid `expiresS` seconds.
+ */
+export type PresignOutput = (key: string, signedAtMs: number, expiresS: number) => string;
+
 export interface OutputUrlOptions {
   readonly signer: UrlSigner;
   /** Base of the URLs; a function because a port-0 server learns its address only at listen. */
   readonly publicUrl: () => string;
   readonly outputTtlMs: number;
+  /** Presigned mode: the store signs the URLs (same lifetime); absent: `/files` URLs of the service. */
+  readonly presign?: PresignOutput | undefined;
 }
 
 /**
@@ -28,7 +36,10 @@ export function createOutputUrls(options: OutputUrlOptions): UrlFor {
     if (url === undefined) {
       // Whole seconds since the epoch: the unit of the URL's `exp`.
       const exp = Math.floor((completedAt + options.outputTtlMs) / 1000);
-      url = `${options.publicUrl()}/files/${key}?exp=${exp}&sig=${options.signer.sign(key, exp)}`;
+      // Presigned: signed as of the completion, so the URL is as stable as a `/files` one.
+      url = options.presign
+        ? options.presign(key, completedAt, Math.max(1, exp - Math.floor(completedAt / 1000)))
+        : `${options.publicUrl()}/files/${key}?exp=${exp}&sig=${options.signer.sign(key, exp)}`;
       if (signed.size >= 10_000) signed.clear();
       signed.set(key, url);
     }

@@ -9,8 +9,8 @@ export interface StoredFile {
 }
 
 /**
- * Where outputs live. Local disk today; an object store can implement the same interface.
- * Keys look like `<task id>/<random>.<ext>` and are safe path segments.
+ * Where outputs live: `OutputFiles` (outputs.ts) on the media store, the data directory or an
+ * S3 bucket (blobs.ts). Keys look like `<task id>/<random>.<ext>` and are safe path segments.
  */
 export interface OutputStorage {
   /** Moves a finished file into storage and returns its key. */

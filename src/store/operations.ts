@@ -37,7 +37,7 @@ import {
 import { insertKeyParams, pageAfter, toApiKeyRecord, toKeyAuthRecord, updateKeyParams } from './key-rows.js';
 import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
 import { expireLeases, failAbandoned } from './sql/recovery.js';
-import { keyInputBytes } from './sql/inputs.js';
+import { addKeyInputBytes, addTaskInputBytes, keyInputBytes } from './sql/inputs.js';
 import { deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
 import { heartbeat, setProgress } from './sql/settle.js';
 import { listTasks } from './sql/tasks-list.js';
@@ -139,6 +139,16 @@ export const taskOperations = {
   // Retention and stored inputs (sql/retention.ts).
   /** Bytes of stored inputs an owner's queued and processing tasks hold (the per-key limit's pre-check; the insert's reservation decides). */
   keyInputBytes: one(keyInputBytes, (owner: string) => ({ owner }), countOf),
+  /**
+   * Counts a published copy's bytes on its task and its owner in one transaction (the task's end
+   * gives them back with its other inputs); false when the task is no longer active.
+   */
+  addPublishedInputBytes: steps([addTaskInputBytes, addKeyInputBytes], true, function* (_dialect, id: string, bytes: number) {
+    const [task] = yield* rows(addTaskInputBytes, { id, bytes });
+    if (task === undefined) return false;
+    yield* changes(addKeyInputBytes, { owner: task.owner, bytes });
+    return true;
+  }),
   /**
    * Deletes up to `limit` final tasks completed before `before`, oldest first; returns the
    * deleted ones with their outputs, whose files the caller deletes. Not atomic on PostgreSQL:

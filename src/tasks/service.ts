@@ -320,6 +320,18 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /**
+   * Counts a copy of an input published for an upstream (ChannelMedia.publish) against the
+   * task's owner, before the copy is written: the bytes join the task's stored input bytes and
+   * are given back with them when the task ends, in that same transaction, so a crash at any
+   * point leaves the count right once the task ends (a copy counted but never written, or
+   * counted again by a retried submission, is only held until then). A copy is not refused for
+   * the limit: its task was accepted already. False when the task has already ended.
+   */
+  countPublishedInput(taskId: string, bytes: number): Promise<boolean> {
+    return this.store.addPublishedInputBytes(taskId, bytes);
+  }
+
+  /**
    * Deletes stored inputs of tasks that are final or gone: their settle's own delete did not
    * happen (the process stopped in between). Only folders older than `olderThanMs`, so a
    * create still between storing its inputs and inserting its row is left alone.

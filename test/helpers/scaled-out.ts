@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request as httpRequest, createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -61,6 +64,8 @@ export interface ScaledOut {
   readonly proxy: RoundRobinProxy;
   readonly apis: ServiceProcess[];
   readonly workers: ServiceProcess[];
+  /** Starts one more API process (not behind the proxy), with a data dir of its own if asked. */
+  startApi(): Promise<ServiceProcess>;
   /** SIGKILLs worker `index` and starts a new one in its place. */
   replaceWorker(index: number): Promise<void>;
   close(): Promise<void>;
@@ -74,25 +79,36 @@ export interface ScaledOut {
 export async function startScaledOut(
   env: Record<string, string>,
   counts: { apis: number; workers: number },
-  /** A proxy to use, and API URLs of the caller's own (in-process) API to balance over too. */
-  options: { proxy?: RoundRobinProxy; alsoUpstreams?: readonly string[] } = {},
+  /**
+   * A proxy to use, and API URLs of the caller's own (in-process) API to balance over too.
+   * `ownDataDirs`: each process (replacements too) gets a fresh, empty MEDIAGATE_DATA_DIR of its
+   * own, removed at close: media must then live elsewhere (MEDIAGATE_STORAGE=s3).
+   */
+  options: { proxy?: RoundRobinProxy; alsoUpstreams?: readonly string[]; ownDataDirs?: boolean } = {},
 ): Promise<ScaledOut> {
   const proxy = options.proxy ?? (await startRoundRobinProxy());
-  const shared = { MEDIAGATE_PUBLIC_URL: proxy.url, ...env };
+  const common = { MEDIAGATE_PUBLIC_URL: proxy.url, ...env };
+  const dirs: string[] = [];
+  const own = async (): Promise<Record<string, string>> => {
+    if (!options.ownDataDirs) return common;
+    const dir = await mkdtemp(join(tmpdir(), 'mediagate-own-'));
+    dirs.push(dir);
+    return { ...common, MEDIAGATE_DATA_DIR: dir };
+  };
+  const startApi = async (): Promise<ServiceProcess> => startProcess(['serve', '--no-workers'], { ...(await own()), PORT: String(await freePort()) });
+  const startWorker = async (): Promise<ServiceProcess> => startWorkerProcess(await own());
   const stop = async (service: ServiceProcess, signal: NodeJS.Signals): Promise<void> => {
     if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill(signal);
     await Promise.race([service.exited, sleep(15_000)]);
   };
-  const starting = [
-    ...Array.from({ length: counts.apis }, async () => startProcess(['serve', '--no-workers'], { ...shared, PORT: String(await freePort()) })),
-    ...Array.from({ length: counts.workers }, () => startWorkerProcess(shared)),
-  ];
+  const starting = [...Array.from({ length: counts.apis }, startApi), ...Array.from({ length: counts.workers }, startWorker)];
   const started = await Promise.allSettled(starting);
   const failure = started.find((result) => result.status === 'rejected');
   if (failure) {
     // Leave no process behind (it would hold the test database open).
     await Promise.all(started.flatMap((result) => (result.status === 'fulfilled' ? [stop(result.value, 'SIGKILL')] : [])));
     if (!options.proxy) await proxy.close();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
     throw failure.reason;
   }
   const services = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
@@ -105,6 +121,11 @@ export async function startScaledOut(
     proxy,
     apis,
     workers,
+    startApi: async () => {
+      const api = await startApi();
+      apis.push(api);
+      return api;
+    },
     replaceWorker(index) {
       replacing = replacing
         .catch(() => {})
@@ -112,7 +133,7 @@ export async function startScaledOut(
           const old = workers[index];
           if (closing || !old) return;
           await stop(old, 'SIGKILL');
-          workers[index] = await startWorkerProcess(shared);
+          workers[index] = await startWorker();
         });
       return replacing;
     },
@@ -121,6 +142,7 @@ export async function startScaledOut(
       await replacing.catch(() => {});
       await Promise.all([...apis, ...workers].map((service) => stop(service, 'SIGTERM')));
       await proxy.close();
+      for (const dir of dirs) await rm(dir, { recursive: true, force: true });
     },
   };
 }

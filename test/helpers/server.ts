@@ -6,6 +6,7 @@ import { loadChannelsConfig } from '../../src/channels/config.js';
 import { createMediagate, type Mediagate, type MediagateOptions } from '../../src/service-factory.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
+import { emptyPrefix, freshPrefix, s3Env, s3Target } from './s3.js';
 import { startRoundRobinProxy, startScaledOut, type ScaledOut } from './scaled-out.js';
 
 export interface TestServer {
@@ -36,6 +37,9 @@ export const TEST_KEYS = ['mg_test_key_alpha_0123456789', 'mg_test_key_bravo_012
  *   every model to a `mediagate` channel pointing at a second mediagate (B, sandbox, its own
  *   key and data directory): validation is A's, everything that renders goes through B and its
  *   outputs are copied into A's storage. `env` applies to both (B renders, A signs).
+ * - MEDIAGATE_TEST_STORAGE=s3: media in the S3 server of the run (helpers/s3.ts), under a key
+ *   prefix of the server's own, emptied at close; MEDIAGATE_TEST_OUTPUT_URLS=presigned also
+ *   gives clients the store's presigned URLs. `env` may still choose its own storage.
  */
 export async function startServer(env: Record<string, string> = {}, options: MediagateOptions = {}): Promise<TestServer> {
   const dataDir = env['MEDIAGATE_DATA_DIR'] ?? (await mkdtemp(join(tmpdir(), 'mediagate-test-')));
@@ -43,6 +47,8 @@ export async function startServer(env: Record<string, string> = {}, options: Med
   const split = backend === 'postgres' && process.env['MEDIAGATE_TEST_TOPOLOGY'] === 'split';
   let database: TestDatabase | undefined;
   if (backend === 'postgres' && env['DATABASE_URL'] === undefined) database = await createTestDatabase();
+  const s3 = process.env['MEDIAGATE_TEST_STORAGE'] === 's3' && env['MEDIAGATE_STORAGE'] === undefined ? s3Target().target : undefined;
+  const prefix = freshPrefix();
   const base: Record<string, string> = {
     PORT: '0',
     HOST: '127.0.0.1',
@@ -51,6 +57,8 @@ export async function startServer(env: Record<string, string> = {}, options: Med
     MEDIAGATE_CONCURRENCY: '2',
     LOG_LEVEL: 'silent',
     ...(database ? { DATABASE_URL: database.url } : {}),
+    ...(s3 ? s3Env(s3, prefix) : {}),
+    ...(s3 && process.env['MEDIAGATE_TEST_OUTPUT_URLS'] ? { MEDIAGATE_OUTPUT_URLS: process.env['MEDIAGATE_TEST_OUTPUT_URLS'] } : {}),
     ...env,
   };
   const proxy = split ? await startRoundRobinProxy() : undefined;
@@ -94,6 +102,7 @@ export async function startServer(env: Record<string, string> = {}, options: Med
       await started.close(2000);
       await upstream?.close();
       await database?.drop();
+      if (s3) await emptyPrefix(s3, prefix);
       if (!env['MEDIAGATE_DATA_DIR']) await rm(dataDir, { recursive: true, force: true });
     },
   };
