@@ -224,7 +224,13 @@ describe('work per request does not grow with the key backlog (sqlite)', () => {
     // API only (no workers: the seeded tasks stay as they are); no tasks-in-flight limit (its count
     // is cached for a second per key, so whether a request refreshes it depends on time; its own
     // bound is specified below).
-    server = await startServer({ MEDIAGATE_WORKERS: 'false', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_KEY_INPUT_BYTES: String(1024 ** 3) });
+    server = await startServer({
+      MEDIAGATE_WORKERS: 'false',
+      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+      MEDIAGATE_KEY_INPUT_BYTES: String(1024 ** 3),
+      // The store's work for a poll is measured: a final task's prepared body (a later poll's answer) would hide it.
+      MEDIAGATE_FINAL_BODY_CACHE_BYTES: '0',
+    });
     const file = join(server.dataDir, 'mediagate.db');
     const db = new BetterSqlite3(file);
     const read = (id: string): Promise<string> => Promise.resolve((db.prepare('SELECT owner FROM tasks WHERE id = ?').get(id) as { owner: string }).owner);
@@ -362,6 +368,7 @@ describe.runIf((await postgresAvailability()).enabled)('work per request does no
       MEDIAGATE_WORKERS: 'false',
       MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
       MEDIAGATE_KEY_INPUT_BYTES: String(1024 ** 3),
+      MEDIAGATE_FINAL_BODY_CACHE_BYTES: '0',
     });
     client = new pg.Client({ connectionString: database.url });
     await client.connect();
