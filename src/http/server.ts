@@ -1,5 +1,6 @@
 import { EventStreams } from './event-streams.js';
 import { DEFAULT_CURRENCY } from '../billing/index.js';
+import { channel } from 'node:diagnostics_channel';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
@@ -227,6 +228,12 @@ function answerClientError(limits: ConnectionLimits): (error: Error & { code?: s
 }
 
 /**
+ * Each body parse, published as `{ phase: 'start' | 'end', bytes, offloaded }` when someone
+ * listens (node:diagnostics_channel): how a spec sees the event loop answer during a parse.
+ */
+export const PARSES = channel('mediagate:json-body-parse');
+
+/**
  * One JSON parser that also records the raw size (seed rule 2 limits one model's body). Bodies
  * of OFFLOAD_BYTES and more are parsed in a worker thread (body-parser-pool.ts), which also
  * checks their data URLs' Base64 for validation: the event loop goes on answering meanwhile.
@@ -251,8 +258,15 @@ function registerJsonParser(app: FastifyInstance, ctx: HttpContext): void {
         done(null, result.body);
       } else done(parseError(result), undefined);
     };
-    if (buffer.length < OFFLOAD_BYTES) parsed(parseJsonBody(buffer, ctx.jsonLimits, false));
-    else void pool.parse(buffer, ctx.jsonLimits).then(parsed);
+    const bytes = buffer.length;
+    const offloaded = bytes >= OFFLOAD_BYTES;
+    if (PARSES.hasSubscribers) PARSES.publish({ phase: 'start', bytes, offloaded });
+    const ended = (result: JsonBodyResult): void => {
+      if (PARSES.hasSubscribers) PARSES.publish({ phase: 'end', bytes, offloaded });
+      parsed(result);
+    };
+    if (!offloaded) ended(parseJsonBody(buffer, ctx.jsonLimits, false));
+    else void pool.parse(buffer, ctx.jsonLimits).then(ended);
   });
 }
 
