@@ -43,18 +43,28 @@ export interface RequestInput {
    */
   readonly allowsModel?: ((model: string) => boolean) | undefined;
   /**
-   * Data URLs of the body already found decodable by the thread that parsed it (a large body,
-   * http/body-parser-pool.ts): not scanned again here, on the event loop.
+   * Data URLs of the body already checked by the thread that parsed it (a large body,
+   * http/body-parser-pool.ts), with its verdicts: not scanned again here, on the event loop.
    */
-  readonly checkedMedia?: readonly string[];
+  readonly checkedMedia?: readonly CheckedMedia[];
+}
+
+/** A string of the body and what `checkMediaString` said of it. */
+export interface CheckedMedia {
+  readonly value: string;
+  readonly check: MediaStringCheck;
 }
 
 /** The `checkedMedia` of the one validation running (validation is synchronous: nothing interleaves). */
-let checkedMedia: readonly string[] = [];
+let checkedMedia: readonly CheckedMedia[] = [];
 
-/** checkMediaString, less the scan of a data URL a parser thread already checked (the same string). */
+/**
+ * checkMediaString, less the scan of a data URL a parser thread already checked. Found by
+ * identity: the very string of the body (`===` on the same string does not compare its bytes).
+ */
 function mediaCheck(value: string): MediaStringCheck {
-  return checkedMedia.includes(value) ? { ok: true, kind: 'data' } : checkMediaString(value);
+  for (const checked of checkedMedia) if (checked.value === value) return checked.check;
+  return checkMediaString(value);
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

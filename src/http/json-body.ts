@@ -1,4 +1,4 @@
-import { checkMediaString } from '../media/data-url.js';
+import { checkMediaString, type MediaStringCheck } from '../media/data-url.js';
 import { checkJsonLimits, type JsonLimits } from './json-limits.js';
 
 /**
@@ -13,9 +13,9 @@ export type JsonBodyResult =
       readonly body: unknown;
       /**
        * Only from a worker: for each data-URL string of the body, in `dataUrlStrings` order,
-       * whether its Base64 decodes (`checkMediaString`), so validation does not scan it again.
+       * its `checkMediaString` verdict, so validation does not scan it again.
        */
-      readonly dataUrls?: readonly boolean[];
+      readonly dataUrls?: readonly MediaStringCheck[];
     }
   | { readonly ok: false; readonly problem: 'shape'; readonly param: string; readonly message: string }
   | { readonly ok: false; readonly problem: 'utf8' }
@@ -44,7 +44,7 @@ export function parseJsonBody(bytes: Uint8Array, limits: JsonLimits | undefined,
     return { ok: false, problem: 'json', message: error instanceof Error ? error.message : 'parse error' };
   }
   if (!checkMedia) return { ok: true, body };
-  return { ok: true, body, dataUrls: dataUrlStrings(body).map((value) => checkMediaString(value).ok) };
+  return { ok: true, body, dataUrls: dataUrlStrings(body).map(checkMediaString) };
 }
 
 /**

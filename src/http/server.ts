@@ -254,7 +254,8 @@ function registerJsonParser(app: FastifyInstance, ctx: HttpContext): void {
     }
     const parsed = (result: JsonBodyResult): void => {
       if (result.ok) {
-        if (result.dataUrls) request.checkedMedia = dataUrlStrings(result.body).filter((_value, index) => result.dataUrls?.[index] === true);
+        const checks = result.dataUrls;
+        if (checks) request.checkedMedia = dataUrlStrings(result.body).flatMap((value, index) => (checks[index] ? [{ value, check: checks[index] }] : []));
         done(null, result.body);
       } else done(parseError(result), undefined);
     };

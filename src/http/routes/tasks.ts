@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ModelKind } from '../../catalog/index.js';
+import type { CheckedMedia, ModelKind } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
 import { BudgetExceeded, InputsOverLimit, type TaskService } from '../../tasks/service.js';
@@ -16,8 +16,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Size of the raw JSON body in bytes (set by the JSON parser). */
     bodyBytes: number;
-    /** Data URLs of the body whose Base64 a parser thread found decodable (large bodies only). */
-    checkedMedia?: readonly string[];
+    /** The data URLs of the body a parser thread checked, with its verdicts (large bodies only). */
+    checkedMedia?: readonly CheckedMedia[];
   }
 }
 
