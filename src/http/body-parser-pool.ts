@@ -104,7 +104,11 @@ export class BodyParserPool {
  */
 function startWorker(): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./body-parse-worker.js', import.meta.url));
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const tsx = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
   const source = new URL('./body-parse-worker.ts', import.meta.url).href;
   return new Worker(`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(source)}); });`, { eval: true });
 }
