@@ -37,6 +37,8 @@ export interface Config {
   readonly ffmpegPath: string | undefined;
   /** MEDIAGATE_BODY_LIMIT_BYTES: largest request body; larger ones get 413. Default 32 MiB. */
   readonly bodyLimitBytes: number;
+  /** MEDIAGATE_FINAL_BODY_CACHE_BYTES: bytes of serialized final task bodies kept per process for status polls; 0 turns it off. Default 16 MiB. */
+  readonly finalBodyCacheBytes: number;
   /** MEDIAGATE_LEASE_S: seconds a worker owns a task without a heartbeat. Default 15; held in ms. */
   readonly leaseMs: number;
   /** MEDIAGATE_MAX_ATTEMPTS: times a task is started before a lost worker fails it. Default 3. */
@@ -376,6 +378,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     keyInputBytes: integer(env, 'MEDIAGATE_KEY_INPUT_BYTES', 1024 * 1024 * 1024, 0, 1024 ** 4),
     ffmpegPath: env['MEDIAGATE_FFMPEG_PATH']?.trim() || undefined,
     bodyLimitBytes: integer(env, 'MEDIAGATE_BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    finalBodyCacheBytes: integer(env, 'MEDIAGATE_FINAL_BODY_CACHE_BYTES', 16 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     leaseMs: seconds(env, 'MEDIAGATE_LEASE_S', 15, 2, 3600),
     maxAttempts: integer(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 100),
     renderTimeoutMs: seconds(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),

@@ -509,6 +509,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       }),
       jsonLimits: { maxDepth: config.jsonMaxDepth, maxItems: config.jsonMaxItems, maxStringBytes: config.jsonMaxStringBytes },
       corsOrigins: config.corsOrigins,
+      finalBodyCache: { maxBytes: config.finalBodyCacheBytes, retentionMs: config.taskRetentionMs },
       connectionLimits: {
         headersTimeoutMs: config.headersTimeoutMs,
         requestTimeoutMs: config.requestTimeoutMs,

@@ -13,7 +13,8 @@
  *
  * On PostgreSQL the same statements are run under EXPLAIN (ANALYZE, BUFFERS) in a rolled-back
  * transaction: no plan may scan `tasks` sequentially, and the pages a request reads (shared
- * buffers hit or read) must not grow with the backlog either.
+ * buffers hit or read) must not grow with the backlog either. So are the job queue's
+ * dead-worker statements, run by every worker process once a lease, against a job backlog.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -25,6 +26,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operation } from '../src/store/dialect.js';
 import { countActiveTasks } from '../src/store/sql/tasks-read.js';
+import { DEAD_JOB_WORKERS, RENDER_JOB, RETIRED_JOBS } from '../src/tasks/sources/graphile.js';
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 
@@ -224,7 +226,13 @@ describe('work per request does not grow with the key backlog (sqlite)', () => {
     // API only (no workers: the seeded tasks stay as they are); no tasks-in-flight limit (its count
     // is cached for a second per key, so whether a request refreshes it depends on time; its own
     // bound is specified below).
-    server = await startServer({ MEDIAGATE_WORKERS: 'false', MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0', MEDIAGATE_KEY_INPUT_BYTES: String(1024 ** 3) });
+    server = await startServer({
+      MEDIAGATE_WORKERS: 'false',
+      MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
+      MEDIAGATE_KEY_INPUT_BYTES: String(1024 ** 3),
+      // The store's work for a poll is measured: a final task's prepared body (a later poll's answer) would hide it.
+      MEDIAGATE_FINAL_BODY_CACHE_BYTES: '0',
+    });
     const file = join(server.dataDir, 'mediagate.db');
     const db = new BetterSqlite3(file);
     const read = (id: string): Promise<string> => Promise.resolve((db.prepare('SELECT owner FROM tasks WHERE id = ?').get(id) as { owner: string }).owner);
@@ -362,6 +370,7 @@ describe.runIf((await postgresAvailability()).enabled)('work per request does no
       MEDIAGATE_WORKERS: 'false',
       MEDIAGATE_MAX_TASKS_IN_FLIGHT: '0',
       MEDIAGATE_KEY_INPUT_BYTES: String(1024 ** 3),
+      MEDIAGATE_FINAL_BODY_CACHE_BYTES: '0',
     });
     client = new pg.Client({ connectionString: database.url });
     await client.connect();
@@ -453,4 +462,92 @@ describe.runIf((await postgresAvailability()).enabled)('work per request does no
       expect(deep.pages, detail).toBeLessThanOrEqual(shallow.pages * 1.5 + 10);
     },
   );
+});
+
+/**
+ * The job queue's dead-worker pass (tasks/sources/graphile.ts, once a lease in every worker
+ * process): finding workers whose jobs stay locked, and removing the jobs retired for new ones.
+ * graphile-worker's own indexes cover only waiting jobs, so these statements read the whole job
+ * table unless they have indexes of their own; with 20,000 jobs waiting they must read no more
+ * pages than with 100, and scan no job table sequentially.
+ */
+describe.runIf((await postgresAvailability()).enabled)('the dead-worker pass does not grow with the job backlog (postgres)', () => {
+  let server: TestServer;
+  let database: TestDatabase;
+  let client: pg.Client;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // Any process on PostgreSQL creates the queue's schema; no workers, so nothing takes a job.
+    server = await startServer({ DATABASE_URL: database.url, MEDIAGATE_WORKERS: 'false' });
+    client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.end().catch(() => {});
+    await server?.close();
+    await database?.drop();
+  });
+
+  /** `count` waiting render jobs, under keys `<tag><n>`. */
+  async function addWaiting(tag: string, count: number): Promise<void> {
+    await client.query(
+      `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+         SELECT ROW($1, json_build_object('id', $2 || i), NULL, now(), NULL, $2 || i, 0, NULL)::graphile_worker.job_spec
+           FROM generate_series(1, $3::int) AS i))`,
+      [RENDER_JOB, tag, count],
+    );
+  }
+
+  /** The pages the statement reads and its plan's nodes, under EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back. */
+  async function explainQueue(text: string, values: unknown[]): Promise<{ pages: number; nodes: PlanNode[]; rows: unknown[] }> {
+    await client.query('BEGIN');
+    try {
+      const rows = (await client.query(text, values)).rows;
+      await client.query('ROLLBACK');
+      await client.query('BEGIN');
+      const result = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values);
+      const plan = result.rows[0]?.['QUERY PLAN'][0]?.Plan;
+      if (!plan) throw new Error('no plan');
+      return { pages: (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0), nodes: nodesOf(plan), rows };
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  }
+
+  it('finds the dead worker and the retired jobs reading no more pages with 20,000 jobs waiting than with 100', async () => {
+    const leaseMs = 15_000;
+    await addWaiting('shallow', SHALLOW);
+    // A dead worker's three jobs (locked an hour ago), and two jobs retired for new ones (no key, attempts spent, unlocked).
+    await addWaiting('dead', 3);
+    await client.query(
+      `UPDATE graphile_worker._private_jobs SET locked_at = now() - interval '1 hour', locked_by = 'dead-worker', attempts = 1 WHERE key LIKE 'dead%'`,
+    );
+    await addWaiting('retired', 2);
+    await client.query(`UPDATE graphile_worker._private_jobs SET key = NULL, attempts = max_attempts WHERE key LIKE 'retired%'`);
+    await client.query('ANALYZE graphile_worker._private_jobs');
+
+    const measure = async (): Promise<{ dead: Awaited<ReturnType<typeof explainQueue>>; retired: Awaited<ReturnType<typeof explainQueue>> }> => {
+      const dead = await explainQueue(DEAD_JOB_WORKERS, [RENDER_JOB, leaseMs, Date.now()]);
+      const retired = await explainQueue(RETIRED_JOBS, [RENDER_JOB]);
+      return { dead, retired };
+    };
+    await measure(); // the first run of a statement also reads the catalogs
+    const shallow = await measure();
+    await addWaiting('deep', DEEP);
+    await client.query('ANALYZE graphile_worker._private_jobs');
+    const deep = await measure();
+
+    for (const run of [shallow, deep]) {
+      expect(run.dead.rows).toEqual([{ ids: ['dead-worker'] }]);
+      expect(run.retired.rows).toEqual([{ removed: 2 }]);
+    }
+    for (const name of ['dead', 'retired'] as const) {
+      const detail = `${name}: ${shallow[name].pages} -> ${deep[name].pages} pages`;
+      const scans = deep[name].nodes.filter((node) => node['Node Type'] === 'Seq Scan' && node['Relation Name'] === '_private_jobs');
+      expect(scans, detail).toEqual([]);
+      expect(deep[name].pages, detail).toBeLessThanOrEqual(shallow[name].pages * 1.5 + 10);
+    }
+  }, 120_000);
 });

@@ -3,7 +3,7 @@ import type { ModelRow } from './types.js';
 import { VIDEO_MODELS } from './video-models.js';
 
 export * from './types.js';
-export { createValidator, type Validator, type Validated } from './validate.js';
+export { createValidator, type CheckedMedia, type Validator, type Validated } from './validate.js';
 export { videoRequestSchema, imageRequestSchema, type JsonSchema } from './schema.js';
 
 /** Every model, video first, in the seed's order. */

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { validationError, type ApiError, type ValidationCode } from '../errors.js';
-import { checkMediaString, decodeDataUrl } from '../media/data-url.js';
+import { checkMediaString, decodeDataUrl, type MediaStringCheck } from '../media/data-url.js';
 import { checkRule3Image } from '../media/image-header.js';
 import { INPUT_LIMITS, MEDIA_FORMAT, URL_MAX_LENGTH_KEYWORD, imageRequestSchema, videoRequestSchema, type JsonSchema } from './schema.js';
 import type { ImageModelRow, ModelKind, ModelRow, ResolvedParams, VideoModelRow } from './types.js';
@@ -42,6 +42,29 @@ export interface RequestInput {
    * refused exactly as a model this deployment does not offer.
    */
   readonly allowsModel?: ((model: string) => boolean) | undefined;
+  /**
+   * Data URLs of the body already checked by the thread that parsed it (a large body,
+   * http/body-parser-pool.ts), with its verdicts: not scanned again here, on the event loop.
+   */
+  readonly checkedMedia?: readonly CheckedMedia[];
+}
+
+/** A string of the body and what `checkMediaString` said of it. */
+export interface CheckedMedia {
+  readonly value: string;
+  readonly check: MediaStringCheck;
+}
+
+/** The `checkedMedia` of the one validation running (validation is synchronous: nothing interleaves). */
+let checkedMedia: readonly CheckedMedia[] = [];
+
+/**
+ * checkMediaString, less the scan of a data URL a parser thread already checked. Found by
+ * identity: the very string of the body (`===` on the same string does not compare its bytes).
+ */
+function mediaCheck(value: string): MediaStringCheck {
+  for (const checked of checkedMedia) if (checked.value === value) return checked.check;
+  return checkMediaString(value);
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -226,7 +249,7 @@ function videoRules(row: VideoModelRow, body: Record<string, unknown>, input: Re
   }
   if (row.imageRule3 && typeof body['image'] === 'string') {
     const image = body['image'];
-    const media = checkMediaString(image);
+    const media = mediaCheck(image);
     if (media.ok && media.kind === 'data') {
       const problem = checkRule3Image(decodeDataUrl(image).bytes);
       if (problem) found.push({ rank: Rank.Value, code: 'unsupported_value', param: 'image', message: `'image' ${problem}.` });
@@ -311,7 +334,7 @@ function pick(candidates: readonly Candidate[]): Candidate | undefined {
 
 export function createValidator(rows: readonly ModelRow[]): Validator {
   const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
-  ajv.addFormat(MEDIA_FORMAT, { type: 'string', validate: (value: string) => checkMediaString(value).ok });
+  ajv.addFormat(MEDIA_FORMAT, { type: 'string', validate: (value: string) => mediaCheck(value).ok });
   ajv.addKeyword({
     keyword: URL_MAX_LENGTH_KEYWORD,
     type: 'string',
@@ -328,46 +351,55 @@ export function createValidator(rows: readonly ModelRow[]): Validator {
 
   return {
     validate(kind, input) {
-      const fail = (c: Candidate): Validated => ({ ok: false, error: validationError(c.code, c.param, c.message) });
-      const { body } = input;
-      if (!isObject(body)) {
-        return fail({
-          rank: Rank.Body,
-          code: 'invalid_parameter',
-          param: 'body',
-          message: `The request body must be a JSON object; got ${describeValue(body)}.`,
-        });
+      checkedMedia = input.checkedMedia ?? [];
+      try {
+        return validateBody(kind, input);
+      } finally {
+        checkedMedia = [];
       }
-      const model = body['model'];
-      if (model === undefined) return fail({ rank: Rank.Model, code: 'missing_parameter', param: 'model', message: `Missing required parameter 'model'.` });
-      if (typeof model !== 'string') {
-        return fail({ rank: Rank.Model, code: 'invalid_parameter', param: 'model', message: `'model' must be a string; got ${describeValue(model)}.` });
-      }
-      const entry = input.allowsModel === undefined || input.allowsModel(model) ? compiled.get(model) : undefined;
-      if (!entry) {
-        return fail({
-          rank: Rank.Model,
-          code: 'unsupported_value',
-          param: 'model',
-          message: `Unknown model '${model.slice(0, 200)}'; GET /v1/models lists the models.`,
-        });
-      }
-      if (entry.row.kind !== kind) {
-        return fail({
-          rank: Rank.Model,
-          code: 'unsupported_value',
-          param: 'model',
-          message: `'${model}' is ${otherKind(kind)} model; create it with POST ${endpoint(kind)}.`,
-        });
-      }
-      const candidates: Candidate[] = [];
-      if (!entry.check(body)) for (const error of entry.check.errors ?? []) candidates.push(fromAjv(error, body));
-      const { row } = entry;
-      if (row.kind === 'video') candidates.push(...videoRules(row, body, input));
-      else candidates.push(...imageRules(row, body));
-      const worst = pick(candidates);
-      if (worst) return fail(worst);
-      return { ok: true, row, params: row.kind === 'video' ? resolveVideo(row, body) : resolveImage(row, body) };
     },
   };
+
+  function validateBody(kind: ModelKind, input: RequestInput): Validated {
+    const fail = (c: Candidate): Validated => ({ ok: false, error: validationError(c.code, c.param, c.message) });
+    const { body } = input;
+    if (!isObject(body)) {
+      return fail({
+        rank: Rank.Body,
+        code: 'invalid_parameter',
+        param: 'body',
+        message: `The request body must be a JSON object; got ${describeValue(body)}.`,
+      });
+    }
+    const model = body['model'];
+    if (model === undefined) return fail({ rank: Rank.Model, code: 'missing_parameter', param: 'model', message: `Missing required parameter 'model'.` });
+    if (typeof model !== 'string') {
+      return fail({ rank: Rank.Model, code: 'invalid_parameter', param: 'model', message: `'model' must be a string; got ${describeValue(model)}.` });
+    }
+    const entry = input.allowsModel === undefined || input.allowsModel(model) ? compiled.get(model) : undefined;
+    if (!entry) {
+      return fail({
+        rank: Rank.Model,
+        code: 'unsupported_value',
+        param: 'model',
+        message: `Unknown model '${model.slice(0, 200)}'; GET /v1/models lists the models.`,
+      });
+    }
+    if (entry.row.kind !== kind) {
+      return fail({
+        rank: Rank.Model,
+        code: 'unsupported_value',
+        param: 'model',
+        message: `'${model}' is ${otherKind(kind)} model; create it with POST ${endpoint(kind)}.`,
+      });
+    }
+    const candidates: Candidate[] = [];
+    if (!entry.check(body)) for (const error of entry.check.errors ?? []) candidates.push(fromAjv(error, body));
+    const { row } = entry;
+    if (row.kind === 'video') candidates.push(...videoRules(row, body, input));
+    else candidates.push(...imageRules(row, body));
+    const worst = pick(candidates);
+    if (worst) return fail(worst);
+    return { ok: true, row, params: row.kind === 'video' ? resolveVideo(row, body) : resolveImage(row, body) };
+  }
 }

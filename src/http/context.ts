@@ -58,6 +58,11 @@ export interface HttpContext {
   readonly metricsToken?: string;
   /** Webhook endpoints; absent = 20 endpoints per key, no allow list. */
   readonly webhooks?: WebhookRouteOptions;
+  /**
+   * MEDIAGATE_FINAL_BODY_CACHE_BYTES and the task retention: the status bodies of final tasks
+   * kept serialized (final-bodies.ts); absent = no cache.
+   */
+  readonly finalBodyCache?: { readonly maxBytes: number; readonly retentionMs: number };
   /** MEDIAGATE_CORS_ORIGINS; absent or empty = CORS off. */
   readonly corsOrigins?: readonly string[] | '*';
 }

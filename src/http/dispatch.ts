@@ -8,7 +8,7 @@ import type { KeyLimits } from './rate-limit.js';
 import { REQUEST_ID_LOG_LABEL, logResponse } from './request-log.js';
 import type { RecordRequest } from './request-metrics.js';
 import { compilePattern } from './route-patterns.js';
-import type { FastAnswer, Route, RouteDeps } from './route.js';
+import type { FastAnswer, Route, RouteDeps, Serialize } from './route.js';
 
 export interface DispatchOptions {
   readonly routes: readonly Route[];
@@ -35,7 +35,7 @@ interface FastRoute {
   readonly params: readonly string[];
   readonly label: string;
   readonly answer: FastAnswer;
-  readonly stringify: (body: object) => string;
+  readonly stringify: Serialize;
 }
 
 /**
@@ -61,16 +61,16 @@ export function createDispatch(options: DispatchOptions): Dispatch {
       throw new Error(`route ${route.path}: a fast answer needs a GET with auth, a response schema and no wildcard`);
     }
     const { regex, params } = compilePattern(route.path, ID_SEGMENT);
-    const stringify: (body: object) => string = compileStringifier(route.response);
-    fast.push({ regex, params, label: route.metricsLabel ?? route.path, answer: route.fast(options.deps), stringify });
+    const stringify: Serialize = compileStringifier(route.response);
+    fast.push({ regex, params, label: route.metricsLabel ?? route.path, answer: route.fast(options.deps, stringify), stringify });
   }
 
-  const answer = (req: IncomingMessage, res: ServerResponse, route: FastRoute, body: object, started: number): void => {
-    const text = route.stringify(body);
+  const answer = (req: IncomingMessage, res: ServerResponse, route: FastRoute, body: object | Buffer, started: number): void => {
+    const text = Buffer.isBuffer(body) ? body : route.stringify(body);
     const id = requestId(req);
     const headers = defaultHeaders(id);
     headers['content-type'] = 'application/json; charset=utf-8';
-    headers['content-length'] = Buffer.byteLength(text);
+    headers['content-length'] = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     res.writeHead(200, headers);
     res.end(text);
     const ms = performance.now() - started;
@@ -94,13 +94,18 @@ export function createDispatch(options: DispatchOptions): Dispatch {
       const params: Record<string, string> = {};
       for (let i = 0; i < route.params.length; i += 1) params[route.params[i] ?? ''] = match[i + 1] ?? '';
       const started = performance.now();
-      route
-        .answer(owner, params)
-        .then((body) => {
-          // The quota is taken only for a request this path answers: the router takes its own.
-          if (body === undefined || (limits !== undefined && !limits.tryTakeRequest(owner, apiKey.rateLimitPerMin))) router();
-          else answer(req, res, route, body, started);
-        })
+      // The quota is taken only for a request this path answers: the router takes its own.
+      const respond = (body: object | Buffer | undefined): void => {
+        if (body === undefined || (limits !== undefined && !limits.tryTakeRequest(owner, apiKey.rateLimitPerMin))) router();
+        else answer(req, res, route, body, started);
+      };
+      const answered = route.answer(owner, params);
+      if (Buffer.isBuffer(answered)) {
+        respond(answered);
+        return true;
+      }
+      answered
+        .then(respond)
         // A fault: the router reads again and reports it in the family's envelope.
         .catch(() => {
           if (!res.headersSent) router();

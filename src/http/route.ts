@@ -1,4 +1,5 @@
 import type { EventStreams } from './event-streams.js';
+import type { FinalBodies } from './final-bodies.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpContext } from './context.js';
 import type { Family } from '../wire/envelopes.js';
@@ -19,6 +20,8 @@ export interface RouteDeps {
   readonly routes: readonly Route[];
   /** The event streams open in this process, per key (caps, lifetime, key re-checks). */
   readonly streams: EventStreams;
+  /** Serialized bodies of final tasks (final-bodies.ts); off when the context has no cache size. */
+  readonly finalBodies: FinalBodies;
 }
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
@@ -26,9 +29,14 @@ export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<
 /**
  * A GET answered beneath the framework (http/dispatch.ts): the 200 body for `owner`, or
  * undefined to leave the request to the router, which then gives whatever other answer is due.
- * Only for a key already resolved, and the body goes through the route's `response` schema.
+ * Only for a key already resolved, and the body goes through the route's `response` schema:
+ * an object is serialized by it, a Buffer is bytes it serialized before (`serialize`, given to
+ * the answer's maker). Bytes at hand come back at once, without a promise.
  */
-export type FastAnswer = (owner: string, params: Readonly<Record<string, string>>) => Promise<object | undefined>;
+export type FastAnswer = (owner: string, params: Readonly<Record<string, string>>) => Buffer | Promise<object | Buffer | undefined>;
+
+/** The route's `response` schema compiled to a serializer (the one the fast path writes with). */
+export type Serialize = (body: object) => string;
 
 /** One row of the route table (http/routes.ts). */
 export interface Route {
@@ -50,7 +58,7 @@ export interface Route {
   /** The request body is read (up to the body cap) and ignored, whatever its type (cancel). */
   readonly ignoresBody?: boolean;
   /** GET only; needs `auth` and `response`, and a path without `*`. */
-  readonly fast?: (deps: RouteDeps) => FastAnswer;
+  readonly fast?: (deps: RouteDeps, serialize: Serialize) => FastAnswer;
 }
 
 declare module 'fastify' {

@@ -1,16 +1,19 @@
 import { EventStreams } from './event-streams.js';
 import { DEFAULT_CURRENCY } from '../billing/index.js';
+import { channel } from 'node:diagnostics_channel';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../errors.js';
 import { authHook } from './auth.js';
-import { checkJsonLimits } from './json-limits.js';
+import { BodyParserPool, OFFLOAD_BYTES } from './body-parser-pool.js';
+import { dataUrlStrings, parseJsonBody, type JsonBodyResult } from './json-body.js';
 import { withoutPrompts } from '../logging.js';
 import type { HttpContext } from './context.js';
 import { defaultHeaders } from './default-headers.js';
 import { createDispatch } from './dispatch.js';
+import { FinalBodies } from './final-bodies.js';
 import { errorBody, familyOf } from '../wire/envelopes.js';
 import { registerCors } from './cors.js';
 import { LazyChildLogger } from './lazy-logger.js';
@@ -68,8 +71,6 @@ function rawAnswer(socket: Socket, status: string, body: string): void {
   socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /**
  * The Fastify server of the HTTP API, with every route of the route table (routes.ts) behind a
  * request listener that answers status polls before routing (dispatch.ts).
@@ -87,6 +88,11 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     closing: closingStreams.signal,
     routes,
     streams,
+    finalBodies: new FinalBodies({
+      maxBytes: ctx.finalBodyCache?.maxBytes ?? 0,
+      retentionMs: ctx.finalBodyCache?.retentionMs ?? 0,
+      generation: () => ctx.signer.generation,
+    }),
   };
   let closing = false;
   const dispatch = createDispatch({
@@ -221,8 +227,22 @@ function answerClientError(limits: ConnectionLimits): (error: Error & { code?: s
   };
 }
 
-/** One JSON parser that also records the raw size (seed rule 2 limits one model's body). */
+/**
+ * Each body parse, published as `{ phase: 'start' | 'end', bytes, offloaded }` when someone
+ * listens (node:diagnostics_channel): how a spec sees the event loop answer during a parse.
+ */
+export const PARSES = channel('mediagate:json-body-parse');
+
+/**
+ * One JSON parser that also records the raw size (seed rule 2 limits one model's body). Bodies
+ * of OFFLOAD_BYTES and more are parsed in a worker thread (body-parser-pool.ts), which also
+ * checks their data URLs' Base64 for validation: the event loop goes on answering meanwhile.
+ */
 function registerJsonParser(app: FastifyInstance, ctx: HttpContext): void {
+  const pool = new BodyParserPool();
+  app.addHook('onClose', (_instance, closed) => {
+    pool.close().then(() => closed(), closed);
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const buffer = body as Buffer;
@@ -232,26 +252,36 @@ function registerJsonParser(app: FastifyInstance, ctx: HttpContext): void {
       done(null, undefined);
       return;
     }
-    // Shape bounds first, on the bytes: a hostile body is refused before it costs a parse.
-    const problem = ctx.jsonLimits ? checkJsonLimits(buffer, ctx.jsonLimits) : undefined;
-    if (problem) {
-      done(errors.bodyShapeLimit(problem.param, problem.message), undefined);
-      return;
-    }
-    let text: string;
-    try {
-      // JSON is UTF-8 (RFC 8259); invalid bytes are an error, not silently replaced.
-      text = UTF8.decode(buffer);
-    } catch {
-      done(errors.malformedJson('the body is not valid UTF-8.'), undefined);
-      return;
-    }
-    try {
-      done(null, JSON.parse(text) as unknown);
-    } catch (error) {
-      done(errors.malformedJson(error instanceof Error ? error.message : 'parse error'), undefined);
-    }
+    const parsed = (result: JsonBodyResult): void => {
+      if (result.ok) {
+        const checks = result.dataUrls;
+        if (checks) request.checkedMedia = dataUrlStrings(result.body).flatMap((value, index) => (checks[index] ? [{ value, check: checks[index] }] : []));
+        done(null, result.body);
+      } else done(parseError(result), undefined);
+    };
+    const bytes = buffer.length;
+    const offloaded = bytes >= OFFLOAD_BYTES;
+    if (PARSES.hasSubscribers) PARSES.publish({ phase: 'start', bytes, offloaded });
+    const ended = (result: JsonBodyResult): void => {
+      if (PARSES.hasSubscribers) PARSES.publish({ phase: 'end', bytes, offloaded });
+      parsed(result);
+    };
+    if (!offloaded) ended(parseJsonBody(buffer, ctx.jsonLimits, false));
+    else void pool.parse(buffer, ctx.jsonLimits).then(ended);
   });
+}
+
+function parseError(result: Exclude<JsonBodyResult, { ok: true }>): ApiError {
+  switch (result.problem) {
+    case 'shape':
+      return errors.bodyShapeLimit(result.param, result.message);
+    case 'utf8':
+      return errors.malformedJson('the body is not valid UTF-8.');
+    case 'json':
+      return errors.malformedJson(result.message);
+    case 'lost':
+      return errors.internal(new Error('the body parser thread stopped'));
+  }
 }
 
 /** Default headers on every answer; one metric and one log line per request. */
