@@ -505,7 +505,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /** queued -> `submitting` (the marker before the adapter's submit), within the channel's max_in_flight. */
-  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number, perKey: number = maxInFlight): Promise<'marked' | 'full' | 'lost'> {
+  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number, perKey: number | null = null): Promise<'marked' | 'full' | 'lost'> {
     return this.store.markSubmitting(task.id, task.attempt, step, { maxInFlight, owner: task.owner, perKey });
   }
 

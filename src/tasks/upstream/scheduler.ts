@@ -274,7 +274,7 @@ export class UpstreamScheduler {
     targets: readonly RouteTarget[],
     ctx: ChannelContext,
     adapter: ProtocolAdapter,
-    { maxInFlight, maxInFlightPerKey }: { maxInFlight: number; maxInFlightPerKey: number },
+    { maxInFlight, maxInFlightPerKey }: { maxInFlight: number; maxInFlightPerKey: number | null },
     submitPerS: number,
     timeoutMs: number,
   ): Promise<void> {
