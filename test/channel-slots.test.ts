@@ -38,7 +38,7 @@ async function rawOn(location: OpenedStore['location']): Promise<Raw> {
     return {
       exec: (sql) => Promise.resolve(void db.exec(sql)),
       all: <R>(sql: string) => Promise.resolve(db.prepare(sql).all() as R[]),
-      close: () => Promise.resolve(db.close()),
+      close: () => Promise.resolve(void db.close()),
     };
   }
   const client = new pg.Client({ connectionString: location.databaseUrl });
