@@ -67,7 +67,7 @@ export const channelHolders = operation<{ channel: string }, { owner: string; he
  * The keys with a task waiting for a channel (queued, not yet submitted), in owner order, at
  * most `cap` of them: a skip scan of the partial index `tasks_channel_waiting` (migration 14),
  * one index seek per key, so a key's backlog of 10,000 queued tasks costs one seek, not 10,000
- * rows. The fair share needs no more than max_in_flight + 1 of them (src/tasks/upstream/share.ts).
+ * rows. The fair share needs no more than max_in_flight + 1 of them (src/store/slot-share.ts).
  */
 export const channelWaitingKeys = operation<{ channel: string; cap: number }, { owner: string }>(
   'channel-waiting-keys',
