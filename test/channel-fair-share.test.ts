@@ -64,12 +64,8 @@ describe.skipIf(split).each(backends)("a key's fair share of a channel's slots (
     });
     expect(res.status).toBe(200);
   };
-  /** Prompts the upstream accepted, in submission order. */
-  const submitted = (prefix: string): string[] =>
-    [...fake.book.tasks.values()]
-      .filter((task) => task.prompt.startsWith(prefix))
-      .sort((a, b) => a.createdAt - b.createdAt)
-      .map((task) => task.prompt);
+  /** Prompts the upstream accepted, in acceptance order (a task cancelled upstream stays counted). */
+  const submitted = (prefix: string): string[] => [...fake.acceptedByPrompt.keys()].filter((prompt) => prompt.startsWith(prefix));
   const status = async (key: string, prompt: string): Promise<string> => {
     const res = await fetch(`${server.url}/v1/video/generations/${ids.get(prompt) ?? ''}`, { headers: { authorization: `Bearer ${key}` } });
     return ((await res.json()) as { status: string }).status;
@@ -94,13 +90,16 @@ describe.skipIf(split).each(backends)("a key's fair share of a channel's slots (
     await create(other, 'waiting 1');
     // Slots held are not taken back: the waiting key gets the first one that frees.
     await cancel(flooder, held[0] ?? '');
-    await eventually(() => submitted('waiting').length === 1, { deadline: 20_000, what: "the waiting key's first submission" });
+    const [first] = await eventually(() => submitted('waiting').length === 1 && submitted('waiting'), {
+      deadline: 20_000,
+      what: "the waiting key's first submission",
+    });
     // The flooding key's queued tasks did not take the freed slot, and its other two still run (upstream).
     expect(submitted('flood')).toHaveLength(3);
     for (const prompt of held.slice(1)) expect(['queued', 'processing']).toContain(await status(flooder, prompt));
     // Share ceil(3 / 2) = 2, which the flooding key holds: the next slot that frees (here the
     // other key's own) is the other key's again, not the flooding key's third.
-    await cancel(other, 'waiting 0');
+    await cancel(other, first ?? '');
     await eventually(() => submitted('waiting').length === 2, { deadline: 20_000, what: "the waiting key's second submission" });
     expect(submitted('flood')).toHaveLength(3);
     // Nothing of the other key waits any more: the next free slot goes back to the flooding key.

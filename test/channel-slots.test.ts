@@ -128,8 +128,12 @@ describe.each(STORE_BACKENDS)('channel slots on $name', (backend) => {
     expect(await mark(opened.store, 'b0', 'wan', 'key-b', 3)).toBe('full'); // held slots are not taken back
     // One of key-a's tasks ends: key-a is at its share (ceil(3 / 2) = 2) while key-b waits.
     await raw.exec(`UPDATE tasks SET status = 'completed', completed_at = 9000, upstream_state = NULL WHERE id = 'a0'`);
+    // The unlocked check the scheduler reads before booking a submit_per_s slot says the same.
+    expect(await opened.store.hasSlot('wan', { maxInFlight: 3, owner: 'key-a', perKey: null })).toBe(false);
+    expect(await opened.store.hasSlot('wan', { maxInFlight: 3, owner: 'key-b', perKey: null })).toBe(true);
     expect(await mark(opened.store, 'a3', 'wan', 'key-a', 3)).toBe('full');
     expect(await mark(opened.store, 'b0', 'wan', 'key-b', 3)).toBe('marked');
+    expect(await opened.store.hasSlot('wan', { maxInFlight: 3, owner: 'key-b', perKey: null })).toBe(false);
     // key-a holds 1 and key-b none, key-b waiting: below the computed share (2), key-a may take a
     // slot; a fixed max_in_flight_per_key of 1 replaces the share and holds it back.
     await raw.exec(`UPDATE tasks SET status = 'completed', completed_at = 9000, upstream_state = NULL WHERE id IN ('a1', 'b0')`);

@@ -303,15 +303,23 @@ export class PostgresStore extends TableStore implements Store, Runner {
       await db.rows(lockChannelSubmit, { channel: step.channel });
       // New statements after the lock: their snapshots see every `submitting` committed before
       // (the counters only grow under this lock; a slot freed meanwhile is seen next time).
-      const { channel } = step;
-      const held = new Map((await db.rows(channelHolders, { channel })).map((row) => [row.owner, num(row.held)]));
-      if (slotsHeld(held) >= limits.maxInFlight) return 'full';
-      if ((held.get(limits.owner) ?? 0) > 0) {
-        const waiting = (await db.rows(channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) })).map((row) => row.owner);
-        if (!mayTakeSlot(limits, { held, waiting }, limits.owner)) return 'full';
-      }
+      if (!(await this.slotFree(db, step.channel, limits))) return 'full';
       return (await db.changes(saveUpstream, upstreamSaveParams(id, attempt, step))) === 1 ? 'marked' : 'lost';
     });
+  }
+
+  hasSlot(channel: string, limits: SubmitLimits): Promise<boolean> {
+    return this.slotFree(this.db, channel, limits);
+  }
+
+  /** The channel's slot counters and waiting keys, through the rule of slot-share.ts. */
+  private async slotFree(db: Executor, channel: string, limits: SubmitLimits): Promise<boolean> {
+    const held = new Map((await db.rows(channelHolders, { channel })).map((row) => [row.owner, num(row.held)]));
+    if (slotsHeld(held) >= limits.maxInFlight) return false;
+    // A key holding no slot is below any share: the waiting keys need not be read.
+    if ((held.get(limits.owner) ?? 0) === 0) return true;
+    const waiting = (await db.rows(channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) })).map((row) => row.owner);
+    return mayTakeSlot(limits, { held, waiting }, limits.owner);
   }
 
   async close(): Promise<void> {

@@ -187,14 +187,22 @@ export class SqliteStore extends TableStore implements Store, Runner {
 
   async markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'> {
     // One writer, and the driver runs this to the end: the check and the write cannot interleave.
-    const { channel } = step;
-    const held = new Map(this.rows(channelHolders, { channel }).map((row) => [row.owner, num(row.held)]));
-    if (slotsHeld(held) >= limits.maxInFlight) return 'full';
-    if ((held.get(limits.owner) ?? 0) > 0) {
-      const waiting = this.rows(channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) }).map((row) => row.owner);
-      if (!mayTakeSlot(limits, { held, waiting }, limits.owner)) return 'full';
-    }
+    if (!this.slotFree(step.channel, limits)) return 'full';
     return this.changes(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1 ? 'marked' : 'lost';
+  }
+
+  async hasSlot(channel: string, limits: SubmitLimits): Promise<boolean> {
+    return this.slotFree(channel, limits);
+  }
+
+  /** The channel's slot counters and waiting keys, through the rule of slot-share.ts. */
+  private slotFree(channel: string, limits: SubmitLimits): boolean {
+    const held = new Map(this.rows(channelHolders, { channel }).map((row) => [row.owner, num(row.held)]));
+    if (slotsHeld(held) >= limits.maxInFlight) return false;
+    // A key holding no slot is below any share: the waiting keys need not be read.
+    if ((held.get(limits.owner) ?? 0) === 0) return true;
+    const waiting = this.rows(channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) }).map((row) => row.owner);
+    return mayTakeSlot(limits, { held, waiting }, limits.owner);
   }
 
   async close(): Promise<void> {

@@ -78,6 +78,12 @@ export interface TaskStore extends TaskOperations, UsageOperations {
    * counters (migration 14), not its tasks. 'full': no slot for this key now; 'lost': the fence.
    */
   markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'>;
+  /**
+   * The same check, alone and unlocked: whether a task of `limits.owner` could take a slot of the
+   * channel now. Read before a submission books its `submit_per_s` slot, so that a task with no
+   * slot to take does not spend the channel's rate (markSubmitting still decides).
+   */
+  hasSlot(channel: string, limits: SubmitLimits): Promise<boolean>;
 }
 
 /** API keys, by hash (auth/ depends on this alone). */

@@ -509,6 +509,11 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return this.store.markSubmitting(task.id, task.attempt, step, { maxInFlight, owner: task.owner, perKey });
   }
 
+  /** Whether the task's key could take a slot of its channel now (unlocked; markSubmitting decides). */
+  hasUpstreamSlot(task: UpstreamTask, maxInFlight: number, perKey: number | null = null): Promise<boolean> {
+    return this.store.hasSlot(task.channel, { maxInFlight, owner: task.owner, perKey });
+  }
+
   /**
    * Milliseconds to wait for the next request slot of a channel's bucket (`perSecond` requests
    * a second, shared by every process on the database).

@@ -279,6 +279,13 @@ export class UpstreamScheduler {
     timeoutMs: number,
   ): Promise<void> {
     const { service } = this.options;
+    const later = (): Promise<boolean> => service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
+    // No slot for this key now: look again later without booking a submit_per_s slot, which the
+    // tasks that can be submitted need (and without a step slot held while waiting for it).
+    if (!(await service.hasUpstreamSlot(task, maxInFlight, maxInFlightPerKey))) {
+      await later();
+      return;
+    }
     await sleep(await service.waitForChannelSlot(task.channel, 'submit', submitPerS));
     // max_in_flight is counted and the slot taken (the `submitting` write) under the channel's
     // lock: in this process, and in the database across processes.
@@ -286,7 +293,7 @@ export class UpstreamScheduler {
       const now = this.now();
       const step: UpstreamStep = { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs };
       const result = await service.markSubmitting(task, step, maxInFlight, maxInFlightPerKey);
-      if (result === 'full') await service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
+      if (result === 'full') await later();
       return result === 'marked';
     });
     if (!marked) return;
