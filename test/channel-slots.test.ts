@@ -1,7 +1,8 @@
 /**
  * A channel's slots in the store, on each backend (docs/channels.md "Limits"):
  * - the counters of migration 14 (`channel_slots`) equal the tasks that hold a slot, whatever
- *   transition moved them (submission, acceptance, settle, cancel, failover, deletion);
+ *   transition moved them (submission, acceptance, settle, cancel, failover, deletion), and the
+ *   migration counts the slots held before it ran;
  * - markSubmitting keeps max_in_flight, gives a waiting key the next free slot while the key that
  *   filled the channel is at its fair share, and lets one key alone use every slot;
  * - the check before a submission does no more work for 10,000 active tasks than for 100: on
@@ -118,6 +119,24 @@ describe.each(STORE_BACKENDS)('channel slots on $name', (backend) => {
     await raw.exec(`UPDATE tasks SET channel = 'sandbox', upstream_state = NULL, next_check_at = NULL WHERE id = 'b1'`); // failover
     await raw.exec(`DELETE FROM tasks WHERE id = 'b0'`);
     expect(await counters()).toEqual({ kept: ['ark/key-a=1', 'wan/key-a=1'], counted: ['ark/key-a=1', 'wan/key-a=1'] });
+  });
+
+  it('counts the slots already held when migration 14 runs on a database in use', async () => {
+    await raw.exec(seed(dialect, 'a', 'key-a', 'wan', 4));
+    await raw.exec(seed(dialect, 'b', 'key-b', 'ark', 2));
+    // As if the database predated migration 14: its objects gone, slots taken without the trigger.
+    const triggers = dialect === 'postgres' ? ['tasks_slots ON tasks', 'tasks_slots_delete ON tasks'] : ['tasks_slots', 'tasks_slots_delete'];
+    for (const trigger of triggers) await raw.exec(`DROP TRIGGER ${trigger}`);
+    if (dialect === 'postgres') await raw.exec(`DROP FUNCTION mediagate_channel_slots()`);
+    await raw.exec(`DROP INDEX tasks_channel_waiting`);
+    await raw.exec(`DROP TABLE channel_slots`);
+    await raw.exec(`DELETE FROM mediagate_migrations WHERE version = 14`);
+    await raw.exec(`UPDATE tasks SET upstream_state = 'accepted', status = 'processing' WHERE id IN ('a0', 'a1', 'a2', 'b0')`);
+    await opened.backend.migrate();
+    expect(await counters()).toEqual({ kept: ['ark/key-b=1', 'wan/key-a=3'], counted: ['ark/key-b=1', 'wan/key-a=3'] });
+    // And the trigger is back.
+    await raw.exec(`UPDATE tasks SET status = 'completed', completed_at = 9000, upstream_state = NULL WHERE id = 'a0'`);
+    expect(await counters()).toEqual({ kept: ['ark/key-b=1', 'wan/key-a=2'], counted: ['ark/key-b=1', 'wan/key-a=2'] });
   });
 
   it('keeps max_in_flight, and gives the next free slot to a waiting key, not to the key that filled the channel', async () => {
