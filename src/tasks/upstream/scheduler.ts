@@ -287,8 +287,9 @@ export class UpstreamScheduler {
       return;
     }
     await sleep(await service.waitForChannelSlot(task.channel, 'submit', submitPerS));
-    // max_in_flight is counted and the slot taken (the `submitting` write) under the channel's
-    // lock: in this process, and in the database across processes.
+    // The slot is checked again (max_in_flight, the key's share: store/slot-share.ts) and taken
+    // (the `submitting` write) under the channel's lock: in this process, and in the database
+    // across processes.
     const marked = await this.submitLocks.run(task.channel, async () => {
       const now = this.now();
       const step: UpstreamStep = { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs };
