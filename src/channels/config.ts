@@ -33,10 +33,12 @@ export interface ChannelConfig {
   readonly apiKey: string;
   readonly maxInFlight: number;
   /**
-   * `max_in_flight_per_key`: slots of this channel one API key may hold while another key's task
-   * waits for one (default: half of max_in_flight, rounded up). Alone, a key may use them all.
+   * `max_in_flight_per_key`: slots of this channel one API key may fill while another key's task
+   * waits for one; null (the default) for the fair share, max_in_flight divided by the keys
+   * holding or waiting for a slot, rounded up (store/slot-share.ts). Alone, a key may use them
+   * all; set to max_in_flight, no key is held back.
    */
-  readonly maxInFlightPerKey: number;
+  readonly maxInFlightPerKey: number | null;
   readonly submitPerS: number;
   readonly pollPerS: number;
   readonly timeoutS: number;
@@ -77,7 +79,7 @@ const SANDBOX: ChannelConfig = {
   apiKeyEnv: '',
   apiKey: '',
   maxInFlight: Number.MAX_SAFE_INTEGER,
-  maxInFlightPerKey: Number.MAX_SAFE_INTEGER,
+  maxInFlightPerKey: null,
   submitPerS: Number.POSITIVE_INFINITY,
   pollPerS: Number.POSITIVE_INFINITY,
   timeoutS: CHANNEL_DEFAULTS.timeout_s,
@@ -185,7 +187,7 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
   const submitPerS = positive('submit_per_s', false);
   const pollPerS = positive('poll_per_s', false);
   const timeoutS = positive('timeout_s', false);
-  let maxInFlightPerKey = Math.ceil(maxInFlight / 2);
+  let maxInFlightPerKey: number | null = null;
   const perKey = raw['max_in_flight_per_key'];
   if (perKey !== undefined) {
     if (typeof perKey !== 'number' || !Number.isInteger(perKey) || perKey <= 0 || perKey > maxInFlight) {

@@ -41,6 +41,54 @@ function referencedBytes(dialect: Dialect): string {
               AND ((j.path = '$' AND j.key IN ('image', 'end_image', 'audio')) OR j.path IN ('$.images', '$.videos', '$.audios')))`;
 }
 
+/**
+ * Whether a row (`OLD`, `NEW`, or an alias) holds a slot of its channel: the predicate the
+ * scheduler's max_in_flight counted before migration 14, and what `channel_slots.held` counts.
+ */
+function holdsSlot(row: string): string {
+  return `(${row}.channel <> 'sandbox' AND ${row}.status IN ('queued', 'processing') AND ${row}.upstream_state IS NOT NULL)`;
+}
+
+/**
+ * The triggers that keep `channel_slots` (migration 14). A new task never holds a slot (it is
+ * inserted queued, unsubmitted), so only updates and deletes move the counters. Every statement
+ * that changes whether a task holds a slot changes that one task (the submission, acceptance,
+ * settle, cancel and failover statements of sql/upstream.ts and sql/cancel.ts): a row trigger
+ * locks one counter row, after the task's, so two transactions never take them in two orders.
+ * Rows are never deleted at zero: a delete racing a concurrent increment could lose it.
+ */
+function slotTriggers(dialect: Dialect): readonly string[] {
+  const moved = `(${holdsSlot('OLD')} <> ${holdsSlot('NEW')} OR (${holdsSlot('NEW')} AND (OLD.channel <> NEW.channel OR OLD.owner <> NEW.owner)))`;
+  const release = (row: string): string => `UPDATE channel_slots SET held = held - 1 WHERE channel = ${row}.channel AND owner = ${row}.owner`;
+  const take = `INSERT INTO channel_slots (channel, owner, held) VALUES (NEW.channel, NEW.owner, 1)
+                ON CONFLICT (channel, owner) DO UPDATE SET held = channel_slots.held + 1`;
+  if (dialect === 'sqlite') {
+    return [
+      `CREATE TRIGGER tasks_slots AFTER UPDATE OF status, channel, owner, upstream_state ON tasks WHEN ${moved}
+       BEGIN
+         ${release('OLD')} AND ${holdsSlot('OLD')};
+         ${take.replace('VALUES (NEW.channel, NEW.owner, 1)', `SELECT NEW.channel, NEW.owner, 1 WHERE ${holdsSlot('NEW')}`)};
+       END`,
+      `CREATE TRIGGER tasks_slots_delete AFTER DELETE ON tasks WHEN ${holdsSlot('OLD')}
+       BEGIN ${release('OLD')}; END`,
+    ];
+  }
+  return [
+    `CREATE FUNCTION mediagate_channel_slots() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+       IF ${holdsSlot('OLD')} THEN ${release('OLD')}; END IF;
+       IF TG_OP = 'UPDATE' THEN
+         IF ${holdsSlot('NEW')} THEN ${take}; END IF;
+       END IF;
+       RETURN NULL;
+     END $$`,
+    `CREATE TRIGGER tasks_slots AFTER UPDATE OF status, channel, owner, upstream_state ON tasks FOR EACH ROW
+     WHEN ${moved} EXECUTE FUNCTION mediagate_channel_slots()`,
+    `CREATE TRIGGER tasks_slots_delete AFTER DELETE ON tasks FOR EACH ROW
+     WHEN ${holdsSlot('OLD')} EXECUTE FUNCTION mediagate_channel_slots()`,
+  ];
+}
+
 const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -400,6 +448,28 @@ const MIGRATIONS: readonly Migration[] = [
     name: 'upstream cancels pending a retry (docs/channels.md "The lifecycle", step 7)',
     // Final tasks whose upstream job still needs its cancel: few, and claimed by next_check_at.
     up: () => [`CREATE INDEX tasks_upstream_cancels ON tasks (next_check_at) WHERE upstream_state IS NOT NULL AND status IN ('cancelled', 'failed')`],
+  },
+  {
+    version: 14,
+    name: "a channel's slots: held per key, kept by a trigger; the tasks waiting for a slot by channel and key",
+    // The check before each submission (max_in_flight and a key's fair share) read the channel's
+    // active tasks, so it grew with them. It reads instead `channel_slots`, one row per (channel,
+    // key) holding the number of that key's tasks that hold a slot (submitting or submitted, not
+    // final), kept by a trigger in the transition's own transaction whatever statement makes the
+    // transition; and the partial index of tasks waiting for a slot, a seek per key.
+    // (13 is another change's.)
+    up: (dialect) => [
+      `CREATE TABLE channel_slots (
+        channel TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        held INTEGER NOT NULL,
+        PRIMARY KEY (channel, owner)
+      )`,
+      `INSERT INTO channel_slots (channel, owner, held)
+       SELECT channel, owner, count(*) FROM tasks AS t WHERE ${holdsSlot('t')} GROUP BY channel, owner`,
+      `CREATE INDEX tasks_channel_waiting ON tasks (channel, owner) WHERE channel <> 'sandbox' AND status = 'queued' AND upstream_state IS NULL`,
+      ...slotTriggers(dialect),
+    ],
   },
 ];
 

@@ -13,7 +13,8 @@ import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
 import { releaseReservation, reserveBudget } from './sql/usage.js';
-import { channelFull, ensureChannelLimit, keyOverShare, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
+import { channelHolders, channelWaitingKeys, ensureChannelLimit, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
+import { mayTakeSlot, slotsHeld, waitingKeysCap } from './slot-share.js';
 import type { Store } from './store.js';
 import { driveAsync, execute, type Runner, type Steps } from './table.js';
 
@@ -300,13 +301,25 @@ export class PostgresStore extends TableStore implements Store, Runner {
     await this.db.changes(ensureChannelLimit, { channel: step.channel, bucket: 'submit' });
     return this.transaction(async (db) => {
       await db.rows(lockChannelSubmit, { channel: step.channel });
-      // A new statement after the lock: its snapshot sees every `submitting` committed before.
-      const [held] = await db.rows(channelFull, { channel: step.channel, max: limits.maxInFlight });
-      if (num(held?.full ?? 0) === 1) return 'full';
-      const [share] = await db.rows(keyOverShare, { channel: step.channel, owner: limits.owner, perKey: limits.perKey });
-      if (num(share?.over ?? 0) === 1) return 'full';
+      // New statements after the lock: their snapshots see every `submitting` committed before
+      // (the counters only grow under this lock; a slot freed meanwhile is seen next time).
+      if (!(await this.slotFree(db, step.channel, limits))) return 'full';
       return (await db.changes(saveUpstream, upstreamSaveParams(id, attempt, step))) === 1 ? 'marked' : 'lost';
     });
+  }
+
+  hasSlot(channel: string, limits: SubmitLimits): Promise<boolean> {
+    return this.slotFree(this.db, channel, limits);
+  }
+
+  /** The channel's slot counters and waiting keys, through the rule of slot-share.ts. */
+  private async slotFree(db: Executor, channel: string, limits: SubmitLimits): Promise<boolean> {
+    const held = new Map((await db.rows(channelHolders, { channel })).map((row) => [row.owner, num(row.held)]));
+    if (slotsHeld(held) >= limits.maxInFlight) return false;
+    // A key holding no slot is below any share: the waiting keys need not be read.
+    if ((held.get(limits.owner) ?? 0) === 0) return true;
+    const waiting = (await db.rows(channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) })).map((row) => row.owner);
+    return mayTakeSlot(limits, { held, waiting }, limits.owner);
   }
 
   async close(): Promise<void> {

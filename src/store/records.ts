@@ -161,8 +161,8 @@ export interface SubmitLimits {
   readonly maxInFlight: number;
   /** The key the task belongs to. */
   readonly owner: string;
-  /** max_in_flight_per_key. */
-  readonly perKey: number;
+  /** max_in_flight_per_key; null for the fair share (store/slot-share.ts). */
+  readonly perKey: number | null;
 }
 
 export interface UpstreamStep {

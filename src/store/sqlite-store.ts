@@ -12,7 +12,8 @@ import { takeIdempotencyKey } from './sql/idempotency.js';
 import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertTask } from './sql/tasks-insert.js';
 import { releaseReservation, reserveBudget } from './sql/usage.js';
-import { channelFull, keyOverShare, saveUpstream } from './sql/upstream.js';
+import { channelHolders, channelWaitingKeys, saveUpstream } from './sql/upstream.js';
+import { mayTakeSlot, slotsHeld, waitingKeysCap } from './slot-share.js';
 import type { Store } from './store.js';
 import { drive, execute, type Runner, type Steps } from './table.js';
 
@@ -185,10 +186,23 @@ export class SqliteStore extends TableStore implements Store, Runner {
   }
 
   async markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'> {
-    // One writer, and the driver runs this to the end: count and write cannot interleave.
-    if (num(this.first(channelFull, { channel: step.channel, max: limits.maxInFlight })?.full ?? 0) === 1) return 'full';
-    if (num(this.first(keyOverShare, { channel: step.channel, owner: limits.owner, perKey: limits.perKey })?.over ?? 0) === 1) return 'full';
+    // One writer, and the driver runs this to the end: the check and the write cannot interleave.
+    if (!this.slotFree(step.channel, limits)) return 'full';
     return this.changes(saveUpstream, upstreamSaveParams(id, attempt, step)) === 1 ? 'marked' : 'lost';
+  }
+
+  async hasSlot(channel: string, limits: SubmitLimits): Promise<boolean> {
+    return this.slotFree(channel, limits);
+  }
+
+  /** The channel's slot counters and waiting keys, through the rule of slot-share.ts. */
+  private slotFree(channel: string, limits: SubmitLimits): boolean {
+    const held = new Map(this.rows(channelHolders, { channel }).map((row) => [row.owner, num(row.held)]));
+    if (slotsHeld(held) >= limits.maxInFlight) return false;
+    // A key holding no slot is below any share: the waiting keys need not be read.
+    if ((held.get(limits.owner) ?? 0) === 0) return true;
+    const waiting = this.rows(channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) }).map((row) => row.owner);
+    return mayTakeSlot(limits, { held, waiting }, limits.owner);
   }
 
   async close(): Promise<void> {

@@ -72,10 +72,18 @@ export interface TaskStore extends TaskOperations, UsageOperations {
   saveUpstream(id: string, attempt: number, step: UpstreamStep): Promise<boolean>;
   /**
    * The step's `submitting` write, only while the channel holds fewer than `maxInFlight` tasks
-   * upstream; counted and written under the channel's `submit` row lock (PostgreSQL), so
-   * processes sharing the database keep the bound together. False: full, or the fence lost.
+   * upstream and the task's key may take the free slot (slot-share.ts: its fair share while
+   * other keys wait); checked and written under the channel's `submit` row lock (PostgreSQL), so
+   * processes sharing the database keep the bound together. The check reads the channel's slot
+   * counters (migration 14), not its tasks. 'full': no slot for this key now; 'lost': the fence.
    */
   markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'>;
+  /**
+   * The same check, alone and unlocked: whether a task of `limits.owner` could take a slot of the
+   * channel now. Read before a submission books its `submit_per_s` slot, so that a task with no
+   * slot to take does not spend the channel's rate (markSubmitting still decides).
+   */
+  hasSlot(channel: string, limits: SubmitLimits): Promise<boolean>;
 }
 
 /** API keys, by hash (auth/ depends on this alone). */

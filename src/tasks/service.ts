@@ -517,8 +517,13 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /** queued -> `submitting` (the marker before the adapter's submit), within the channel's max_in_flight. */
-  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number, perKey: number = maxInFlight): Promise<'marked' | 'full' | 'lost'> {
+  markSubmitting(task: UpstreamTask, step: UpstreamStep, maxInFlight: number, perKey: number | null = null): Promise<'marked' | 'full' | 'lost'> {
     return this.store.markSubmitting(task.id, task.attempt, step, { maxInFlight, owner: task.owner, perKey });
+  }
+
+  /** Whether the task's key could take a slot of its channel now (unlocked; markSubmitting decides). */
+  hasUpstreamSlot(task: UpstreamTask, maxInFlight: number, perKey: number | null = null): Promise<boolean> {
+    return this.store.hasSlot(task.channel, { maxInFlight, owner: task.owner, perKey });
   }
 
   /**

@@ -45,9 +45,9 @@ describe('channels file', () => {
     expect(seedance.baseUrl).toBe('https://ark.ap-southeast.bytepluses.com');
     expect(seedance.apiKey).toBe('ark-key');
     expect(seedance.maxInFlight).toBe(CHANNEL_DEFAULTS.max_in_flight);
-    // A key's share while others wait: half of max_in_flight, rounded up, by default.
-    expect(seedance.maxInFlightPerKey).toBe(Math.ceil(CHANNEL_DEFAULTS.max_in_flight / 2));
-    expect(config.channels.get('wan-intl')?.maxInFlightPerKey).toBe(10);
+    // A key's share while others wait: unset, the fair share (store/slot-share.ts) by default.
+    expect(seedance.maxInFlightPerKey).toBeNull();
+    expect(config.channels.get('wan-intl')?.maxInFlightPerKey).toBeNull();
     expect(seedance.pollPerS).toBe(CHANNEL_DEFAULTS.poll_per_s);
     expect(config.secrets).toEqual(expect.arrayContaining(['sk-dash', 'ark-key', 'pk']));
   });

@@ -7,7 +7,7 @@ import { createVersionTable, isApplied, lockMigrations, recordApplied } from './
 import { requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, release, releaseWithJob } from './settle.js';
 import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
-import { channelFull, keyOverShare, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './upstream.js';
+import { channelHolders, channelWaitingKeys, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './upstream.js';
 import { releaseReservation, reserveBudget } from './usage.js';
 
 /**
@@ -39,8 +39,8 @@ function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
     requeueStranded(jobs),
     saveUpstream,
     saveUpstreamWithJob(jobs),
-    channelFull,
-    keyOverShare,
+    channelHolders,
+    channelWaitingKeys,
     lockChannelSubmit,
     createVersionTable,
     isApplied,

@@ -17,6 +17,9 @@ export const UPSTREAM_COLUMNS = `id, kind, model, owner, status, progress, creat
 
 const ACTIVE = `t.channel <> 'sandbox' AND t.status IN ('queued', 'processing')`;
 
+/** Waiting for a slot of its channel: the predicate of the partial index `tasks_channel_waiting` (migration 14), as written there. */
+const WAITING = `t.channel <> 'sandbox' AND t.status = 'queued' AND t.upstream_state IS NULL`;
+
 /**
  * Due upstream tasks, each leased until `leaseUntil`; the rows are as they were (the step reads
  * `upstream_state`). Among due tasks, fair order between keys first (fair_rank, migration 7):
@@ -38,41 +41,42 @@ export const nextUpstreamDue = operation<Record<string, never>, { due: Int | nul
 );
 
 /**
- * Tasks a channel holds upstream (submitting or accepted): its max_in_flight counts these. Run
- * before every submission: `ACTIVE` lets it read the partial index of active upstream tasks
- * (`tasks_upstream_due`) rather than scan every task ever stored.
+ * A channel's slots (max_in_flight) are held by its active tasks submitted or being submitted
+ * (`upstream_state` set). `channel_slots` (migration 14) holds their number per (channel, key),
+ * kept by a trigger in every transition's own transaction (migrations.ts, `holdsSlot`), so
+ * neither the gauge nor the check before a submission counts tasks.
  */
+
+/** Tasks a channel holds upstream (the in-flight gauge): the sum of its keys' counters. */
 export const countUpstreamInFlight = operation<{ channel: string }, { n: Int }>(
   'count-upstream-in-flight',
-  () => `SELECT count(*) AS n FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.upstream_state IS NOT NULL`,
+  () => `SELECT COALESCE(sum(s.held), 0) AS n FROM channel_slots AS s WHERE s.channel = @channel`,
 );
 
 /**
- * Whether a channel holds `max` tasks upstream, for the check before each submission, cheaper
- * than the exact count where it can be: while all the active upstream tasks together (an
- * index-only count) are fewer than `max`, the channel cannot be full; otherwise its own tasks
- * are counted, and the count stops at `max`.
+ * The keys holding slots of a channel and how many each, read before every submission (in the
+ * transaction that writes `submitting`). One row per key that ever held a slot of the channel:
+ * the cost follows the number of keys, never the number of tasks queued or in flight.
  */
-export const channelFull = operation<{ channel: string; max: number }, { full: Int }>(
-  'channel-full',
-  () => `SELECT CASE WHEN (SELECT count(*) FROM tasks AS t WHERE ${ACTIVE}) < @max THEN 0
-              WHEN (SELECT count(*) FROM (SELECT 1 FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.upstream_state IS NOT NULL
-                                          LIMIT @max) AS held) >= @max THEN 1
-              ELSE 0 END AS full`,
+export const channelHolders = operation<{ channel: string }, { owner: string; held: Int }>(
+  'channel-holders',
+  () => `SELECT s.owner, s.held FROM channel_slots AS s WHERE s.channel = @channel AND s.held > 0`,
 );
 
 /**
- * Whether `owner` holds its share of a channel (`perKey` tasks upstream) while another key has a
- * task waiting for the channel (queued, not submitted): then the next free slot is the other
- * key's, not this one's. Alone, a key may use every slot.
+ * The keys with a task waiting for a channel (queued, not yet submitted), in owner order, at
+ * most `cap` of them: a skip scan of the partial index `tasks_channel_waiting` (migration 14),
+ * one index seek per key, so a key's backlog of 10,000 queued tasks costs one seek, not 10,000
+ * rows. The fair share needs no more than max_in_flight + 1 of them (src/store/slot-share.ts).
  */
-export const keyOverShare = operation<{ channel: string; owner: string; perKey: number }, { over: Int }>(
-  'key-over-share',
-  () => `SELECT CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.owner = @owner
-                                                 AND t.upstream_state IS NOT NULL LIMIT @perKey) AS held) >= @perKey
-              AND EXISTS (SELECT 1 FROM tasks AS t WHERE ${ACTIVE} AND t.channel = @channel AND t.owner <> @owner
-                             AND t.status = 'queued' AND t.upstream_state IS NULL)
-              THEN 1 ELSE 0 END AS over`,
+export const channelWaitingKeys = operation<{ channel: string; cap: number }, { owner: string }>(
+  'channel-waiting-keys',
+  () => `WITH RECURSIVE waiting (owner, n) AS (
+        SELECT (SELECT t.owner FROM tasks AS t WHERE ${WAITING} AND t.channel = @channel ORDER BY t.owner LIMIT 1), 1
+        UNION ALL
+        SELECT (SELECT t.owner FROM tasks AS t WHERE ${WAITING} AND t.channel = @channel AND t.owner > w.owner ORDER BY t.owner LIMIT 1), w.n + 1
+          FROM waiting AS w WHERE w.owner IS NOT NULL AND w.n < @cap)
+      SELECT owner FROM waiting WHERE owner IS NOT NULL`,
 );
 
 /** One non-final step's outcome, fenced by the attempt the step claimed. */

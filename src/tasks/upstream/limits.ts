@@ -3,7 +3,7 @@
  * (TaskService.waitForChannelSlot, channel_limits); what stays in the process is this lock.
  */
 
-/** One lock per channel: the max_in_flight check and the `submitting` write happen under it. */
+/** One lock per channel: the slot check (max_in_flight, the key's share) and the `submitting` write happen under it. */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();
 

@@ -274,19 +274,27 @@ export class UpstreamScheduler {
     targets: readonly RouteTarget[],
     ctx: ChannelContext,
     adapter: ProtocolAdapter,
-    { maxInFlight, maxInFlightPerKey }: { maxInFlight: number; maxInFlightPerKey: number },
+    { maxInFlight, maxInFlightPerKey }: { maxInFlight: number; maxInFlightPerKey: number | null },
     submitPerS: number,
     timeoutMs: number,
   ): Promise<void> {
     const { service } = this.options;
+    const later = (): Promise<boolean> => service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
+    // No slot for this key now: look again later without booking a submit_per_s slot, which the
+    // tasks that can be submitted need (and without a step slot held while waiting for it).
+    if (!(await service.hasUpstreamSlot(task, maxInFlight, maxInFlightPerKey))) {
+      await later();
+      return;
+    }
     await sleep(await service.waitForChannelSlot(task.channel, 'submit', submitPerS));
-    // max_in_flight is counted and the slot taken (the `submitting` write) under the channel's
-    // lock: in this process, and in the database across processes.
+    // The slot is checked again (max_in_flight, the key's share: store/slot-share.ts) and taken
+    // (the `submitting` write) under the channel's lock: in this process, and in the database
+    // across processes.
     const marked = await this.submitLocks.run(task.channel, async () => {
       const now = this.now();
       const step: UpstreamStep = { ...this.base(task), upstreamState: 'submitting', since: now, nextCheckAt: now + this.timings.leaseMs };
       const result = await service.markSubmitting(task, step, maxInFlight, maxInFlightPerKey);
-      if (result === 'full') await service.saveUpstream(task, { ...this.base(task), nextCheckAt: this.now() + this.timings.idleMs });
+      if (result === 'full') await later();
       return result === 'marked';
     });
     if (!marked) return;

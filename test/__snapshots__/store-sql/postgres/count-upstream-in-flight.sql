@@ -1,1 +1,1 @@
-SELECT count(*) AS n FROM tasks AS t WHERE t.channel <> 'sandbox' AND t.status IN ('queued', 'processing') AND t.channel = $1 AND t.upstream_state IS NOT NULL
+SELECT COALESCE(sum(s.held), 0) AS n FROM channel_slots AS s WHERE s.channel = $1
