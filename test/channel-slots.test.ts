@@ -1,6 +1,6 @@
 /**
  * A channel's slots in the store, on each backend (docs/channels.md "Limits"):
- * - the counters of migration 14 (`channel_slots`) equal the tasks that hold a slot, whatever
+ * - the counters of migration 13 (`channel_slots`) equal the tasks that hold a slot, whatever
  *   transition moved them (submission, acceptance, settle, cancel, failover, deletion), and the
  *   migration counts the slots held before it ran;
  * - markSubmitting keeps max_in_flight, gives a waiting key the next free slot while the key that
@@ -8,7 +8,7 @@
  * - the check before a submission does no more work for 10,000 active tasks than for 100: on
  *   SQLite the virtual machine steps the sqlite3 shell reports (`.stats on`), on PostgreSQL the
  *   pages EXPLAIN (ANALYZE, BUFFERS) reports, both deterministic, unlike time on a shared machine
- *   (the way test/growth.test.ts measures requests). Before migration 14 the check counted the
+ *   (the way test/growth.test.ts measures requests). Before migration 13 the check counted the
  *   active upstream tasks: 10,000 of them cost ~100 times the steps of 100.
  */
 import { execFile, spawnSync } from 'node:child_process';
@@ -121,16 +121,16 @@ describe.each(STORE_BACKENDS)('channel slots on $name', (backend) => {
     expect(await counters()).toEqual({ kept: ['ark/key-a=1', 'wan/key-a=1'], counted: ['ark/key-a=1', 'wan/key-a=1'] });
   });
 
-  it('counts the slots already held when migration 14 runs on a database in use', async () => {
+  it('counts the slots already held when migration 13 runs on a database in use', async () => {
     await raw.exec(seed(dialect, 'a', 'key-a', 'wan', 4));
     await raw.exec(seed(dialect, 'b', 'key-b', 'ark', 2));
-    // As if the database predated migration 14: its objects gone, slots taken without the trigger.
+    // As if the database predated migration 13: its objects gone, slots taken without the trigger.
     const triggers = dialect === 'postgres' ? ['tasks_slots ON tasks', 'tasks_slots_delete ON tasks'] : ['tasks_slots', 'tasks_slots_delete'];
     for (const trigger of triggers) await raw.exec(`DROP TRIGGER ${trigger}`);
     if (dialect === 'postgres') await raw.exec(`DROP FUNCTION mediagate_channel_slots()`);
     await raw.exec(`DROP INDEX tasks_channel_waiting`);
     await raw.exec(`DROP TABLE channel_slots`);
-    await raw.exec(`DELETE FROM mediagate_migrations WHERE version = 14`);
+    await raw.exec(`DELETE FROM mediagate_migrations WHERE version = 13`);
     await raw.exec(`UPDATE tasks SET upstream_state = 'accepted', status = 'processing' WHERE id IN ('a0', 'a1', 'a2', 'b0')`);
     await opened.backend.migrate();
     expect(await counters()).toEqual({ kept: ['ark/key-b=1', 'wan/key-a=3'], counted: ['ark/key-b=1', 'wan/key-a=3'] });

@@ -43,14 +43,14 @@ function referencedBytes(dialect: Dialect): string {
 
 /**
  * Whether a row (`OLD`, `NEW`, or an alias) holds a slot of its channel: the predicate the
- * scheduler's max_in_flight counted before migration 14, and what `channel_slots.held` counts.
+ * scheduler's max_in_flight counted before migration 13, and what `channel_slots.held` counts.
  */
 function holdsSlot(row: string): string {
   return `(${row}.channel <> 'sandbox' AND ${row}.status IN ('queued', 'processing') AND ${row}.upstream_state IS NOT NULL)`;
 }
 
 /**
- * The triggers that keep `channel_slots` (migration 14). A new task never holds a slot (it is
+ * The triggers that keep `channel_slots` (migration 13). A new task never holds a slot (it is
  * inserted queued, unsubmitted), so only updates and deletes move the counters. Every statement
  * that changes whether a task holds a slot changes that one task (the submission, acceptance,
  * settle, cancel and failover statements of sql/upstream.ts and sql/cancel.ts): a row trigger
@@ -450,7 +450,7 @@ const MIGRATIONS: readonly Migration[] = [
     up: () => [`CREATE INDEX tasks_upstream_cancels ON tasks (next_check_at) WHERE upstream_state IS NOT NULL AND status IN ('cancelled', 'failed')`],
   },
   {
-    version: 14,
+    version: 13,
     name: "a channel's slots: held per key, kept by a trigger; the tasks waiting for a slot by channel and key",
     // The check before each submission (max_in_flight and a key's fair share) read the channel's
     // active tasks, so it grew with them. It reads instead `channel_slots`, one row per (channel,

@@ -75,7 +75,7 @@ export interface TaskStore extends TaskOperations, UsageOperations {
    * upstream and the task's key may take the free slot (slot-share.ts: its fair share while
    * other keys wait); checked and written under the channel's `submit` row lock (PostgreSQL), so
    * processes sharing the database keep the bound together. The check reads the channel's slot
-   * counters (migration 14), not its tasks. 'full': no slot for this key now; 'lost': the fence.
+   * counters (migration 13), not its tasks. 'full': no slot for this key now; 'lost': the fence.
    */
   markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'>;
   /**

@@ -17,7 +17,7 @@ export const UPSTREAM_COLUMNS = `id, kind, model, owner, status, progress, creat
 
 const ACTIVE = `t.channel <> 'sandbox' AND t.status IN ('queued', 'processing')`;
 
-/** Waiting for a slot of its channel: the predicate of the partial index `tasks_channel_waiting` (migration 14), as written there. */
+/** Waiting for a slot of its channel: the predicate of the partial index `tasks_channel_waiting` (migration 13), as written there. */
 const WAITING = `t.channel <> 'sandbox' AND t.status = 'queued' AND t.upstream_state IS NULL`;
 
 /**
@@ -42,7 +42,7 @@ export const nextUpstreamDue = operation<Record<string, never>, { due: Int | nul
 
 /**
  * A channel's slots (max_in_flight) are held by its active tasks submitted or being submitted
- * (`upstream_state` set). `channel_slots` (migration 14) holds their number per (channel, key),
+ * (`upstream_state` set). `channel_slots` (migration 13) holds their number per (channel, key),
  * kept by a trigger in every transition's own transaction (migrations.ts, `holdsSlot`), so
  * neither the gauge nor the check before a submission counts tasks.
  */
@@ -65,7 +65,7 @@ export const channelHolders = operation<{ channel: string }, { owner: string; he
 
 /**
  * The keys with a task waiting for a channel (queued, not yet submitted), in owner order, at
- * most `cap` of them: a skip scan of the partial index `tasks_channel_waiting` (migration 14),
+ * most `cap` of them: a skip scan of the partial index `tasks_channel_waiting` (migration 13),
  * one index seek per key, so a key's backlog of 10,000 queued tasks costs one seek, not 10,000
  * rows. The fair share needs no more than max_in_flight + 1 of them (src/store/slot-share.ts).
  */
