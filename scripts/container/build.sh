@@ -20,6 +20,9 @@
 # `build.sh --postgres` builds the PostgreSQL image compose.yaml can use where no registry serves
 # the official one (scripts/container/postgres/: Debian's postgresql-15 on the same base), as
 # POSTGRES_IMAGE (default localhost/mediagate-postgres:15).
+# `build.sh --s3` builds the development object store of compose.s3.yaml (scripts/container/s3/:
+# Debian's Ceph RADOS Gateway, objects in memory, on the same base) as S3_IMAGE (default
+# localhost/mediagate-s3:dev).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 image=${IMAGE:-localhost/mediagate:dev}
@@ -90,6 +93,13 @@ if [ "${1:-}" = --postgres ]; then
   postgres_image=${POSTGRES_IMAGE:-localhost/mediagate-postgres:15}
   echo "== container build: $postgres_image from $base with $cli"
   build -t "$postgres_image" "$root/scripts/container/postgres"
+  exit 0
+fi
+
+if [ "${1:-}" = --s3 ]; then
+  s3_image=${S3_IMAGE:-localhost/mediagate-s3:dev}
+  echo "== container build: $s3_image from $base with $cli"
+  build -t "$s3_image" "$root/scripts/container/s3"
   exit 0
 fi
 
