@@ -2,8 +2,9 @@
 # The development object store of compose.s3.yaml: a single-node Ceph RADOS Gateway with its
 # objects in memory (rgw-single-node.sh, the same start as the specs' .ci/s3-server). Every
 # start is a new empty store: the user S3_ACCESS_KEY / S3_SECRET_KEY and the bucket S3_BUCKET,
-# the gateway on S3_PORT (7480). A stop, a restart or a crash loses every object. For media
-# anyone keeps, point mediagate at a real S3 (docs/operations/scaling-out.md).
+# the gateway on S3_PORT (7480), at most S3_MEMSTORE_BYTES of objects (1 GiB) in the container's
+# memory. A stop, a restart or a crash loses every object. For media anyone keeps, point
+# mediagate at a real S3 (docs/operations/scaling-out.md#the-deployment-with-compose).
 set -euo pipefail
 log() { echo "mediagate-s3: $*" >&2; }
 # shellcheck source=rgw-single-node.sh
