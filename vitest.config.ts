@@ -20,6 +20,8 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
   }
   return {
     test: {
+      // The S3 specs' server, started when none is named and one can run here (test/setup/s3-server.ts).
+      globalSetup: ['test/setup/s3-server.ts'],
       testTimeout: 60_000,
       hookTimeout: 60_000,
       pool: 'forks',
