@@ -1,6 +1,7 @@
 /*
  * Request pacing (submit_per_s, poll_per_s) is shared through the database
- * (TaskService.waitForChannelSlot, channel_limits); what stays in the process is this lock.
+ * (TaskService.bookChannelSlot, channel_limits); what stays in the process is the channel's lock
+ * and the slots booked by tasks put back until their time.
  */
 
 /** One lock per channel: the slot check (max_in_flight, the key's share) and the `submitting` write happen under it. */
@@ -20,5 +21,60 @@ export class KeyedMutex {
       release();
       if (this.tails.get(key) === tail) this.tails.delete(key);
     }
+  }
+}
+
+export type RateBucket = 'submit' | 'poll';
+
+/** Books the next slot of a channel's bucket; resolves with when it starts (ms). */
+export type BookSlot = (channel: string, bucket: RateBucket, perSecond: number) => Promise<number>;
+
+/**
+ * Request slots booked by steps that could not use them yet (docs/channels.md "Limits"). A step
+ * never waits for a rate: when its slot starts later than now, the caller puts the task back
+ * until then and the step ends, so a slow rate holds none of the scheduler's step slots. The
+ * booking is kept here, by task, so that the next claim of the task spends it rather than
+ * booking another at the end of the queue. A booking the task never comes back for (another
+ * process claimed it, or it was cancelled) is forgotten after `keepMs`: a slot left unused,
+ * which only slows the channel.
+ */
+export class RateSlots {
+  private readonly booked = new Map<string, number>();
+  private prunedAt: number;
+
+  constructor(
+    private readonly book: BookSlot,
+    private readonly now: () => number,
+    private readonly keepMs: number,
+  ) {
+    this.prunedAt = now();
+  }
+
+  /**
+   * Undefined when the task may send its request now (a slot is spent); otherwise when its
+   * booked slot starts, the time to put the task back to.
+   */
+  async take(id: string, channel: string, bucket: RateBucket, perSecond: number): Promise<number | undefined> {
+    this.prune();
+    const key = `${bucket}\u0000${channel}\u0000${id}`;
+    const at = this.booked.get(key) ?? (await this.book(channel, bucket, perSecond));
+    if (at <= this.now()) {
+      this.booked.delete(key);
+      return undefined;
+    }
+    this.booked.set(key, at);
+    return at;
+  }
+
+  /** Bookings held (a task put back, not yet claimed again). */
+  get size(): number {
+    return this.booked.size;
+  }
+
+  private prune(): void {
+    const now = this.now();
+    if (now - this.prunedAt < this.keepMs) return;
+    this.prunedAt = now;
+    for (const [key, at] of this.booked) if (at < now - this.keepMs) this.booked.delete(key);
   }
 }
