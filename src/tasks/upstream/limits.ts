@@ -56,14 +56,22 @@ export class RateSlots {
    */
   async take(id: string, channel: string, bucket: RateBucket, perSecond: number): Promise<number | undefined> {
     this.prune();
-    const key = `${bucket}\u0000${channel}\u0000${id}`;
-    const at = this.booked.get(key) ?? (await this.book(channel, bucket, perSecond));
+    const booking = key(id, channel, bucket);
+    const at = this.booked.get(booking) ?? (await this.book(channel, bucket, perSecond));
     if (at <= this.now()) {
-      this.booked.delete(key);
+      this.booked.delete(booking);
       return undefined;
     }
-    this.booked.set(key, at);
+    this.booked.set(booking, at);
     return at;
+  }
+
+  /**
+   * The task came back but will not send now for another reason: its booking is given up, not
+   * kept to be spent late, when it would go out together with the slots booked after it.
+   */
+  drop(id: string, channel: string, bucket: RateBucket): void {
+    this.booked.delete(key(id, channel, bucket));
   }
 
   /** Bookings held (a task put back, not yet claimed again). */
@@ -78,3 +86,5 @@ export class RateSlots {
     for (const [key, at] of this.booked) if (at < now - this.keepMs) this.booked.delete(key);
   }
 }
+
+const key = (id: string, channel: string, bucket: RateBucket): string => `${bucket}\u0000${channel}\u0000${id}`;
