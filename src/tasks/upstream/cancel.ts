@@ -96,7 +96,10 @@ export class UpstreamCanceller {
       await service.finishUpstreamCancel(pending.id);
       return;
     }
-    const slotAt = await this.rates.take(pending.id, channel.name, 'poll', channel.pollPerS);
+    // A claim of an owed cancel bumps no attempt; what it holds is the retry's wait, which a put-back
+    // keeps and a try (in any process) changes (backoff with jitter): the booking's fence.
+    const fence = { now: pending.intervalMs ?? 0, next: pending.intervalMs ?? 0 };
+    const slotAt = await this.rates.take(pending.id, channel.name, 'poll', channel.pollPerS, fence);
     if (slotAt !== undefined) {
       // Its poll_per_s slot starts later: owed until then (the backoff unchanged), the slot kept for it.
       await service.deferUpstreamCancel({ ...pending, upstreamId: pending.upstreamId }, slotAt - this.now(), pending.intervalMs ?? 0);

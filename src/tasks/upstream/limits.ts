@@ -34,12 +34,17 @@ export type BookSlot = (channel: string, bucket: RateBucket, perSecond: number) 
  * never waits for a rate: when its slot starts later than now, the caller puts the task back
  * until then and the step ends, so a slow rate holds none of the scheduler's step slots. The
  * booking is kept here, by task, so that the next claim of the task spends it rather than
- * booking another at the end of the queue. A booking the task never comes back for (another
- * process claimed it, or it was cancelled) is forgotten after `keepMs`: a slot left unused,
- * which only slows the channel.
+ * booking another at the end of the queue.
+ *
+ * Only that claim: a booking is spent by the claim whose fence (`claim`) is the one the put-back
+ * expected, and dropped otherwise, when another process claimed the task in between (and booked
+ * its own slot) or the task changed meanwhile. A slot spent later than it started would go out
+ * together with the slots booked after it, over the rate. A booking the task never comes back
+ * for (it was cancelled, or settled elsewhere) is forgotten after `keepMs`, and never spent later. A slot left unused
+ * only slows the channel.
  */
 export class RateSlots {
-  private readonly booked = new Map<string, number>();
+  private readonly booked = new Map<string, { readonly at: number; readonly claim: number }>();
   private prunedAt: number;
 
   constructor(
@@ -52,17 +57,18 @@ export class RateSlots {
 
   /**
    * Undefined when the task may send its request now (a slot is spent); otherwise when its
-   * booked slot starts, the time to put the task back to.
+   * booked slot starts, the time to put the task back to. `claim` is the fence of the claim that
+   * runs this step, and the one the next claim will hold if nothing else touched the task.
    */
-  async take(id: string, channel: string, bucket: RateBucket, perSecond: number): Promise<number | undefined> {
+  async take(id: string, channel: string, bucket: RateBucket, perSecond: number, claim: { now: number; next: number }): Promise<number | undefined> {
     this.prune();
     const booking = key(id, channel, bucket);
-    const at = this.booked.get(booking) ?? (await this.book(channel, bucket, perSecond));
-    if (at <= this.now()) {
-      this.booked.delete(booking);
-      return undefined;
-    }
-    this.booked.set(booking, at);
+    const kept = this.booked.get(booking);
+    this.booked.delete(booking);
+    const valid = kept !== undefined && kept.claim === claim.now && kept.at >= this.now() - this.keepMs;
+    const at = valid ? kept.at : await this.book(channel, bucket, perSecond);
+    if (at <= this.now()) return undefined;
+    this.booked.set(booking, { at, claim: claim.next });
     return at;
   }
 
@@ -83,7 +89,7 @@ export class RateSlots {
     const now = this.now();
     if (now - this.prunedAt < this.keepMs) return;
     this.prunedAt = now;
-    for (const [key, at] of this.booked) if (at < now - this.keepMs) this.booked.delete(key);
+    for (const [booking, { at }] of this.booked) if (at < now - this.keepMs) this.booked.delete(booking);
   }
 }
 

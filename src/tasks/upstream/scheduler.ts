@@ -290,7 +290,7 @@ export class UpstreamScheduler {
       await later();
       return;
     }
-    const slotAt = await this.rates.take(task.id, task.channel, 'submit', submitPerS);
+    const slotAt = await this.rates.take(task.id, task.channel, 'submit', submitPerS, { now: task.attempt, next: task.attempt + 1 });
     if (slotAt !== undefined) {
       // Its submit_per_s slot starts later: the task comes back then, and spends it.
       await service.saveUpstream(task, { ...this.base(task), nextCheckAt: slotAt });
@@ -469,7 +469,7 @@ export class UpstreamScheduler {
       }
       return;
     }
-    const slotAt = await this.rates.take(task.id, task.channel, 'poll', pollPerS);
+    const slotAt = await this.rates.take(task.id, task.channel, 'poll', pollPerS, { now: task.attempt, next: task.attempt + 1 });
     if (slotAt !== undefined) {
       // Its poll_per_s slot starts later: the task comes back then, and spends it.
       if (!(await this.options.service.saveUpstream(task, { ...this.base(task), nextCheckAt: slotAt }))) await this.lost(task);
