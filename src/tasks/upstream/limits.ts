@@ -37,11 +37,12 @@ export type BookSlot = (channel: string, bucket: RateBucket, perSecond: number) 
  * booking another at the end of the queue.
  *
  * Only that claim: a booking is spent by the claim whose fence (`claim`) is the one the put-back
- * expected, and dropped otherwise, when another process claimed the task in between (and booked
- * its own slot) or the task changed meanwhile. A slot spent later than it started would go out
- * together with the slots booked after it, over the rate. A booking the task never comes back
- * for (it was cancelled, or settled elsewhere) is forgotten after `keepMs`, and never spent later. A slot left unused
- * only slows the channel.
+ * expected, and dropped otherwise: another process claimed the task in between (and booked its
+ * own slot), or the task came back to something else (no `max_in_flight` slot) and was put back
+ * for that. A slot spent later than it started would go out together with the slots booked
+ * after it, over the rate. A booking the task never comes back for (it was cancelled, or
+ * settled elsewhere) is forgotten after `keepMs`, and never spent later. A slot left unused only
+ * slows the channel.
  */
 export class RateSlots {
   private readonly booked = new Map<string, { readonly at: number; readonly claim: number }>();
@@ -70,19 +71,6 @@ export class RateSlots {
     if (at <= this.now()) return undefined;
     this.booked.set(booking, { at, claim: claim.next });
     return at;
-  }
-
-  /**
-   * The task came back but will not send now for another reason: its booking is given up, not
-   * kept to be spent late, when it would go out together with the slots booked after it.
-   */
-  drop(id: string, channel: string, bucket: RateBucket): void {
-    this.booked.delete(key(id, channel, bucket));
-  }
-
-  /** Bookings held (a task put back, not yet claimed again). */
-  get size(): number {
-    return this.booked.size;
   }
 
   private prune(): void {

@@ -286,7 +286,6 @@ export class UpstreamScheduler {
     // No slot for this key now: look again later without booking a submit_per_s slot, which the
     // tasks that can be submitted need (and without a step slot held while waiting for it).
     if (!(await service.hasUpstreamSlot(task, maxInFlight, maxInFlightPerKey))) {
-      this.rates.drop(task.id, task.channel, 'submit');
       await later();
       return;
     }
