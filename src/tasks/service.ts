@@ -527,12 +527,11 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   }
 
   /**
-   * Milliseconds to wait for the next request slot of a channel's bucket (`perSecond` requests
-   * a second, shared by every process on the database).
+   * Books the next request slot of a channel's bucket (`perSecond` requests a second, shared by
+   * every process on the database); resolves with when it starts (ms), now or later.
    */
-  async waitForChannelSlot(channel: string, bucket: 'submit' | 'poll', perSecond: number): Promise<number> {
-    const now = this.now();
-    return Math.max(0, (await this.store.reserveChannelSlot(channel, bucket, now, Math.ceil(1000 / perSecond))) - now);
+  bookChannelSlot(channel: string, bucket: 'submit' | 'poll', perSecond: number): Promise<number> {
+    return this.store.reserveChannelSlot(channel, bucket, this.now(), Math.ceil(1000 / perSecond));
   }
 
   /**
@@ -580,9 +579,13 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     return this.store.claimUpstreamCancels(now, now + leaseMs, limit);
   }
 
-  /** An upstream cancel that got no answer: tried again in `delayMs`. */
-  deferUpstreamCancel(ref: UpstreamCancelRef & { readonly upstreamId: string }, delayMs: number): Promise<boolean> {
-    return this.store.deferUpstreamCancel(ref, this.now() + delayMs, delayMs);
+  /**
+   * An upstream cancel that got no answer: tried again in `delayMs`, the wait the next retry
+   * backs off from being `intervalMs` (by default the delay; kept as it was when the cancel only
+   * waits for its channel's rate).
+   */
+  deferUpstreamCancel(ref: UpstreamCancelRef & { readonly upstreamId: string }, delayMs: number, intervalMs = delayMs): Promise<boolean> {
+    return this.store.deferUpstreamCancel(ref, this.now() + delayMs, intervalMs);
   }
 
   finishUpstreamCancel(id: string): Promise<boolean> {

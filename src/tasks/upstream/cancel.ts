@@ -26,6 +26,7 @@ import type { CancelResult, ChannelMetrics } from '../../channels/metrics.js';
 import type { CancelOutcome, ChannelLog, ProtocolAdapter, ProtocolName } from '../../channels/protocol.js';
 import type { TaskService } from '../service.js';
 import type { PendingUpstreamCancel, UpstreamCancelRef } from '../../store/records.js';
+import { RateSlots } from './limits.js';
 
 /**
  * The channels' log, plus errors (an adapter that throws is a bug worth an error line). Declared
@@ -52,14 +53,15 @@ export type UpstreamJobRef = UpstreamCancelRef & { readonly upstreamId: string }
 export const CANCEL_RETRY_START_MS = 2_000;
 export const CANCEL_RETRY_MAX_MS = 60_000;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 export class UpstreamCanceller {
   private readonly running = new Set<Promise<unknown>>();
   private readonly now: () => number;
+  private readonly rates: RateSlots;
 
   constructor(private readonly options: UpstreamCancellerOptions) {
     this.now = options.now ?? Date.now;
+    const { service } = options;
+    this.rates = new RateSlots((channel, bucket, perSecond) => service.bookChannelSlot(channel, bucket, perSecond), this.now, CANCEL_RETRY_MAX_MS);
   }
 
   /** TaskService 'cancelled' (this process won the cancel): cancels the task's upstream job, if it has one stored. */
@@ -94,7 +96,15 @@ export class UpstreamCanceller {
       await service.finishUpstreamCancel(pending.id);
       return;
     }
-    await sleep(await service.waitForChannelSlot(channel.name, 'poll', channel.pollPerS));
+    // A claim of an owed cancel bumps no attempt; what it holds is the retry's wait, which a put-back
+    // keeps and a try (in any process) changes (backoff with jitter): the booking's fence.
+    const fence = { now: pending.intervalMs ?? 0, next: pending.intervalMs ?? 0 };
+    const slotAt = await this.rates.take(pending.id, channel.name, 'poll', channel.pollPerS, fence);
+    if (slotAt !== undefined) {
+      // Its poll_per_s slot starts later: owed until then (the backoff unchanged), the slot kept for it.
+      await service.deferUpstreamCancel({ ...pending, upstreamId: pending.upstreamId }, slotAt - this.now(), pending.intervalMs ?? 0);
+      return;
+    }
     await this.cancel({ ...pending, upstreamId: pending.upstreamId }, 'an owed upstream cancel, tried again', pending.intervalMs ?? 0);
   }
 

@@ -5,7 +5,9 @@
  * One loop per process, async I/O only: an upstream task in flight holds no render slot. The
  * loop claims due tasks (next_check_at <= now, which also leases them), runs one step for each,
  * and sleeps until the next due time. Every step's write is fenced by the attempt its claim
- * took, so a process that lost a task (lease expired) changes nothing.
+ * took, so a process that lost a task (lease expired) changes nothing. A step never sleeps for
+ * a rate (submit_per_s, poll_per_s): one whose slot starts later puts its task back until then
+ * (RateSlots), so the step slots (`maxSteps`) are only ever held by work.
  *
  * Guarantee kept here: one paid job per task. `submitting` is stored before the adapter's
  * submit; the upstream id in one guarded write on acceptance. A task found `submitting` by a
@@ -27,7 +29,7 @@ import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
 import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../../store/records.js';
 import { UpstreamCanceller, type SchedulerLog } from './cancel.js';
-import { KeyedMutex } from './limits.js';
+import { KeyedMutex, RateSlots } from './limits.js';
 import { nextProgress } from './progress.js';
 
 export type { SchedulerLog };
@@ -92,13 +94,12 @@ export interface UpstreamSchedulerOptions {
 /** How often the in-flight gauge is refreshed from the store. */
 const IN_FLIGHT_REFRESH_MS = 1_000;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 export class UpstreamScheduler {
   private readonly timings: SchedulerTimings;
   private readonly now: () => number;
   private readonly running = new Set<Promise<void>>();
   private readonly submitLocks = new KeyedMutex();
+  private readonly rates: RateSlots;
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private closed = true;
@@ -110,6 +111,8 @@ export class UpstreamScheduler {
     this.timings = { ...SCHEDULER_DEFAULTS, ...options.timings };
     this.now = options.now ?? Date.now;
     this.metrics = options.metrics;
+    const { service } = options;
+    this.rates = new RateSlots((channel, bucket, perSecond) => service.bookChannelSlot(channel, bucket, perSecond), this.now, this.timings.leaseMs);
     this.canceller =
       options.canceller ??
       new UpstreamCanceller({
@@ -286,7 +289,12 @@ export class UpstreamScheduler {
       await later();
       return;
     }
-    await sleep(await service.waitForChannelSlot(task.channel, 'submit', submitPerS));
+    const slotAt = await this.rates.take(task.id, task.channel, 'submit', submitPerS, { now: task.attempt, next: task.attempt + 1 });
+    if (slotAt !== undefined) {
+      // Its submit_per_s slot starts later: the task comes back then, and spends it.
+      await service.saveUpstream(task, { ...this.base(task), nextCheckAt: slotAt });
+      return;
+    }
     // The slot is checked again (max_in_flight, the key's share: store/slot-share.ts) and taken
     // (the `submitting` write) under the channel's lock: in this process, and in the database
     // across processes.
@@ -460,7 +468,12 @@ export class UpstreamScheduler {
       }
       return;
     }
-    await sleep(await this.options.service.waitForChannelSlot(task.channel, 'poll', pollPerS));
+    const slotAt = await this.rates.take(task.id, task.channel, 'poll', pollPerS, { now: task.attempt, next: task.attempt + 1 });
+    if (slotAt !== undefined) {
+      // Its poll_per_s slot starts later: the task comes back then, and spends it.
+      if (!(await this.options.service.saveUpstream(task, { ...this.base(task), nextCheckAt: slotAt }))) await this.lost(task);
+      return;
+    }
     let answer: PollOutcome;
     try {
       answer = await this.timed(task.channel, 'poll', () => adapter.poll(ctx, upstreamId));
