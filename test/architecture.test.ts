@@ -165,3 +165,21 @@ describe('architecture: the checker itself', () => {
     expect(() => parseRoomsTable(table.replace('`tasks/store` |', '`tasks/store` and maybe http |'))).toThrow(/cannot read/);
   });
 });
+
+describe('architecture: one SQLite driver seam', () => {
+  // better-sqlite3 12 aborts the process on Node 24 when its statements are collected at exit
+  // (the reason for src/store/sqlite-driver.ts); a spec that opened it directly crashed its
+  // test process there. Specs and sources open SQLite through openSqlite, which picks the driver.
+  it('loads better-sqlite3 only in src/store/sqlite-driver.ts, in src/ and in the specs', () => {
+    const specs = join(root, 'test');
+    const specFiles = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) return entry.name === 'fixtures' ? [] : specFiles(path);
+        return entry.name.endsWith('.ts') ? [path] : [];
+      });
+    const all = [...sourceFiles(src).map((file) => join(src, file)), ...specFiles(specs)];
+    const loading = all.filter((path) => /^import (?!type )[^;]*from 'better-sqlite3'|\)\('better-sqlite3'\)/m.test(readFileSync(path, 'utf8')));
+    expect(loading.map((path) => relative(root, path))).toEqual(['src/store/sqlite-driver.ts']);
+  });
+});

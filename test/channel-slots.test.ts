@@ -12,7 +12,6 @@
  *   active upstream tasks: 10,000 of them cost ~100 times the steps of 100.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect, Operation } from '../src/store/dialect.js';
@@ -22,6 +21,7 @@ import { waitingKeysCap } from '../src/store/slot-share.js';
 import { channelHolders, channelWaitingKeys, saveUpstream } from '../src/store/sql/upstream.js';
 import type { Store } from '../src/store/store.js';
 import { STORE_BACKENDS, type OpenedStore } from './helpers/stores.js';
+import { openSqlite } from '../src/store/sqlite-driver.js';
 
 const HOLDS = `channel <> 'sandbox' AND status IN ('queued', 'processing') AND upstream_state IS NOT NULL`;
 
@@ -34,8 +34,8 @@ interface Raw {
 
 async function rawOn(location: OpenedStore['location']): Promise<Raw> {
   if ('sqlitePath' in location) {
-    const db = new BetterSqlite3(location.sqlitePath);
-    db.pragma('busy_timeout = 5000');
+    const db = openSqlite(location.sqlitePath);
+    db.exec('PRAGMA busy_timeout = 5000');
     return {
       exec: (sql) => Promise.resolve(void db.exec(sql)),
       all: <R>(sql: string) => Promise.resolve(db.prepare(sql).all() as R[]),

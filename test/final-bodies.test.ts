@@ -6,7 +6,6 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import BetterSqlite3 from 'better-sqlite3';
 import { join } from 'node:path';
 import { FinalBodies } from '../src/http/final-bodies.js';
 import type { Task } from '../src/store/records.js';
@@ -14,6 +13,7 @@ import { rotateSigningSecret } from '../src/storage/signing.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { openSqlite, type SqliteConnection } from '../src/store/sqlite-driver.js';
 
 const VIDEO = '/v1/video/generations';
 
@@ -185,10 +185,10 @@ async function expectDeletedIs404(reader: TestServer, exists: RowExists, id: str
 
 describe('retention ends prepared bytes (sqlite)', () => {
   let server: TestServer;
-  let db: BetterSqlite3.Database;
+  let db: SqliteConnection;
   beforeAll(async () => {
     server = await startServer({ MEDIAGATE_ENGINE: 'instant', MEDIAGATE_TASK_RETENTION_S: '2', MEDIAGATE_SWEEP_INTERVAL_S: '1' });
-    db = new BetterSqlite3(join(server.dataDir, 'mediagate.db'), { readonly: true });
+    db = openSqlite(join(server.dataDir, 'mediagate.db'), { readOnly: true });
   });
   afterAll(async () => {
     db?.close();

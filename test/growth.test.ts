@@ -20,7 +20,6 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +28,7 @@ import { countActiveTasks } from '../src/store/sql/tasks-read.js';
 import { DEAD_JOB_WORKERS, RENDER_JOB, RETIRED_JOBS } from '../src/tasks/sources/graphile.js';
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
+import { openSqlite } from '../src/store/sqlite-driver.js';
 
 const VIDEO = '/v1/video/generations';
 const SHALLOW = 100;
@@ -234,7 +234,7 @@ describe('work per request does not grow with the key backlog (sqlite)', () => {
       MEDIAGATE_FINAL_BODY_CACHE_BYTES: '0',
     });
     const file = join(server.dataDir, 'mediagate.db');
-    const db = new BetterSqlite3(file);
+    const db = openSqlite(file);
     const read = (id: string): Promise<string> => Promise.resolve((db.prepare('SELECT owner FROM tasks WHERE id = ?').get(id) as { owner: string }).owner);
     shallowOwner = await ownerOf(server, TEST_KEYS[0], read);
     deepOwner = await ownerOf(server, TEST_KEYS[1], read);

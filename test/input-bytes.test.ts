@@ -9,7 +9,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findModel } from '../src/catalog/index.js';
@@ -22,6 +21,7 @@ import { openBackend } from '../src/tasks/backend.js';
 import { InputsOverLimit, TaskService } from '../src/tasks/service.js';
 import { createTestDatabase, postgresAvailability } from './helpers/postgres.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
+import { openSqlite } from '../src/store/sqlite-driver.js';
 
 const row = findModel('vendora/famw-2.7-i2v');
 if (!row) throw new Error('catalog row missing');
@@ -164,7 +164,7 @@ describe('migration 10 counts the inputs active tasks already hold (sqlite)', ()
       const opened = openSqliteStore({ path: join(folder, 'm.db'), synchronous: 'NORMAL' });
       await opened.migrate();
       await opened.close();
-      const db = new BetterSqlite3(join(folder, 'm.db'));
+      const db = openSqlite(join(folder, 'm.db'));
       const insert = db.prepare(`INSERT INTO tasks (id, kind, model, owner, status, created_at, params) VALUES (?, 'video', 'm', ?, ?, 1, ?)`);
       for (const values of LEGACY_ROWS) insert.run(...values);
       for (const text of backfill('sqlite')) db.exec(text);

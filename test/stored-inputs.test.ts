@@ -13,7 +13,6 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +24,7 @@ import { createTestDatabase, postgresAvailability, selectedBackends, type TestDa
 import { freePort } from './helpers/process.js';
 import { emptyPrefix, freshPrefix, listKeys, s3Env, s3Target } from './helpers/s3.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
+import { openSqlite } from '../src/store/sqlite-driver.js';
 
 const run = promisify(execFile);
 const VIDEO = '/v1/video/generations';
@@ -76,7 +76,7 @@ async function storedParams(server: TestServer, database: TestDatabase | undefin
       await client.end();
     }
   }
-  const db = new Database(join(server.dataDir, 'mediagate.db'), { readonly: true });
+  const db = openSqlite(join(server.dataDir, 'mediagate.db'), { readOnly: true });
   try {
     return (db.prepare('SELECT params FROM tasks WHERE id = ?').get(id) as { params: string } | undefined)?.params ?? '';
   } finally {
@@ -443,7 +443,7 @@ describe.each(MEDIA_STORES)('a stored input given to an upstream (DashScope) as 
       : entries(join(server.dataDir, 'inputs'));
   /** A number the SQLite store of the server holds. */
   const count = (query: string, ...params: string[]): number => {
-    const db = new Database(join(server.dataDir, 'mediagate.db'), { readonly: true });
+    const db = openSqlite(join(server.dataDir, 'mediagate.db'), { readOnly: true });
     try {
       return Number((db.prepare(query).get(...params) as { n: number | null } | undefined)?.n ?? 0);
     } finally {

@@ -6,7 +6,6 @@
 // waits held step slots, nothing else would run before the first of them ended. The fake's
 // counts show the rate kept meanwhile. The fake's tasks end only when its clock is moved.
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseChannelsConfig } from '../src/channels/config.js';
@@ -14,6 +13,7 @@ import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { openSqlite } from '../src/store/sqlite-driver.js';
 
 const split = process.env['MEDIAGATE_TEST_TOPOLOGY'] === 'split';
 const KEY = 'sk-dashscope-test';
@@ -81,7 +81,7 @@ describe.skipIf(split).each(backends)('waiting for a rate holds no step slot (%s
                    AND ${state === null ? 'upstream_state IS NULL' : "upstream_state = 'accepted'"} AND next_check_at > `;
     const after = Date.now() + 10_000;
     if (!database) {
-      const db = new BetterSqlite3(join(on.dataDir, 'mediagate.db'), { readonly: true });
+      const db = openSqlite(join(on.dataDir, 'mediagate.db'), { readOnly: true });
       try {
         return Number((db.prepare(`${sql} ?`).get(after) as { n: number }).n);
       } finally {

@@ -6,13 +6,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseChannelsConfig } from '../src/channels/config.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { openSqlite } from '../src/store/sqlite-driver.js';
 
 const split = process.env['MEDIAGATE_TEST_TOPOLOGY'] === 'split';
 const CHANNEL_KEY = 'sk-echoed-secret-0123456789abcdef';
@@ -73,7 +73,7 @@ describe.skipIf(split).each(BACKENDS)('an upstream that echoes our key (%s)', (b
         await client.end();
       }
     }
-    const db = new Database(join(server.dataDir, 'mediagate.db'), { readonly: true });
+    const db = openSqlite(join(server.dataDir, 'mediagate.db'), { readOnly: true });
     try {
       return String((db.prepare('SELECT error FROM tasks WHERE id = ?').get(id) as { error: string } | undefined)?.error ?? '');
     } finally {
