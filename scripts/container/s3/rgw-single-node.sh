@@ -91,13 +91,15 @@ rgw_pids() {
   done
 }
 
-# rgw_stop DIR: stops the daemons (SIGTERM, up to 10 s each) and removes DIR.
+# rgw_stop DIR: stops the daemons (SIGTERM, up to 10 s each, then SIGKILL: a gateway busy at
+# the end of a run was seen outliving the 10 s, holding its port and memory) and removes DIR.
 rgw_stop() {
   local pids pid
   pids=$(rgw_pids "$1")
   for pid in $pids; do kill "$pid" 2>/dev/null || true; done
   for pid in $pids; do
     for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    kill -9 "$pid" 2>/dev/null || true
   done
   rm -rf "$1"
 }
