@@ -11,7 +11,7 @@
  *   (the way test/growth.test.ts measures requests). Before migration 13 the check counted the
  *   active upstream tasks: 10,000 of them cost ~100 times the steps of 100.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Dialect, Operation } from '../src/store/dialect.js';
@@ -22,6 +22,7 @@ import { channelHolders, channelWaitingKeys, saveUpstream } from '../src/store/s
 import type { Store } from '../src/store/store.js';
 import { STORE_BACKENDS, type OpenedStore } from './helpers/stores.js';
 import { openSqlite } from '../src/store/sqlite-driver.js';
+import { inlineSql, planNodes, sqliteShell, type PlanNode } from './helpers/sql-work.js';
 
 const HOLDS = `channel <> 'sandbox' AND status IN ('queued', 'processing') AND upstream_state IS NOT NULL`;
 
@@ -209,38 +210,14 @@ async function fill(raw: Raw, dialect: Dialect, held: number, queued: number): P
   await raw.exec(dialect === 'postgres' ? `VACUUM ANALYZE tasks` : `ANALYZE`);
 }
 
-function literal(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'number') return String(value);
-  if (typeof value !== 'string') throw new Error(`no SQL literal for ${typeof value}`);
-  return `'${value.replaceAll("'", "''")}'`;
-}
-
 /** The sqlite3 shell's virtual machine steps for the statements, run in a transaction rolled back. */
 async function sqliteSteps(file: string, statements: readonly Compiled[]): Promise<number> {
-  const inline = (s: Compiled): string => {
-    let next = 0;
-    return s.text.replace(/\?/g, () => literal(s.values[next++]));
-  };
-  const script = ['.stats on', 'BEGIN;', ...statements.map((s) => `${inline(s)};`), 'ROLLBACK;', ''].join('\n');
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = execFile('sqlite3', ['-bail', file], (error, stdout, stderr) => (error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(stdout)));
-    child.stdin?.end(script);
-  });
+  const script = ['.stats on', 'BEGIN;', ...statements.map((s) => `${inlineSql(s)};`), 'ROLLBACK;', ''].join('\n');
+  const output = await sqliteShell(file, script);
   let steps = 0;
   for (const match of output.matchAll(/^Virtual Machine Steps:\s+(\d+)/gm)) steps += Number(match[1]);
   return steps;
 }
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Shared Hit Blocks'?: number;
-  readonly 'Shared Read Blocks'?: number;
-  readonly Plans?: readonly PlanNode[];
-}
-
-const nodesOf = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
 
 /** The pages PostgreSQL reads for the statements (EXPLAIN ANALYZE, BUFFERS; rolled back), and every plan node. */
 async function postgresPages(url: string, statements: readonly Compiled[]): Promise<{ pages: number; nodes: PlanNode[] }> {
@@ -257,7 +234,7 @@ async function postgresPages(url: string, statements: readonly Compiled[]): Prom
       const plan = result.rows[0]?.['QUERY PLAN'][0]?.Plan;
       if (!plan) throw new Error(`no plan for ${statement.name}`);
       pages += (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
-      nodes.push(...nodesOf(plan));
+      nodes.push(...planNodes(plan));
     }
   } finally {
     await client.query('ROLLBACK').catch(() => {});

@@ -16,7 +16,6 @@
  * buffers hit or read) must not grow with the backlog either. So are the job queue's
  * dead-worker statements, run by every worker process once a lease, against a job backlog.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +28,7 @@ import { DEAD_JOB_WORKERS, RENDER_JOB, RETIRED_JOBS } from '../src/tasks/sources
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 import { openSqlite } from '../src/store/sqlite-driver.js';
+import { inlineSql, planNodes, sqliteShell, type PlanNode } from './helpers/sql-work.js';
 
 const VIDEO = '/v1/video/generations';
 const SHALLOW = 100;
@@ -151,39 +151,13 @@ function seedRows(owner: string, tag: string, count: number): { rows: unknown[][
 
 const SEED_COLUMNS = `(id, kind, model, owner, status, created_at, outputs, params, channel, fair_rank, attempt, completed_at, lease_expires_at, started_at, lease_owner)`;
 
-/** One SQL literal for the sqlite3 shell. */
-function literal(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
-  if (typeof value === 'boolean') return value ? '1' : '0';
-  if (typeof value !== 'string') throw new Error(`no SQL literal for ${typeof value}`);
-  return `'${value.replaceAll("'", "''")}'`;
-}
-
-/** The statement's text with its `?` placeholders replaced by its values (none of our texts has a `?` of its own). */
 function inline(ran: Ran): string {
-  let next = 0;
-  return ran.text.replace(/\?/g, () => literal(ran.values[next++]));
+  return inlineSql(ran);
 }
 
 interface Steps {
   readonly vm: number;
   readonly fullscan: number;
-}
-
-/** Runs a script in the sqlite3 shell on `file`; its output. */
-async function sqliteShell(file: string, script: string): Promise<string> {
-  const child = execFile('sqlite3', ['-bail', file], { maxBuffer: 256 * 1024 * 1024 });
-  const output = new Promise<string>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`sqlite3 exited ${code}: ${err}`))));
-  });
-  child.stdin?.end(script);
-  return output;
 }
 
 /** Steps per request from the shell's output: the sum over the statements marked `@@<request>`. */
@@ -342,18 +316,6 @@ async function seedPostgres(client: pg.Client, owner: string, tag: string, count
   return { queued: of(0), cancel: of(3), completed: of(2) };
 }
 
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Relation Name'?: string;
-  readonly 'Shared Hit Blocks'?: number;
-  readonly 'Shared Read Blocks'?: number;
-  readonly Plans?: readonly PlanNode[];
-}
-
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}
-
 describe.runIf((await postgresAvailability()).enabled)('work per request does not grow with the key backlog (postgres)', () => {
   let server: TestServer;
   let database: TestDatabase;
@@ -438,7 +400,7 @@ describe.runIf((await postgresAvailability()).enabled)('work per request does no
         const plan = result.rows[0]?.['QUERY PLAN'][0]?.Plan;
         if (!plan) throw new Error(`no plan for ${statement.name}`);
         pages += (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
-        nodes.push(...nodesOf(plan));
+        nodes.push(...planNodes(plan));
       }
     } finally {
       await client.query('ROLLBACK');
@@ -510,7 +472,7 @@ describe.runIf((await postgresAvailability()).enabled)('the dead-worker pass doe
       const result = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values);
       const plan = result.rows[0]?.['QUERY PLAN'][0]?.Plan;
       if (!plan) throw new Error('no plan');
-      return { pages: (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0), nodes: nodesOf(plan), rows };
+      return { pages: (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0), nodes: planNodes(plan), rows };
     } finally {
       await client.query('ROLLBACK');
     }
