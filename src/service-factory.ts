@@ -478,6 +478,8 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   const { process: core, channels, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, () => publicUrl, metrics.channels);
   const { store, keys, service } = core;
   const feed = openFeed();
+  // A key another process disabled, revoked or changed is refused here at once, not after the cache's 5 s.
+  feed.watchKeys(() => keys.forgetAll());
   service.on('settled', (task) => observeSettled(metrics, task));
 
   const models = routedModels(channels);

@@ -63,4 +63,26 @@ describe('API keys', () => {
       }
     });
   });
+
+  describe('the key cache', () => {
+    it('answers from the cache until forgetAll(), then asks the store again', async () => {
+      const registry = new KeyRegistry({ store, configured: [] });
+      const id = await registry.create('mg_cached_key_0123456789', 'cached');
+      expect(await registry.resolve('mg_cached_key_0123456789')).toBeDefined();
+      expect(await store.updateKey(id, { disabled: true }, Date.now())).toBe(true);
+      expect(registry.resolveCached('mg_cached_key_0123456789'), 'still cached').toBeDefined();
+      registry.forgetAll();
+      expect(registry.resolveCached('mg_cached_key_0123456789')).toBeUndefined();
+      expect(await registry.resolve('mg_cached_key_0123456789')).toBeUndefined();
+    });
+
+    it('does not keep a lookup that a forgetAll() overtook: it may predate the change', async () => {
+      const registry = new KeyRegistry({ store, configured: [] });
+      await registry.create('mg_racing_key_0123456789', 'racing');
+      const lookup = registry.resolve('mg_racing_key_0123456789');
+      registry.forgetAll();
+      expect(await lookup, 'answered').toBeDefined();
+      expect(registry.resolveCached('mg_racing_key_0123456789'), 'not kept').toBeUndefined();
+    });
+  });
 });

@@ -101,6 +101,8 @@ export class KeyRegistry {
   /** Configured keys are accepted whatever their shape, even one that looks like ours. */
   private readonly configuredHashes: ReadonlySet<string>;
   private adminKeys: { count: number; until: number; pending: Promise<number> | undefined } = { count: 0, until: 0, pending: undefined };
+  /** Bumped by forgetAll(): a lookup begun before it is not cached. */
+  private generation = 0;
   /** Tokens refused without a database lookup (malformed, or a bad checksum). */
   refusedUnseen = 0;
 
@@ -184,15 +186,28 @@ export class KeyRegistry {
       this.refusedUnseen += 1;
       return undefined;
     }
+    const generation = this.generation;
     const found = await this.options.store.findKeyByHash(hashOnce());
     if (!found || found.revoked || found.disabled) {
       this.cache.delete(key);
       return undefined;
     }
-    if (this.cache.size > 10_000) this.cache.clear();
     const info = infoOf(found);
+    // A read that a forgetAll() overtook may predate the change: answered, not kept.
+    if (generation !== this.generation) return info;
+    if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(key, { info, until: Date.now() + this.cacheMs });
     return info;
+  }
+
+  /**
+   * Drops every cached lookup and the admin key count: a key changed (here, or in another
+   * process that notified it), so the next request of each key asks the store.
+   */
+  forgetAll(): void {
+    this.generation += 1;
+    this.cache.clear();
+    this.adminKeys = { count: 0, until: 0, pending: undefined };
   }
 
   /**
@@ -202,9 +217,11 @@ export class KeyRegistry {
   async hasAdminKeys(): Promise<boolean> {
     const state = this.adminKeys;
     if (state.until > Date.now()) return state.count > 0;
+    const generation = this.generation;
     state.pending ??= this.options.store.countAdminKeys().then(
       (count) => {
-        this.adminKeys = { count, until: Date.now() + this.cacheMs, pending: undefined };
+        if (generation === this.generation) this.adminKeys = { count, until: Date.now() + this.cacheMs, pending: undefined };
+        else state.pending = undefined;
         return count;
       },
       (error: unknown) => {

@@ -252,7 +252,7 @@ export function registerKeyCommands(program: Command): void {
   keys
     .command('revoke')
     .description(
-      'revoke an API key by id; a running server stops accepting it within 5 s (a key from MEDIAGATE_API_KEYS or MEDIAGATE_ADMIN_KEYS comes back at the next start: remove it from the variable, or use `keys set <id> --disable`)',
+      'revoke an API key by id; a running server stops accepting it at once on PostgreSQL, within 5 s on SQLite (a key from MEDIAGATE_API_KEYS or MEDIAGATE_ADMIN_KEYS comes back at the next start: remove it from the variable, or use `keys set <id> --disable`)',
     )
     .argument('<id>', 'the key id shown by `keys create` or `keys list`')
     .action(async (id: string) => {

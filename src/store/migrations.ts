@@ -4,6 +4,9 @@ import { usageDay, periodStart } from './usage-sql.js';
 /** The PostgreSQL notification channel of task changes (tasks/feed.ts listens on it). */
 export const TASK_CHANNEL = 'mediagate_task';
 
+/** The PostgreSQL notification channel of key changes (tasks/feed.ts listens on it; auth/api-keys.ts drops its cache). */
+export const KEY_CHANNEL = 'mediagate_key';
+
 /**
  * Versioned schema migrations, applied in order at start (and by `mediagate migrate`). A
  * migration is never edited once released; a change is a new version. Each step names its SQL
@@ -470,6 +473,22 @@ const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX tasks_channel_waiting ON tasks (channel, owner) WHERE channel <> 'sandbox' AND status = 'queued' AND upstream_state IS NULL`,
       ...slotTriggers(dialect),
     ],
+  },
+  {
+    version: 14,
+    name: 'PostgreSQL notifies every change of api_keys on commit',
+    // Each process keeps the keys it has seen for up to 5 s; a disable, a revoke or a change of
+    // settings made by another process (the admin API, the CLI) reaches it through this
+    // notification at once instead. One per statement, with no payload: a process drops its
+    // whole cache (key changes are rare). SQLite has no notifications: there the 5 s stand.
+    up: (dialect) =>
+      dialect === 'postgres'
+        ? [
+            `CREATE OR REPLACE FUNCTION mediagate_key_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN PERFORM pg_notify('${KEY_CHANNEL}', ''); RETURN NULL; END $$`,
+            `CREATE TRIGGER api_keys_notify AFTER INSERT OR UPDATE OR DELETE ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION mediagate_key_notify()`,
+          ]
+        : [],
   },
 ];
 

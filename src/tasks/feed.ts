@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { TaskService } from './service.js';
-import { TASK_CHANNEL } from '../store/migrations.js';
+import { KEY_CHANNEL, TASK_CHANNEL } from '../store/migrations.js';
 import type { TaskStore } from '../store/store.js';
 import type { Task } from '../store/records.js';
 
@@ -21,6 +21,13 @@ export interface TaskFeed {
    * LISTEN connection came back); returns the unsubscribe.
    */
   watchAll(listener: (id: string | null) => void): () => void;
+  /**
+   * Hears that some API key was changed by another process (disabled, revoked, its settings),
+   * or that such a change may have been missed (the LISTEN connection came back): the key
+   * cache drops what it holds. Never called on SQLite, which has no notifications (the cache's
+   * 5 s stand there); returns the unsubscribe.
+   */
+  watchKeys(listener: () => void): () => void;
   /** Tasks with at least one listener (a closed stream must leave none behind). */
   readonly subscribed: number;
   close(): Promise<void>;
@@ -114,6 +121,7 @@ export function serviceFeed(service: TaskService, store: Pick<TaskStore, 'getTas
       watchers.add(listener);
       return () => watchers.delete(listener);
     },
+    watchKeys: () => () => undefined,
     get subscribed() {
       return subs.size;
     },
@@ -141,7 +149,7 @@ export type PostgresFeed = TaskFeed & {
 };
 
 /**
- * PostgreSQL: one dedicated connection per process LISTENs on the task channel. A lost
+ * PostgreSQL: one dedicated connection per process LISTENs on the task and key channels. A lost
  * connection is reopened with backoff; every (re)connect re-reads the subscribed tasks, so a
  * change notified while nobody listened is not missed.
  */
@@ -157,6 +165,10 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
   const watchers = new Set<(id: string | null) => void>();
   const watched = (id: string | null): void => {
     for (const watcher of watchers) watcher(id);
+  };
+  const keyWatchers = new Set<() => void>();
+  const keysChanged = (): void => {
+    for (const watcher of keyWatchers) watcher();
   };
 
   const connect = async (): Promise<void> => {
@@ -179,13 +191,17 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
     client.on('error', (error) => lost(error));
     client.on('end', () => lost());
     client.on('notification', (message) => {
+      if (message.channel === KEY_CHANNEL) {
+        keysChanged();
+        return;
+      }
       if (message.channel !== TASK_CHANNEL || !message.payload) return;
       subs.signal(message.payload);
       watched(message.payload);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${TASK_CHANNEL}`);
+      await client.query(`LISTEN ${TASK_CHANNEL}; LISTEN ${KEY_CHANNEL}`);
       const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       if (dead) return;
       if (closed) {
@@ -197,6 +213,7 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
       delay = firstDelay;
       subs.signalAll();
       watched(null);
+      keysChanged();
       const woken = waiters;
       waiters = [];
       for (const wake of woken) wake();
@@ -211,6 +228,10 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
     watchAll: (listener) => {
       watchers.add(listener);
       return () => watchers.delete(listener);
+    },
+    watchKeys: (listener) => {
+      keyWatchers.add(listener);
+      return () => keyWatchers.delete(listener);
     },
     ready: () => (current !== undefined ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
     get subscribed() {

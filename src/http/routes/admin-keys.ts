@@ -11,7 +11,8 @@ import { requireJsonBody } from './tasks.js';
  * `/v1/admin/keys` (docs/admin.md): client keys as an operator manages them, behind an admin
  * key. The admin API sees client keys that are not revoked; admin keys (from the environment or
  * `mediagate keys create --admin`) and revoked keys are `key_not_found` here, and are managed
- * with the CLI. A change reaches every process within the key cache's 5 s.
+ * with the CLI. A change applies at once in this process and, on PostgreSQL, in every other one
+ * (a notification, migration 14); on SQLite other processes see it within the key cache's 5 s.
  */
 
 /** A key id as a path or cursor carries it; anything else is no key. */
@@ -79,17 +80,19 @@ export function patchAdminKey(deps: RouteDeps): Handler {
     const patch = parseKeyBody(requireJsonBody(request), 'patch');
     if (patch instanceof Error) throw patch;
     if (!(await deps.ctx.store.updateKey(id, patch, now))) throw errors.keyNotFound(id);
+    deps.ctx.keys.forgetAll();
     const updated = await visibleKey(deps, id, Date.now());
     if (updated === undefined) throw errors.keyNotFound(id);
     return keyBody(updated);
   };
 }
 
-/** `DELETE /v1/admin/keys/{id}`: revokes the key (401 on every process within 5 s). */
+/** `DELETE /v1/admin/keys/{id}`: revokes the key (401 at once; in another process on SQLite, within 5 s). */
 export function deleteAdminKey(deps: RouteDeps): Handler {
   return async (request) => {
     const key = await requireKey(deps, request, Date.now());
     if (!(await deps.ctx.store.revokeKey(key.id, Date.now()))) throw errors.keyNotFound(key.id);
+    deps.ctx.keys.forgetAll();
     return { id: key.id, object: 'key', deleted: true };
   };
 }
