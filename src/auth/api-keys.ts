@@ -101,6 +101,7 @@ export class KeyRegistry {
   /** Configured keys are accepted whatever their shape, even one that looks like ours. */
   private readonly configuredHashes: ReadonlySet<string>;
   private adminKeys: { count: number; until: number; pending: Promise<number> | undefined } = { count: 0, until: 0, pending: undefined };
+  private readonly forgetListeners = new Set<() => void>();
   /** Bumped by forgetAll(): a lookup begun before it is not cached. */
   private generation = 0;
   /** Tokens refused without a database lookup (malformed, or a bad checksum). */
@@ -208,6 +209,13 @@ export class KeyRegistry {
     this.generation += 1;
     this.cache.clear();
     this.adminKeys = { count: 0, until: 0, pending: undefined };
+    for (const listener of this.forgetListeners) listener();
+  }
+
+  /** Hears each forgetAll(): a key changed (event streams check their keys again at once); returns the unsubscribe. */
+  onForget(listener: () => void): () => void {
+    this.forgetListeners.add(listener);
+    return () => this.forgetListeners.delete(listener);
   }
 
   /**

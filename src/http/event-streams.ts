@@ -7,8 +7,10 @@ import type { KeyRegistry } from '../auth/api-keys.js';
  *   then get 429 `rate_limit_exceeded`, in the family's envelope, with `Retry-After`);
  * - each lives at most `maxLifetimeMs`, then ends without a final event: a client reconnects
  *   with `Last-Event-ID` and misses nothing (the SDK does);
- * - every `keyCheckMs` the keys of open streams are looked up in the store again (not from the
- *   key cache): a revoked or disabled key's streams end then.
+ * - every `keyCheckMs`, and at once when a key changed (the registry's forgetAll(): the admin
+ *   API here, or another process's notification on PostgreSQL), the keys of open streams are
+ *   looked up in the store again (not from the key cache): a revoked or disabled key's streams
+ *   end then.
  */
 export interface EventStreamLimits {
   /** MEDIAGATE_SSE_MAX_PER_KEY. */
@@ -34,11 +36,18 @@ export class EventStreams {
   private readonly byOwner = new Map<string, KeyStreams>();
   private checker: NodeJS.Timeout | undefined;
   private checking = false;
+  /** A change heard during a check: the check runs again, since it may have read a key before the change. */
+  private checkAgain = false;
+  private readonly unwatchKeys: () => void;
 
   constructor(
     private readonly keys: KeyRegistry,
     private readonly limits: EventStreamLimits = DEFAULT_EVENT_STREAM_LIMITS,
-  ) {}
+  ) {
+    this.unwatchKeys = keys.onForget(() => {
+      if (this.byOwner.size > 0) void this.checkKeys();
+    });
+  }
 
   /** Open streams of `owner` in this process. */
   count(owner: string): number {
@@ -84,25 +93,32 @@ export class EventStreams {
 
   /** Looks up every owner's key in the store; ends the streams of a key no longer valid. */
   async checkKeys(): Promise<void> {
-    if (this.checking) return;
+    if (this.checking) {
+      this.checkAgain = true;
+      return;
+    }
     this.checking = true;
     try {
-      for (const [owner, entry] of [...this.byOwner]) {
-        let valid: boolean;
-        try {
-          valid = (await this.keys.resolveFresh(entry.token))?.id === owner;
-        } catch {
-          // A store that does not answer proves nothing: the next check asks again.
-          continue;
+      do {
+        this.checkAgain = false;
+        for (const [owner, entry] of [...this.byOwner]) {
+          let valid: boolean;
+          try {
+            valid = (await this.keys.resolveFresh(entry.token))?.id === owner;
+          } catch {
+            // A store that does not answer proves nothing: the next check asks again.
+            continue;
+          }
+          if (!valid) for (const end of [...entry.ends]) end();
         }
-        if (!valid) for (const end of [...entry.ends]) end();
-      }
+      } while (this.checkAgain);
     } finally {
       this.checking = false;
     }
   }
 
   close(): void {
+    this.unwatchKeys();
     this.disarmChecker();
   }
 
