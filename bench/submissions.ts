@@ -16,7 +16,7 @@
  * docs/benchmarks.md ("Submissions") has its figures.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -26,6 +26,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createMediagate, type Mediagate } from '../src/service-factory.js';
 import { stopChild } from './lib/proc.js';
+import { BENCH_UPSTREAM_MODEL, writeBenchChannels } from './lib/upstream.js';
 
 const flag = (name: string, fallback: number): number => {
   const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
@@ -41,7 +42,7 @@ const RUN_MS = 3_600_000;
 const POLL_START_MS = flag('poll-start-ms', RUN_MS);
 const KEY = 'mg_bench_key_0123456789abcdef';
 const FAKE_KEY = 'sk-bench-submissions';
-const MODEL = 'vendora/famw-2.7-t2v';
+const MODEL = BENCH_UPSTREAM_MODEL;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface FakeStats {
@@ -91,27 +92,12 @@ const fake = await startFake();
 const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-submissions-'));
 let app: Mediagate | undefined;
 try {
-  const channelsFile = join(dataDir, 'channels.json');
-  await writeFile(
-    channelsFile,
-    JSON.stringify({
-      channels: {
-        bench: {
-          protocol: 'dashscope',
-          base_url: fake.origin,
-          api_key_env: 'BENCH_UPSTREAM_KEY',
-          max_in_flight: TASKS,
-          submit_per_s: SUBMIT_PER_S,
-          poll_per_s: POLL_PER_S,
-          timeout_s: RUN_MS / 1000,
-        },
-      },
-      routes: [
-        { model: MODEL, to: [{ channel: 'bench', upstream_model: 'wan2.7-t2v' }] },
-        { model: '*', to: [{ channel: 'sandbox' }] },
-      ],
-    }),
-  );
+  const channelsFile = await writeBenchChannels(dataDir, fake.origin, {
+    maxInFlight: TASKS,
+    submitPerS: SUBMIT_PER_S,
+    pollPerS: POLL_PER_S,
+    timeoutS: RUN_MS / 1000,
+  });
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',

@@ -56,7 +56,9 @@ export interface BaselineFigure {
 export type StartServer = (dataDir: string, args: string[], env: Record<string, string>) => Promise<Served>;
 
 const FAKE_KEY = 'sk-bench-upstream';
-const MODEL = 'vendora/famw-2.7-t2v';
+/** The model the benches route to the fake upstream. */
+export const BENCH_UPSTREAM_MODEL = 'vendora/famw-2.7-t2v';
+const MODEL = BENCH_UPSTREAM_MODEL;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface FakeStatsBody {
@@ -190,6 +192,33 @@ class RelayBaseline {
   }
 }
 
+/**
+ * The benches' channels file: MODEL to a DashScope channel `bench` at the fake's origin (its key
+ * in BENCH_UPSTREAM_KEY), every other model to the sandbox. Returns the file's path.
+ */
+export async function writeBenchChannels(
+  dataDir: string,
+  origin: string,
+  limits: { maxInFlight: number; submitPerS: number; pollPerS: number; timeoutS: number },
+): Promise<string> {
+  const channelsFile = join(dataDir, 'channels.json');
+  const bench = {
+    protocol: 'dashscope',
+    base_url: origin,
+    api_key_env: 'BENCH_UPSTREAM_KEY',
+    max_in_flight: limits.maxInFlight,
+    submit_per_s: limits.submitPerS,
+    poll_per_s: limits.pollPerS,
+    timeout_s: limits.timeoutS,
+  };
+  const routes = [
+    { model: MODEL, to: [{ channel: 'bench', upstream_model: 'wan2.7-t2v' }] },
+    { model: '*', to: [{ channel: 'sandbox' }] },
+  ];
+  await writeFile(channelsFile, JSON.stringify({ channels: { bench }, routes }));
+  return channelsFile;
+}
+
 export async function phaseUpstream(start: StartServer, apiKey: string, settings: UpstreamSettings, log: (line: string) => void): Promise<UpstreamFigure> {
   const { tasks, runMs, pollPerS, submitPerS } = settings;
   const fake = await startFake(runMs);
@@ -197,27 +226,7 @@ export async function phaseUpstream(start: StartServer, apiKey: string, settings
   let server: Served | undefined;
   let sampler: NodeJS.Timeout | undefined;
   try {
-    const channelsFile = join(dataDir, 'channels.json');
-    await writeFile(
-      channelsFile,
-      JSON.stringify({
-        channels: {
-          bench: {
-            protocol: 'dashscope',
-            base_url: fake.origin,
-            api_key_env: 'BENCH_UPSTREAM_KEY',
-            max_in_flight: tasks,
-            submit_per_s: submitPerS,
-            poll_per_s: pollPerS,
-            timeout_s: 3600,
-          },
-        },
-        routes: [
-          { model: MODEL, to: [{ channel: 'bench', upstream_model: 'wan2.7-t2v' }] },
-          { model: '*', to: [{ channel: 'sandbox' }] },
-        ],
-      }),
-    );
+    const channelsFile = await writeBenchChannels(dataDir, fake.origin, { maxInFlight: tasks, submitPerS, pollPerS, timeoutS: 3600 });
     server = await start(dataDir, ['serve'], { MEDIAGATE_CHANNELS_FILE: channelsFile, BENCH_UPSTREAM_KEY: FAKE_KEY });
     const pid = server.child.pid;
     let rssMax = await rssMiB(pid);
