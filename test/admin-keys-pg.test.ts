@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
@@ -75,6 +76,26 @@ describe.skipIf(!postgres.enabled)('key administration across two API processes 
     expect((await createOn(b.url, key)).status, 'the next create on B').toBe(200);
     expect((await createOn(a.url, key)).status).toBe(402);
     expect((await call(b.url, ADMIN, 'GET', `/v1/admin/keys/${id}`)).body).toMatchObject({ budget: 0.8, reserved: 0.8 });
+  });
+
+  it("a create's budget reservation notifies nobody; a change of a key's settings notifies once", async () => {
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.channel));
+    try {
+      await listener.query('LISTEN mediagate_key');
+      const made = await call(a.url, ADMIN, 'POST', '/v1/admin/keys', { name: 'busy', budget: 100 });
+      const key = String(made.body['key']);
+      for (let i = 0; i < 3; i += 1) expect((await createOn(b.url, key)).status).toBe(200);
+      expect((await call(a.url, ADMIN, 'GET', `/v1/admin/keys/${String(made.body['id'])}`)).body).toMatchObject({ reserved: 1.2 });
+      expect((await call(a.url, ADMIN, 'PATCH', `/v1/admin/keys/${String(made.body['id'])}`, { rate_limit_per_min: 600 })).status).toBe(200);
+      // Notifications arrive in commit order: the PATCH's comes after any the creates had sent.
+      await eventually(() => heard.length > 0, { what: "the PATCH's notification" });
+      expect(heard).toEqual(['mediagate_key']);
+    } finally {
+      await listener.end();
+    }
   });
 
   // Well under the key cache's 5 s: B answers from its cache until the notification drops it.

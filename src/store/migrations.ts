@@ -476,19 +476,27 @@ const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 14,
-    name: 'PostgreSQL notifies every change of api_keys on commit',
-    // Each process keeps the keys it has seen for up to 5 s; a disable, a revoke or a change of
-    // settings made by another process (the admin API, the CLI) reaches it through this
-    // notification at once instead. One per statement, with no payload: a process drops its
-    // whole cache (key changes are rare). SQLite has no notifications: there the 5 s stand.
-    up: (dialect) =>
-      dialect === 'postgres'
-        ? [
-            `CREATE OR REPLACE FUNCTION mediagate_key_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-             BEGIN PERFORM pg_notify('${KEY_CHANNEL}', ''); RETURN NULL; END $$`,
-            `CREATE TRIGGER api_keys_notify AFTER INSERT OR UPDATE OR DELETE ON api_keys FOR EACH STATEMENT EXECUTE FUNCTION mediagate_key_notify()`,
-          ]
-        : [],
+    name: 'PostgreSQL notifies, on commit, each change of a key that its lookups or its budget presence show',
+    // Each process keeps the keys it has seen (and whether each has a budget) for up to 5 s; a
+    // disable, a revoke or a change of settings made by another process (the admin API, the
+    // CLI) reaches it through this notification at once instead. Row-level, on the columns those
+    // caches hold: a create's reservation and a task's charge update `reserved` and `spent` on
+    // every create and settle, and must not empty every process's cache. No payload: PostgreSQL
+    // sends one notification per transaction for identical ones, and a process drops its whole
+    // cache (such changes are rare). A new admin key is heard too (the admin API appears).
+    // SQLite has no notifications: there the 5 s stand.
+    up: (dialect) => {
+      if (dialect !== 'postgres') return [];
+      const watched = ['hash', 'role', 'revoked_at', 'disabled', 'models', 'rate_limit_per_min', 'max_tasks_in_flight', 'budget'];
+      const changed = watched.map((column) => `OLD.${column} IS DISTINCT FROM NEW.${column}`).join(' OR ');
+      return [
+        `CREATE OR REPLACE FUNCTION mediagate_key_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN PERFORM pg_notify('${KEY_CHANNEL}', ''); RETURN NULL; END $$`,
+        `CREATE TRIGGER api_keys_notify_update AFTER UPDATE ON api_keys FOR EACH ROW WHEN (${changed}) EXECUTE FUNCTION mediagate_key_notify()`,
+        `CREATE TRIGGER api_keys_notify_delete AFTER DELETE ON api_keys FOR EACH ROW EXECUTE FUNCTION mediagate_key_notify()`,
+        `CREATE TRIGGER api_keys_notify_admin AFTER INSERT ON api_keys FOR EACH ROW WHEN (NEW.role = 'admin') EXECUTE FUNCTION mediagate_key_notify()`,
+      ];
+    },
   },
 ];
 

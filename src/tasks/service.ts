@@ -52,7 +52,10 @@ interface BudgetPresence {
   has: boolean | undefined;
 }
 
-/** How long a key's budget presence is trusted (as long as the key cache trusts a key: a PATCH reaches every process within it). */
+/**
+ * How long a key's budget presence is trusted: as long as the key cache trusts a key, and
+ * dropped with it when a key changes (at once on PostgreSQL, docs/admin.md).
+ */
 const BUDGET_CACHE_MS = 5000;
 
 export interface TaskServiceEvents {
@@ -212,6 +215,11 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     const pricing = this.pricing;
     if (cached.has !== undefined) return cached.has ? maxTaskCost(pricing, row, params) : undefined;
     return cached.asked.then((has) => (has ? maxTaskCost(pricing, row, params) : undefined));
+  }
+
+  /** Drops what is cached of keys' budgets: a key changed (KeyRegistry.onForget). */
+  forgetBudgets(): void {
+    this.budgeted.clear();
   }
 
   /** (none) -> queued. The task is durable when this resolves. Throws BudgetExceeded when its maximum cost does not fit the key's budget. */

@@ -56,7 +56,9 @@ CONF
   ceph-mon "${c[@]}" --mkfs -i a --monmap "$dir/monmap" >&2
   ceph-mon "${c[@]}" -i a
   rgw_wait_for "the monitor" 30 ceph "${c[@]}" mon stat || return 1
-  ceph "${c[@]}" osd create >/dev/null
+  # A monitor that answers `mon stat` may still refuse the next command for a moment on a busy
+  # machine ('EPERM: problem getting command descriptions from mon'): asked again until it takes it.
+  rgw_wait_for "the monitor to take the OSD" 30 ceph "${c[@]}" osd create || return 1
   ceph-osd "${c[@]}" -i 0 --mkfs >/dev/null 2>&1
   ceph "${c[@]}" osd crush add osd.0 1.0 root=default host=localhost >/dev/null 2>&1
   # About one start in two the OSD exits at boot ('wrong fsid'); starting it again works.
