@@ -19,6 +19,7 @@ import { OutputFiles } from './storage/outputs.js';
 import type { BlobStore } from './storage/blobs.js';
 import { UrlSigner, loadSigningState, startSigningRefresh } from './storage/signing.js';
 import { startSweeper, type Sweeper } from './storage/sweeper.js';
+import { sweepTurn, type SweepTurn } from './storage/sweep-turn.js';
 import { openBackend, type TaskBackend } from './tasks/backend.js';
 import type { TaskFeed } from './tasks/feed.js';
 import { stopRemoteCancels } from './tasks/remote-cancel.js';
@@ -356,7 +357,11 @@ function createWebhooks(
 }
 
 /** The output sweeper and the task retention sweep, both on MEDIAGATE_SWEEP_INTERVAL_S. */
-function startSweeps(config: Config, service: TaskService, storage: OutputFiles, workRoot: string, logger: Logger): Sweeper[] {
+function startSweeps(config: Config, service: TaskService, store: Store, storage: OutputFiles, workRoot: string, logger: Logger): Sweeper[] {
+  // A bucket is shared by every process and its listings are paid requests: one process lists it
+  // per interval. A data directory is listed by each process (its readdir costs nothing).
+  const turn = (name: string): { listingTurn?: SweepTurn } =>
+    config.storage.kind === 's3' ? { listingTurn: sweepTurn(store, name, config.sweepIntervalMs) } : {};
   return [
     startSweeper({
       storage,
@@ -367,8 +372,9 @@ function startSweeps(config: Config, service: TaskService, storage: OutputFiles,
       renderCacheRoot: join(config.dataDir, 'render-cache'),
       intervalMs: config.sweepIntervalMs,
       log: logger,
+      ...turn('outputs'),
     }),
-    startRetentionSweep({ service, storage, retentionMs: config.taskRetentionMs, intervalMs: config.sweepIntervalMs, log: logger }),
+    startRetentionSweep({ service, storage, retentionMs: config.taskRetentionMs, intervalMs: config.sweepIntervalMs, log: logger, ...turn('inputs') }),
   ];
 }
 
@@ -458,7 +464,7 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
       scheduler?.start();
       hooks.observe = observeOutcome;
       webhooks?.start();
-      sweeps = startSweeps(config, service, storage, workRoot, logger);
+      sweeps = startSweeps(config, service, store, storage, workRoot, logger);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OutputStorage } from './storage.js';
+import type { SweepTurn } from './sweep-turn.js';
 
 export interface SweeperOptions {
   readonly storage: OutputStorage;
@@ -11,6 +12,8 @@ export interface SweeperOptions {
   readonly workDirMaxAgeMs: number;
   readonly renderCacheRoot: string;
   readonly intervalMs: number;
+  /** When set, the listing of outputs runs only when this process takes the turn (shared media: sweep-turn.ts). */
+  readonly listingTurn?: SweepTurn;
   readonly log: { info(fields: object, msg: string): void; warn(fields: object, msg: string): void };
 }
 
@@ -34,8 +37,10 @@ async function sweepDirs(root: string, olderThanMs: number): Promise<void> {
 export function startSweeper(options: SweeperOptions): Sweeper {
   const sweep = async (): Promise<void> => {
     const now = Date.now();
-    const removed = await options.storage.sweep(now - options.outputTtlMs);
-    if (removed > 0) options.log.info({ removed }, 'expired outputs deleted');
+    if (options.listingTurn === undefined || (await options.listingTurn(now))) {
+      const removed = await options.storage.sweep(now - options.outputTtlMs);
+      if (removed > 0) options.log.info({ removed }, 'expired outputs deleted');
+    }
     await sweepDirs(options.workRoot, now - options.workDirMaxAgeMs);
     // Render cache entries live as long as the outputs they were made for.
     await sweepDirs(options.renderCacheRoot, now - options.outputTtlMs);

@@ -1,4 +1,5 @@
 import type { OutputStorage } from '../storage/storage.js';
+import type { SweepTurn } from '../storage/sweep-turn.js';
 import type { TaskService } from './service.js';
 
 export interface RetentionSweepOptions {
@@ -7,6 +8,8 @@ export interface RetentionSweepOptions {
   /** MEDIAGATE_TASK_RETENTION_S: how long a final task is kept after it ended. */
   readonly retentionMs: number;
   readonly intervalMs: number;
+  /** When set, the listing of inputs runs only when this process takes the turn (shared media: storage/sweep-turn.ts). */
+  readonly listingTurn?: SweepTurn;
   readonly log: { info(fields: object, msg: string): void; warn(fields: object, msg: string): void };
 }
 
@@ -41,7 +44,9 @@ export function startRetentionSweep(options: RetentionSweepOptions): { stop(): v
       if (batch.length < BATCH) break;
     }
     if (deleted > 0) log.info({ deleted }, 'tasks past their retention deleted');
-    const inputs = await service.sweepInputs(Date.now() - INPUT_FOLDER_MIN_AGE_MS);
+    const now = Date.now();
+    if (options.listingTurn !== undefined && !(await options.listingTurn(now))) return;
+    const inputs = await service.sweepInputs(now - INPUT_FOLDER_MIN_AGE_MS);
     if (inputs > 0) log.info({ removed: inputs }, 'inputs of ended tasks deleted');
   };
   const run = (): void => {
