@@ -228,8 +228,8 @@ export class KeyRegistry {
     const generation = this.generation;
     state.pending ??= this.options.store.countAdminKeys().then(
       (count) => {
+        // A count a forgetAll() overtook is answered, not kept (forgetAll replaced `state`).
         if (generation === this.generation) this.adminKeys = { count, until: Date.now() + this.cacheMs, pending: undefined };
-        else state.pending = undefined;
         return count;
       },
       (error: unknown) => {

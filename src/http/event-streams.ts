@@ -35,7 +35,8 @@ interface KeyStreams {
 export class EventStreams {
   private readonly byOwner = new Map<string, KeyStreams>();
   private checker: NodeJS.Timeout | undefined;
-  private checking = false;
+  /** The check running now, if any. */
+  private running: Promise<void> | undefined;
   /** A change heard during a check: the check runs again, since it may have read a key before the change. */
   private checkAgain = false;
   private readonly unwatchKeys: () => void;
@@ -91,30 +92,36 @@ export class EventStreams {
     };
   }
 
-  /** Looks up every owner's key in the store; ends the streams of a key no longer valid. */
-  async checkKeys(): Promise<void> {
-    if (this.checking) {
+  /**
+   * Looks up every owner's key in the store; ends the streams of a key no longer valid. Asked
+   * while a check runs, it has that check run again (it may have read a key before the change)
+   * and resolves when the check is done.
+   */
+  checkKeys(): Promise<void> {
+    if (this.running !== undefined) {
       this.checkAgain = true;
-      return;
+      return this.running;
     }
-    this.checking = true;
-    try {
-      do {
-        this.checkAgain = false;
-        for (const [owner, entry] of [...this.byOwner]) {
-          let valid: boolean;
-          try {
-            valid = (await this.keys.resolveFresh(entry.token))?.id === owner;
-          } catch {
-            // A store that does not answer proves nothing: the next check asks again.
-            continue;
-          }
-          if (!valid) for (const end of [...entry.ends]) end();
+    this.running = this.runChecks().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async runChecks(): Promise<void> {
+    do {
+      this.checkAgain = false;
+      for (const [owner, entry] of [...this.byOwner]) {
+        let valid: boolean;
+        try {
+          valid = (await this.keys.resolveFresh(entry.token))?.id === owner;
+        } catch {
+          // A store that does not answer proves nothing: the next check asks again.
+          continue;
         }
-      } while (this.checkAgain);
-    } finally {
-      this.checking = false;
-    }
+        if (!valid) for (const end of [...entry.ends]) end();
+      }
+    } while (this.checkAgain);
   }
 
   close(): void {
