@@ -234,6 +234,26 @@ function adminPaths(): Record<string, unknown> {
   );
 }
 
+/** `/v1/videos/:id/content` -> `/v1/videos/{id}/content`. */
+const openApiPath = (pattern: string): string => pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
+
+/**
+ * The operations the rows declare themselves (Route.operation), each with the responses every
+ * keyed operation can give in its family's envelope, and the component schemas they name.
+ */
+function rowPaths(routes: readonly Route[], models: readonly ModelRow[], schemas: Record<string, unknown>): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    if (!route.operation) continue;
+    const operation = route.operation({ models });
+    const error = route.family === 'image' ? 'ImageError' : 'VideoError';
+    const item = (paths[openApiPath(route.path)] ??= {});
+    for (const method of route.methods) item[method.toLowerCase()] = route.auth ? withKeyed(operation, error) : operation;
+    Object.assign(schemas, route.components ?? {});
+  }
+  return paths;
+}
+
 export function buildOpenApi(serverUrl: string, routes: readonly Route[], models: readonly ModelRow[]): Record<string, unknown> {
   const status = statuses(routes);
   const schemas: Record<string, unknown> = {
@@ -253,7 +273,8 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
   const admin = routes.some((route) => route.path.startsWith('/v1/admin/'));
   if (admin) Object.assign(schemas, ADMIN_SCHEMAS);
   for (const row of models) schemas[componentName(row)] = requestSchema(row);
-  return {
+  const declared = rowPaths(routes, models, schemas);
+  const document = {
     openapi: '3.1.0',
     info: {
       title: 'mediagate',
@@ -389,4 +410,8 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
       schemas,
     },
   };
+  // Rows that declare their operation come after the hand-written paths, method by method.
+  const paths: Record<string, object> = document.paths;
+  for (const [path, item] of Object.entries(declared)) paths[path] = { ...paths[path], ...item };
+  return document;
 }

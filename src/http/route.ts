@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpContext } from './context.js';
 import type { Family } from '../wire/envelopes.js';
 import type { UrlFor } from '../wire/task-bodies.js';
+import type { ModelRow } from '../catalog/index.js';
 
 /** Methods a route may declare; HEAD is answered wherever GET is (Fastify's `exposeHeadRoutes`). */
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -38,6 +39,18 @@ export type FastAnswer = (owner: string, params: Readonly<Record<string, string>
 /** The route's `response` schema compiled to a serializer (the one the fast path writes with). */
 export type Serialize = (body: object) => string;
 
+/** What an operation's OpenAPI description is built from: the models this server offers. */
+export interface OperationContext {
+  readonly models: readonly ModelRow[];
+}
+
+/**
+ * An OpenAPI 3.1 Operation object (operationId, summary, description, tags, parameters,
+ * requestBody, responses). The responses every keyed operation can give (401, 429, 500 in the
+ * row's family envelope) are added by the fold (openapi.ts), not repeated in each row.
+ */
+export type OpenApiOperation = Readonly<Record<string, unknown>> & { readonly responses: Readonly<Record<string, unknown>> };
+
 /** One row of the route table (http/routes.ts). */
 export interface Route {
   /** Fastify pattern: `:name` is one path segment, a final `*` the rest of the path. */
@@ -57,6 +70,13 @@ export interface Route {
   readonly handler: (deps: RouteDeps) => Handler;
   /** The request body is read (up to the body cap) and ignored, whatever its type (cancel). */
   readonly ignoresBody?: boolean;
+  /**
+   * The row's OpenAPI operation, one per method of the row; `/openapi.json` is the fold of the
+   * rows' operations (openapi.ts). A row without one is not documented.
+   */
+  readonly operation?: (docs: OperationContext) => OpenApiOperation;
+  /** Component schemas this row's operation refers to (`#/components/schemas/<name>`). */
+  readonly components?: Readonly<Record<string, unknown>>;
   /** GET only; needs `auth` and `response`, and a path without `*`. */
   readonly fast?: (deps: RouteDeps, serialize: Serialize) => FastAnswer;
 }
