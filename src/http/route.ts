@@ -51,6 +51,22 @@ export interface OperationContext {
  */
 export type OpenApiOperation = Readonly<Record<string, unknown>> & { readonly responses: Readonly<Record<string, unknown>> };
 
+/** A row that is not part of the API's description (console pages, probes, file bytes), and why. */
+export interface Undocumented {
+  readonly undocumented: string;
+}
+
+/**
+ * A row's OpenAPI side, declared next to its handler (`routes/<feature>-docs.ts`) and spread
+ * into the row: its operation, the component schemas that operation names, and the top-level
+ * `webhooks` (requests the service sends) that come with it.
+ */
+export interface RouteDocs {
+  readonly operation: ((docs: OperationContext) => OpenApiOperation) | Undocumented;
+  readonly components?: Readonly<Record<string, unknown>>;
+  readonly webhooks?: Readonly<Record<string, unknown>>;
+}
+
 /** One row of the route table (http/routes.ts). */
 export interface Route {
   /** Fastify pattern: `:name` is one path segment, a final `*` the rest of the path. */
@@ -72,11 +88,13 @@ export interface Route {
   readonly ignoresBody?: boolean;
   /**
    * The row's OpenAPI operation, one per method of the row; `/openapi.json` is the fold of the
-   * rows' operations (openapi.ts). A row without one is not documented.
+   * rows' operations (openapi.ts). Every row declares one, or says why it has none.
    */
-  readonly operation?: (docs: OperationContext) => OpenApiOperation;
+  readonly operation: RouteDocs['operation'];
   /** Component schemas this row's operation refers to (`#/components/schemas/<name>`). */
-  readonly components?: Readonly<Record<string, unknown>>;
+  readonly components?: RouteDocs['components'];
+  /** OpenAPI 3.1 top-level `webhooks` entries this row's feature sends. */
+  readonly webhooks?: RouteDocs['webhooks'];
   /** GET only; needs `auth` and `response`, and a path without `*`. */
   readonly fast?: (deps: RouteDeps, serialize: Serialize) => FastAnswer;
 }

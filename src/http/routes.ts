@@ -1,6 +1,12 @@
 import { getConsoleAsset, getConsolePage, getFavicon, redirectToConsole } from './console-assets.js';
 import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from '../wire/task-bodies.js';
-import type { Route } from './route.js';
+import type { Route, Undocumented } from './route.js';
+import { createAdminKeyDocs, deleteAdminKeyDocs, getAdminKeyDocs, listAdminKeysDocs, patchAdminKeyDocs, adminUsageDocs } from './routes/admin-docs.js';
+import { getModelDocs, listModelsDocs } from './routes/models-docs.js';
+import { cancelDocs, listDocs } from './routes/task-ops-docs.js';
+import { createDocs, eventsDocs, getTaskDocs } from './routes/tasks-docs.js';
+import { usageDocs } from './routes/usage-docs.js';
+import { createWebhookDocs, deleteWebhookDocs, listDeliveriesDocs, listWebhooksDocs, redeliverDocs } from './routes/webhooks-docs.js';
 import { streamTaskEvents } from './routes/events.js';
 import { getFile, getInput } from './routes/files.js';
 import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
@@ -11,15 +17,30 @@ import { createAdminKey, deleteAdminKey, getAdminKey, listAdminKeys, patchAdminK
 import { getAdminUsage, getUsage } from './routes/usage.js';
 import { createWebhook, deleteWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook } from './routes/webhooks.js';
 
+// The rows outside the API's description, each saying why; every other row carries its operation.
+const FILE_BYTES: Undocumented = { undocumented: 'the bytes behind the output and input URLs tasks carry (signed when configured)' };
+const DESCRIPTION: Undocumented = { undocumented: 'the description itself (/openapi.json and the page rendered from it)' };
+const PROBE: Undocumented = { undocumented: "operators' probes and metrics, not the API" };
+const CONSOLE: Undocumented = { undocumented: 'the web console and its assets' };
+
 /**
  * Every route of the service, declared once. From this table come the Fastify registration
  * (server.ts; a route registered any other way stops the build), the 405 answers and their
  * `Allow` (route-patterns.ts), the status fast path's match (dispatch.ts) and the metrics
- * labels. A new route is a row here and its handler in `routes/`; test/route-table.test.ts
- * walks the table over HTTP.
+ * labels, and /openapi.json (openapi.ts folds the rows' operations). A new route is a row here,
+ * its handler in `routes/` and its operation beside it (`routes/<feature>-docs.ts`);
+ * test/route-table.test.ts walks the table over HTTP.
  */
 export const ROUTES: readonly Route[] = [
-  { path: '/v1/video/generations', methods: ['POST'], family: 'video', auth: true, response: VIDEO_TASK_RESPONSE, handler: createTask('video') },
+  {
+    path: '/v1/video/generations',
+    methods: ['POST'],
+    family: 'video',
+    auth: true,
+    response: VIDEO_TASK_RESPONSE,
+    handler: createTask('video'),
+    ...createDocs('video'),
+  },
   {
     path: '/v1/video/generations/:task_id',
     methods: ['GET'],
@@ -27,10 +48,11 @@ export const ROUTES: readonly Route[] = [
     auth: true,
     response: VIDEO_TASK_RESPONSE,
     handler: getTask('video'),
+    ...getTaskDocs('video'),
     fast: getTaskFast('video'),
   },
-  { path: '/v1/video/generations/:task_id/events', methods: ['GET'], family: 'video', auth: true, handler: streamTaskEvents('video') },
-  { path: '/v1/video/generations', methods: ['GET'], family: 'video', auth: true, handler: listTasks('video') },
+  { path: '/v1/video/generations/:task_id/events', methods: ['GET'], family: 'video', auth: true, handler: streamTaskEvents('video'), ...eventsDocs('video') },
+  { path: '/v1/video/generations', methods: ['GET'], family: 'video', auth: true, handler: listTasks('video'), ...listDocs('video') },
   {
     path: '/v1/video/generations/:task_id/cancel',
     methods: ['POST'],
@@ -39,9 +61,10 @@ export const ROUTES: readonly Route[] = [
     response: VIDEO_TASK_RESPONSE,
     ignoresBody: true,
     handler: cancelTask('video'),
+    ...cancelDocs('video'),
   },
-  { path: '/v1/images/generations/async', methods: ['POST'], family: 'image', auth: true, handler: createTask('image') },
-  { path: '/v1/images/generations/async', methods: ['GET'], family: 'image', auth: true, handler: listTasks('image') },
+  { path: '/v1/images/generations/async', methods: ['POST'], family: 'image', auth: true, handler: createTask('image'), ...createDocs('image') },
+  { path: '/v1/images/generations/async', methods: ['GET'], family: 'image', auth: true, handler: listTasks('image'), ...listDocs('image') },
   {
     path: '/v1/images/generations/async/:task_id/cancel',
     methods: ['POST'],
@@ -50,6 +73,7 @@ export const ROUTES: readonly Route[] = [
     response: IMAGE_STATUS_RESPONSE,
     ignoresBody: true,
     handler: cancelTask('image'),
+    ...cancelDocs('image'),
   },
   {
     path: '/v1/images/generations/async/:task_id',
@@ -58,13 +82,21 @@ export const ROUTES: readonly Route[] = [
     auth: true,
     response: IMAGE_STATUS_RESPONSE,
     handler: getTask('image'),
+    ...getTaskDocs('image'),
     fast: getTaskFast('image'),
   },
-  { path: '/v1/images/generations/async/:task_id/events', methods: ['GET'], family: 'image', auth: true, handler: streamTaskEvents('image') },
-  { path: '/v1/webhooks', methods: ['POST'], family: 'video', auth: true, handler: createWebhook },
-  { path: '/v1/webhooks', methods: ['GET'], family: 'video', auth: true, handler: listWebhooks },
-  { path: '/v1/webhooks/:webhook_id', methods: ['DELETE'], family: 'video', auth: true, handler: deleteWebhook },
-  { path: '/v1/webhooks/:webhook_id/deliveries', methods: ['GET'], family: 'video', auth: true, handler: listWebhookDeliveries },
+  {
+    path: '/v1/images/generations/async/:task_id/events',
+    methods: ['GET'],
+    family: 'image',
+    auth: true,
+    handler: streamTaskEvents('image'),
+    ...eventsDocs('image'),
+  },
+  { path: '/v1/webhooks', methods: ['POST'], family: 'video', auth: true, handler: createWebhook, ...createWebhookDocs },
+  { path: '/v1/webhooks', methods: ['GET'], family: 'video', auth: true, handler: listWebhooks, ...listWebhooksDocs },
+  { path: '/v1/webhooks/:webhook_id', methods: ['DELETE'], family: 'video', auth: true, handler: deleteWebhook, ...deleteWebhookDocs },
+  { path: '/v1/webhooks/:webhook_id/deliveries', methods: ['GET'], family: 'video', auth: true, handler: listWebhookDeliveries, ...listDeliveriesDocs },
   {
     path: '/v1/webhooks/:webhook_id/deliveries/:delivery_id/redeliver',
     methods: ['POST'],
@@ -72,26 +104,27 @@ export const ROUTES: readonly Route[] = [
     auth: true,
     ignoresBody: true,
     handler: redeliverWebhook,
+    ...redeliverDocs,
   },
-  { path: '/v1/usage', methods: ['GET'], family: 'video', auth: true, handler: getUsage },
+  { path: '/v1/usage', methods: ['GET'], family: 'video', auth: true, handler: getUsage, ...usageDocs },
   // The admin API (docs/admin.md): admin keys only; 404 while no admin key exists.
-  { path: '/v1/admin/keys', methods: ['POST'], family: 'video', auth: 'admin', handler: createAdminKey },
-  { path: '/v1/admin/keys', methods: ['GET'], family: 'video', auth: 'admin', handler: listAdminKeys },
-  { path: '/v1/admin/keys/:id', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminKey },
-  { path: '/v1/admin/keys/:id', methods: ['PATCH'], family: 'video', auth: 'admin', handler: patchAdminKey },
-  { path: '/v1/admin/keys/:id', methods: ['DELETE'], family: 'video', auth: 'admin', handler: deleteAdminKey },
-  { path: '/v1/admin/usage', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminUsage },
-  { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels },
-  { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel },
-  { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile },
-  { path: '/inputs/:folder/:name', methods: ['GET'], family: 'video', auth: false, handler: getInput },
-  { path: '/openapi.json', methods: ['GET'], family: 'video', auth: false, handler: getOpenApi },
-  { path: '/docs', methods: ['GET'], family: 'video', auth: false, handler: getDocs },
-  { path: '/healthz', methods: ['GET'], family: 'video', auth: false, handler: getHealth },
-  { path: '/readyz', methods: ['GET'], family: 'video', auth: false, handler: getReadiness },
-  { path: '/metrics', methods: ['GET'], family: 'video', auth: false, handler: getMetrics },
-  { path: '/', methods: ['GET'], family: 'video', auth: false, handler: redirectToConsole },
-  { path: '/favicon.ico', methods: ['GET'], family: 'video', auth: false, handler: getFavicon },
-  { path: '/console', methods: ['GET'], family: 'video', auth: false, handler: getConsolePage },
-  { path: '/console/assets/:name', methods: ['GET'], family: 'video', auth: false, handler: getConsoleAsset },
+  { path: '/v1/admin/keys', methods: ['POST'], family: 'video', auth: 'admin', handler: createAdminKey, ...createAdminKeyDocs },
+  { path: '/v1/admin/keys', methods: ['GET'], family: 'video', auth: 'admin', handler: listAdminKeys, ...listAdminKeysDocs },
+  { path: '/v1/admin/keys/:id', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminKey, ...getAdminKeyDocs },
+  { path: '/v1/admin/keys/:id', methods: ['PATCH'], family: 'video', auth: 'admin', handler: patchAdminKey, ...patchAdminKeyDocs },
+  { path: '/v1/admin/keys/:id', methods: ['DELETE'], family: 'video', auth: 'admin', handler: deleteAdminKey, ...deleteAdminKeyDocs },
+  { path: '/v1/admin/usage', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminUsage, ...adminUsageDocs },
+  { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels, ...listModelsDocs },
+  { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel, ...getModelDocs },
+  { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile, operation: FILE_BYTES },
+  { path: '/inputs/:folder/:name', methods: ['GET'], family: 'video', auth: false, handler: getInput, operation: FILE_BYTES },
+  { path: '/openapi.json', methods: ['GET'], family: 'video', auth: false, handler: getOpenApi, operation: DESCRIPTION },
+  { path: '/docs', methods: ['GET'], family: 'video', auth: false, handler: getDocs, operation: DESCRIPTION },
+  { path: '/healthz', methods: ['GET'], family: 'video', auth: false, handler: getHealth, operation: PROBE },
+  { path: '/readyz', methods: ['GET'], family: 'video', auth: false, handler: getReadiness, operation: PROBE },
+  { path: '/metrics', methods: ['GET'], family: 'video', auth: false, handler: getMetrics, operation: PROBE },
+  { path: '/', methods: ['GET'], family: 'video', auth: false, handler: redirectToConsole, operation: CONSOLE },
+  { path: '/favicon.ico', methods: ['GET'], family: 'video', auth: false, handler: getFavicon, operation: CONSOLE },
+  { path: '/console', methods: ['GET'], family: 'video', auth: false, handler: getConsolePage, operation: CONSOLE },
+  { path: '/console/assets/:name', methods: ['GET'], family: 'video', auth: false, handler: getConsoleAsset, operation: CONSOLE },
 ];
