@@ -2,7 +2,9 @@
  * The OpenAPI document: lints clean under Redocly's strictest built-in ruleset (no warnings),
  * is a structurally valid OpenAPI 3.1 document whose schemas compile as JSON Schema 2020-12,
  * documents every keyed route (401 and 429 with Retry-After on each), offers only statuses an
- * operation can produce, and matches what the server answers.
+ * operation can produce, and matches what the server answers. It is the fold of the route
+ * rows: every row declares its operation (or why it has none), and every operation has its
+ * request and 2xx response schemas.
  */
 import { createConfig, detectSpec, lintFromString } from '@redocly/openapi-core';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -13,6 +15,8 @@ import { buildOpenApi } from '../src/http/openapi.js';
 import type { Route } from '../src/http/route.js';
 import { ROUTES } from '../src/http/routes.js';
 import { startServer, type TestServer } from './helpers/server.js';
+
+const ADMIN_KEY = 'mg_test_admin_key_0123456789';
 
 type Json = Record<string, unknown>;
 const doc = buildOpenApi('https://mediagate.example.net', ROUTES, MODELS);
@@ -111,5 +115,112 @@ describe('the OpenAPI document against the server', () => {
     }
     expect(limited?.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(validator.validate({ $ref: '#/components/schemas/VideoError' }, await limited?.json())).toBe(true);
+  });
+});
+
+/** Rows the API description must have but lacks: a row under /v1 or taking a key without an operation, or one saying nothing. */
+function undeclared(routes: readonly Route[]): string[] {
+  return routes
+    .filter((route) => {
+      const operation: unknown = route.operation;
+      if (typeof operation === 'function') return false;
+      const why = (operation as { undocumented?: unknown } | undefined)?.undocumented;
+      return route.auth !== false || route.path.startsWith('/v1/') || typeof why !== 'string' || why.trim() === '';
+    })
+    .map((route) => `${route.methods.join(',')} ${route.path}`);
+}
+
+type Operation = {
+  parameters?: { name: string; in: string; schema?: Json }[];
+  requestBody?: { content: Record<string, { schema?: unknown }> };
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+};
+const operations = Object.entries(paths).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, operation]) => ({ label: `${method} ${path}`, operation: operation as Operation })),
+);
+
+describe('the document is the fold of the route rows', () => {
+  it('has every row declare its operation; only rows outside /v1 and without a key say why they have none', () => {
+    expect(undeclared(ROUTES)).toEqual([]);
+    // The check catches a new front door without an operation, and an opt-out that says nothing.
+    const row = ROUTES.find((route) => route.path === '/v1/models');
+    if (!row) throw new Error('no /v1/models row');
+    const front = { ...row, path: '/v1/videos', operation: { undocumented: 'later' } };
+    const silent = { ...row, path: '/status', auth: false, operation: { undocumented: ' ' } };
+    expect(undeclared([...ROUTES, front, silent])).toEqual(['GET /v1/videos', 'GET /status']);
+    expect(ROUTES.filter((route) => route.auth).every((route) => typeof route.operation === 'function')).toBe(true);
+  });
+
+  it.each(operations)('$label has its 2xx response schema', ({ operation }) => {
+    const success = Object.entries(operation.responses).filter(([status]) => /^2\d\d$/.test(status));
+    expect(success.length).toBeGreaterThan(0);
+    for (const [, answer] of success) {
+      const media = Object.values(answer.content ?? {});
+      expect(media.length).toBeGreaterThan(0);
+      for (const { schema } of media) expect(schema).toBeDefined();
+    }
+  });
+
+  it.each(
+    ROUTES.filter((route) => typeof route.operation === 'function').flatMap((route) =>
+      route.methods.map((method) => ({ route, method, label: `${method} ${route.path}` })),
+    ),
+  )('$label declares its path parameters, and its body schema when it reads one', ({ route, method }) => {
+    const operation = paths[openApiPath(route)]?.[method.toLowerCase()] as Operation | undefined;
+    expect(operation).toBeDefined();
+    const declared = (operation?.parameters ?? []).filter((param) => param.in === 'path').map((param) => param.name);
+    const inPattern = [...route.path.matchAll(/:([a-z_]+)/g)].map((match) => match[1]);
+    expect(declared.sort()).toEqual([...inPattern, ...(route.path.endsWith('/*') ? ['model'] : [])].sort());
+    for (const param of operation?.parameters ?? []) expect(param.schema, param.name).toBeDefined();
+    const readsBody = (method === 'POST' || method === 'PATCH' || method === 'PUT') && !route.ignoresBody;
+    expect(operation?.requestBody?.content['application/json']?.schema !== undefined).toBe(readsBody);
+  });
+});
+
+describe('the documented query parameters against the handlers', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ MEDIAGATE_ADMIN_KEYS: ADMIN_KEY });
+  });
+  afterAll(async () => server.close());
+
+  // The handlers keep their own checks (their codes and messages are the API's); the documented
+  // bounds must be theirs: out of the schema is a 400 on that parameter, at its bound is not.
+  const queried = operations.filter(
+    ({ label, operation }) => label.startsWith('get ') && !label.includes('{') && (operation.parameters ?? []).some((p) => p.in === 'query'),
+  );
+
+  it.each(queried)('$label refuses what its query schema refuses', async ({ label, operation }) => {
+    const path = label.slice('get '.length);
+    const key = path.startsWith('/v1/admin/') ? ADMIN_KEY : server.keys[0];
+    const ask = async (name: string, value: string) => {
+      const res = await fetch(`${server.url}${path}?${name}=${encodeURIComponent(value)}`, { headers: { authorization: `Bearer ${key}` } });
+      return { status: res.status, body: (await res.json()) as { error?: { param?: string } } };
+    };
+    let probed = 0;
+    for (const param of (operation.parameters ?? []).filter((p) => p.in === 'query')) {
+      const schema = param.schema ?? {};
+      const refused = schema['enum']
+        ? ['no-such-value']
+        : schema['type'] === 'integer'
+          ? [
+              'x',
+              ...(typeof schema['maximum'] === 'number' ? [String(schema['maximum'] + 1)] : []),
+              ...(typeof schema['minimum'] === 'number' ? [String(schema['minimum'] - 1)] : []),
+            ]
+          : [];
+      for (const value of refused) {
+        const answer = await ask(param.name, value);
+        expect(answer.status, `${param.name}=${value}`).toBe(400);
+        if (answer.body.error) expect(answer.body.error.param, `${param.name}=${value}`).toBe(param.name);
+        probed += 1;
+      }
+      const accepted = [
+        ...(typeof schema['maximum'] === 'number' ? [String(schema['maximum'])] : []),
+        ...((schema['enum'] as unknown[] | undefined) ?? []).filter((v): v is string => typeof v === 'string'),
+      ];
+      for (const value of accepted) expect((await ask(param.name, value)).status, `${param.name}=${value}`).toBe(200);
+    }
+    expect(probed).toBeGreaterThan(0);
   });
 });
