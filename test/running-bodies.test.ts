@@ -61,6 +61,22 @@ describe('the cache of running bodies', () => {
     expect(cache.get('owner-a', 'video', 'vid_f')?.toString()).toBe('{"final":true}');
   });
 
+  it('stays within its byte cap with 100,000 running tasks polled', () => {
+    const cap = 4 * 1024 * 1024;
+    const cache = new FinalBodies({ ...options(() => true), maxBytes: cap });
+    const body = JSON.stringify({ id: 'vid_x', object: 'video.generation', status: 'processing', progress: 42, outputs: [] }).padEnd(330, ' ');
+    for (let i = 0; i < 100_000; i += 1) {
+      const id = `vid_${i.toString().padStart(22, '0')}`;
+      cache.keep(task(id, i % 2 === 0 ? 'processing' : 'queued'), 'video', body, cache.beginRead(id));
+    }
+    const { bytes, entries, running, reads } = cache.size;
+    expect(bytes).toBeLessThanOrEqual(cap);
+    expect(entries).toBe(running);
+    expect(entries).toBeGreaterThan(5000); // the newest ones, as many as fit
+    expect(entries).toBeLessThan(100_000);
+    expect(reads).toBe(0);
+  });
+
   it('changedAll drops every running body and spoils the reads in flight, and keeps final ones', () => {
     const cache = new FinalBodies(options(() => true));
     cache.keep(task('vid_a', 'queued'), 'video', '{}', cache.beginRead('vid_a'));
