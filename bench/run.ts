@@ -327,6 +327,90 @@ async function phasePoll(size: number): Promise<void> {
   }
 }
 
+/** The running-polls phase: tasks of the key, some rendering (progress moving) and the rest queued. */
+const RUNNING = { tasks: 200, rendering: 50, renderMs: 60_000 };
+
+/** Creates `count` video tasks over HTTP (the bench's key); their ids. */
+async function createVideos(server: Served, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const response = await fetch(`${server.url}/v1/video/generations`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: `running ${i}`, duration: 4 }),
+    });
+    if (!response.ok) throw new Error(`create answered ${response.status}: ${await response.text()}`);
+    ids.push(String(((await response.json()) as { id: string }).id));
+  }
+  return ids;
+}
+
+/**
+ * Polls of running tasks: RUNNING.tasks video tasks of the key, RUNNING.rendering of them
+ * processing in the instant engine (60 s renders, progress every ~0.6 s: ~80 changes a second in
+ * all), the rest queued behind them, polled in turn while their progress moves. On SQLite one
+ * `serve` process renders and answers; on PostgreSQL an API process answers and a worker process
+ * renders, so every change reaches the API through the task feed (LISTEN/NOTIFY).
+ */
+async function phaseRunning(): Promise<void> {
+  const env = { MEDIAGATE_INSTANT_DELAY_MS: String(RUNNING.renderMs), MEDIAGATE_CONCURRENCY: String(RUNNING.rendering) };
+  const label = (store: string): string => `poll video, ${RUNNING.tasks} running (${RUNNING.rendering} processing, progress moving; the rest queued), ${store}`;
+  const pollRunning = async (server: Served, ids: string[], store: string): Promise<void> => {
+    await measure(label(store), server, '/v1/video/generations/x', { requests: cycling(ids.map((id) => `/v1/video/generations/${id}`)) });
+  };
+  const sqliteDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-running-'));
+  try {
+    const server = await mediagate(sqliteDir, ['serve'], env);
+    try {
+      await pollRunning(server, await createVideos(server, RUNNING.tasks), 'sqlite');
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await rm(sqliteDir, { recursive: true, force: true });
+  }
+  // The guard floors the SQLite row only (bench/floors.ts).
+  if (guard) return;
+  const database = await benchDatabase();
+  if (database === undefined) return;
+  const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-running-pg-'));
+  const servers: Served[] = [];
+  try {
+    const pgEnv = { ...env, DATABASE_URL: database.url };
+    const api = await mediagate(dataDir, ['serve', '--no-workers'], pgEnv);
+    servers.push(api);
+    servers.push(await spawnWorker(dataDir, pgEnv));
+    await pollRunning(api, await createVideos(api, RUNNING.tasks), 'postgres, API and worker processes apart');
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A fresh PostgreSQL database for a phase, or undefined (with a note) when none answers. */
+async function benchDatabase(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2000 });
+  admin.on('error', () => {});
+  try {
+    await admin.connect();
+  } catch {
+    notes.push(`PostgreSQL phases skipped: nothing answers at ${new URL(PG_ADMIN_URL).host} (set MEDIAGATE_BENCH_PG_URL).`);
+    return undefined;
+  }
+  const name = `mediagate_bench_${randomBytes(4).toString('hex')}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      await admin.end();
+    },
+  };
+}
+
 /**
  * A deep backlog of the calling key: data-URL creates with no backlog at start, and with
  * 10,000 queued tasks of the key (each holding a stored input), and polls of those tasks. A
@@ -482,22 +566,12 @@ async function phasePipelineSqlite(): Promise<PipelineFigure> {
 
 /** One API process and two worker processes on a fresh PostgreSQL database; skipped without one. */
 async function phasePipelinePostgres(): Promise<PipelineFigure | undefined> {
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2000 });
-  admin.on('error', () => {});
-  try {
-    await admin.connect();
-  } catch {
-    notes.push(`PostgreSQL pipeline skipped: nothing answers at ${new URL(PG_ADMIN_URL).host} (set MEDIAGATE_BENCH_PG_URL).`);
-    return undefined;
-  }
-  const name = `mediagate_bench_${randomBytes(4).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
+  const database = await benchDatabase();
+  if (database === undefined) return undefined;
   const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-pg-'));
-  const env = { DATABASE_URL: url.toString(), MEDIAGATE_CONCURRENCY: '16' };
+  const env = { DATABASE_URL: database.url, MEDIAGATE_CONCURRENCY: '16' };
   const servers: Served[] = [];
-  const client = new pg.Client({ connectionString: url.toString() });
+  const client = new pg.Client({ connectionString: database.url });
   try {
     servers.push(await mediagate(dataDir, ['serve', '--no-workers'], env));
     const api = servers[0];
@@ -509,8 +583,7 @@ async function phasePipelinePostgres(): Promise<PipelineFigure | undefined> {
   } finally {
     await client.end().catch(() => {});
     await Promise.all(servers.map((server) => server.stop()));
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await admin.end();
+    await database.drop();
     await rm(dataDir, { recursive: true, force: true });
   }
 }
@@ -577,13 +650,13 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[], upstream
   return lines.join('\n');
 }
 
-/** `--only=a,b` runs some phases: ceiling, create, poll, usage, budgets, backlog, pipeline, renders, upstream (the ceiling always runs). */
+/** `--only=a,b` runs some phases: ceiling, create, poll, running, usage, budgets, backlog, pipeline, renders, upstream (the ceiling always runs). */
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
   .split(',');
 /** The guard's phases: those bench/floors.ts has floors for. */
-const GUARDED = ['create', 'poll', 'backlog'];
+const GUARDED = ['create', 'poll', 'running', 'backlog'];
 const wanted = (phase: string): boolean => (only === undefined ? !guard || GUARDED.includes(phase) : only.includes(phase));
 
 /** The phases of one pass (the ceiling first: every ratio is to the ceiling of its own pass). */
@@ -591,6 +664,7 @@ async function phases(): Promise<void> {
   await phaseCeiling();
   if (wanted('create')) await phaseCreate();
   if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
+  if (wanted('running')) await phaseRunning();
   if (wanted('usage')) await phaseUsage();
   if (wanted('budgets')) await phaseBudgets();
   if (wanted('backlog')) await phaseBacklog();

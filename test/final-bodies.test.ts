@@ -88,7 +88,7 @@ describe('the cache of final bodies: bounded by bytes, least recently used out, 
     expect(cache.get('k', 'video', 'vid_a')).toBeDefined();
     generation = 1;
     expect(cache.get('k', 'video', 'vid_a')).toBeUndefined();
-    expect(cache.size).toEqual({ bytes: 0, entries: 0 });
+    expect(cache.size).toMatchObject({ bytes: 0, entries: 0 });
     cache.keep(task('vid_b', 'k', now), 'video', '{}');
     // Retention 10 s: served until 9 s after the end (the margin covers clocks of other processes).
     now += 8_999;

@@ -29,7 +29,9 @@ export function createInstantEngine(options: InstantEngineOptions = {}): Engine 
     name: 'instant',
     async render(job: RenderJob): Promise<RenderResult> {
       if (delayMs > 0) {
-        const steps = 4;
+        // A step every 200 ms or so (the worker pool writes progress at most five times a
+        // second), so a poll sees progress move as in a real render; at least four.
+        const steps = Math.max(4, Math.min(99, Math.round(delayMs / 200)));
         for (let step = 1; step <= steps; step += 1) {
           await sleep(delayMs / steps, undefined, { signal: job.signal });
           job.onProgress(Math.floor((step * 99) / steps));

@@ -92,8 +92,11 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
       maxBytes: ctx.finalBodyCache?.maxBytes ?? 0,
       retentionMs: ctx.finalBodyCache?.retentionMs ?? 0,
       generation: () => ctx.signer.generation,
+      live: () => ctx.feed.live,
     }),
   };
+  // Every change of a task, whichever process made it, drops its running body (final-bodies.ts).
+  const unwatchBodies = ctx.feed.watchAll((id) => (id === null ? deps.finalBodies.changedAll() : deps.finalBodies.changed(id)));
   let closing = false;
   const dispatch = createDispatch({
     routes,
@@ -121,6 +124,7 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   let idleSweep: NodeJS.Timeout | undefined;
   app.addHook('preClose', (done) => {
     closing = true;
+    unwatchBodies();
     // Event streams never end by themselves; a close waits for open connections.
     closingStreams.abort();
     streams.close();

@@ -105,6 +105,19 @@ export class SqliteStore extends TableStore implements Store, Runner {
     this.transactionOf = bodies as <T>(body: Steps<T>) => T;
   }
 
+  private dataVersionStatement: SqliteStatement | undefined;
+
+  /**
+   * SQLite's `PRAGMA data_version`: it changes when another connection (another process on the
+   * file: a `mediagate worker`, the CLI) commits, never for this connection's own commits. The
+   * task feed (tasks/feed.ts) watches it to hear what it cannot be told.
+   */
+  dataVersion(): number {
+    this.dataVersionStatement ??= this.database.prepare('PRAGMA data_version');
+    const row = this.dataVersionStatement.get() as { data_version?: number | bigint } | undefined;
+    return Number(row?.data_version ?? 0);
+  }
+
   private prepare<P extends object, R>(op: Operation<P, R>): [SqliteStatement, Sql<P, R>] {
     const sql = op.on('sqlite');
     let statement = this.statements.get(sql);

@@ -64,7 +64,7 @@ export function openBackend(options: BackendOptions): TaskBackend {
       },
       taskSource: ({ service, leaseMs, maxAttempts, log, pollMs }) =>
         new PollingTaskSource({ service, leaseMs, maxAttempts, log, ...(pollMs === undefined ? {} : { pollMs }) }),
-      openFeed: (service) => serviceFeed(service, store, options.log),
+      openFeed: (service) => serviceFeed(service, store, options.log, () => store.dataVersion()),
       close: () => store.close(),
     };
   }

@@ -28,6 +28,12 @@ export interface TaskFeed {
    * 5 s stand there); returns the unsubscribe.
    */
   watchKeys(listener: () => void): () => void;
+  /**
+   * Whether every change of every task is being heard now. False while a PostgreSQL feed has
+   * lost its LISTEN connection; a watcher hears null when it stops being live and again when it
+   * is back. What caches task state (the poll bodies of running tasks) serves it only while live.
+   */
+  readonly live: boolean;
   /** Tasks with at least one listener (a closed stream must leave none behind). */
   readonly subscribed: number;
   close(): Promise<void>;
@@ -105,8 +111,18 @@ class Subscriptions {
   }
 }
 
-/** SQLite: one process writes, so the service's own events are every change. */
-export function serviceFeed(service: TaskService, store: Pick<TaskStore, 'getTask'>, log: FeedLog): TaskFeed {
+/** How often a SQLite feed looks for commits of other processes on the file (ms). */
+export const FOREIGN_COMMIT_CHECK_MS = 100;
+
+/**
+ * SQLite: the service's own events are this process's changes. Another process on the same file
+ * (a `mediagate worker` beside `serve --no-workers`, the CLI) tells nothing, so `dataVersion`
+ * (SQLite's data_version, which moves only for other connections' commits) is read every
+ * FOREIGN_COMMIT_CHECK_MS: when it moved, changes may have been missed, and the watchers hear
+ * null and the subscribed tasks are read again. That interval bounds how late such a change is
+ * heard; this process's own changes are heard at once.
+ */
+export function serviceFeed(service: TaskService, store: Pick<TaskStore, 'getTask'>, log: FeedLog, dataVersion?: () => number): TaskFeed {
   const subs = new Subscriptions(store, log);
   const onChanged = ({ id }: { id: string }): void => subs.signal(id);
   service.on('changed', onChanged);
@@ -115,6 +131,24 @@ export function serviceFeed(service: TaskService, store: Pick<TaskStore, 'getTas
     for (const watcher of watchers) watcher(id);
   };
   service.on('changed', onWatched);
+  let timer: NodeJS.Timeout | undefined;
+  if (dataVersion !== undefined) {
+    let seen = dataVersion();
+    const check = (): void => {
+      try {
+        const now = dataVersion();
+        if (now !== seen) {
+          seen = now;
+          for (const watcher of watchers) watcher(null);
+          subs.signalAll();
+        }
+      } catch (error) {
+        log.warn({ err: error }, 'the task feed could not read the SQLite data version');
+      }
+      timer = setTimeout(check, FOREIGN_COMMIT_CHECK_MS).unref();
+    };
+    timer = setTimeout(check, FOREIGN_COMMIT_CHECK_MS).unref();
+  }
   return {
     subscribe: (owner, id, listener) => subs.subscribe(owner, id, listener),
     watchAll: (listener) => {
@@ -122,10 +156,12 @@ export function serviceFeed(service: TaskService, store: Pick<TaskStore, 'getTas
       return () => watchers.delete(listener);
     },
     watchKeys: () => () => undefined,
+    live: true,
     get subscribed() {
       return subs.size;
     },
     close() {
+      clearTimeout(timer);
       service.off('changed', onChanged);
       service.off('changed', onWatched);
       return Promise.resolve();
@@ -181,6 +217,8 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
       if (current === client) {
         current = undefined;
         pid = undefined;
+        // No longer live: what was learnt from the feed may go stale from now on.
+        watched(null);
       }
       void client.end().catch(() => undefined);
       if (closed) return;
@@ -234,6 +272,9 @@ export function postgresFeed(options: PostgresFeedOptions): PostgresFeed {
       return () => keyWatchers.delete(listener);
     },
     ready: () => (current !== undefined ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))),
+    get live() {
+      return current !== undefined;
+    },
     get subscribed() {
       return subs.size;
     },

@@ -7,7 +7,6 @@ import { amountText } from '../../billing/index.js';
 import type { Task } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
 import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
-import { isFinal } from '../final-bodies.js';
 import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
 import { inputBytesRefused } from '../rate-limit.js';
 import { pathParam, type FastAnswer, type Handler, type RouteDeps, type Serialize } from '../route.js';
@@ -145,9 +144,9 @@ export function getTask(family: Family): (deps: RouteDeps) => Handler {
 }
 
 /**
- * The same status read, for the fast path: an unknown task is left to the router's 404. A final
- * task's body is serialized once and then answered from those bytes without a read
- * (final-bodies.ts says when they are dropped).
+ * The same status read, for the fast path: an unknown task is left to the router's 404. A task's
+ * body is serialized once and then answered from those bytes without a read until the task
+ * changes (final-bodies.ts says when bodies are dropped: a running task's at its next change).
  */
 export function getTaskFast(family: Family): (deps: RouteDeps, serialize: Serialize) => FastAnswer {
   return (deps, serialize) => {
@@ -156,13 +155,22 @@ export function getTaskFast(family: Family): (deps: RouteDeps, serialize: Serial
     // One `then`, not an async function: on the fast path each promise turn shows in the bench.
     return (owner, params) => {
       const id = params['task_id'] ?? '';
-      return (
-        cache.get(owner, family, id) ??
-        deps.ctx.service.get(owner, id).then((read) => {
+      const hit = cache.get(owner, family, id);
+      if (hit !== undefined) return hit;
+      const pending = cache.beginRead(id);
+      return deps.ctx.service.get(owner, id).then(
+        (read) => {
           const task = ofFamily(read, family);
-          if (task === undefined) return undefined;
-          return isFinal(task) ? cache.keep(task, family, serialize(body(task))) : body(task);
-        })
+          if (task === undefined) {
+            cache.endRead(id, pending);
+            return undefined;
+          }
+          return cache.keep(task, family, serialize(body(task)), pending);
+        },
+        (error: unknown) => {
+          cache.endRead(id, pending);
+          throw error;
+        },
       );
     };
   };
