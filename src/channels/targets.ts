@@ -4,7 +4,7 @@
  * `unsupported_value` naming it, instead of a task that fails at submit or, worse, an upstream
  * job that quietly ignores it. Pure: no I/O, the adapters' `check` and the target profiles only.
  */
-import { MODELS, createValidator, findModel, type ModelKind, type ModelRow, type ResolvedParams } from '../catalog/index.js';
+import { createValidator, findModel, type ModelKind, type ModelRow, type ResolvedParams } from '../catalog/index.js';
 import type { ChannelsConfig } from './config.js';
 import { profileFor, type ParamProblem } from './profiles.js';
 import type { ProtocolAdapter, ProtocolName } from './protocol.js';
@@ -20,6 +20,11 @@ const DEFAULTS = new Map<string, Readonly<Record<string, unknown>>>();
 export function catalogDefaults(row: ModelRow): Readonly<Record<string, unknown>> {
   const known = DEFAULTS.get(row.id);
   if (known) return known;
+  if (row.declared) {
+    const declared = Object.fromEntries(Object.entries(row.declared).flatMap(([name, spec]) => (spec.default === undefined ? [] : [[name, spec.default]])));
+    DEFAULTS.set(row.id, declared);
+    return declared;
+  }
   const url = 'https://example.com/input.png';
   const body: Record<string, unknown> = { model: row.id, prompt: 'p' };
   if (row.kind === 'video') {
@@ -28,7 +33,7 @@ export function catalogDefaults(row: ModelRow): Readonly<Record<string, unknown>
     if (row.required.includes('aspect_ratio')) body['aspect_ratio'] = row.aspectRatio?.values[0];
     if (row.imageOptions) body['prompt'] = 'p @image1';
   }
-  const validated = createValidator(MODELS).validate(row.kind, { body, bodyBytes: JSON.stringify(body).length });
+  const validated = createValidator([row]).validate(row.kind, { body, bodyBytes: JSON.stringify(body).length });
   const defaults = validated.ok ? Object.fromEntries(Object.entries(validated.params).filter(([param]) => !(param in body))) : {};
   DEFAULTS.set(row.id, defaults);
   return defaults;
