@@ -366,9 +366,12 @@ function declaredRules(params: DeclaredParams, body: Record<string, unknown>): C
 }
 
 /** The request with the declared defaults applied: what the task stores and the route's upstream receives. */
-function resolveDeclared(params: DeclaredParams, body: Record<string, unknown>): ResolvedParams {
+function resolveDeclared(row: ModelRow, params: DeclaredParams, body: Record<string, unknown>): ResolvedParams {
   const resolved: Record<string, unknown> = { ...body };
   for (const [name, spec] of Object.entries(params)) if (spec.default !== undefined) resolved[name] ??= spec.default;
+  // As for a built-in image model: the size is also its width and height (what engines and targets read).
+  const sides = row.kind === 'image' ? parseSize(resolved['size']) : undefined;
+  if (sides) Object.assign(resolved, sides);
   return resolved;
 }
 
@@ -459,7 +462,7 @@ export function createValidator(rows: readonly ModelRow[], options: ValidatorOpt
     if (row.declared) {
       candidates.push(...declaredRules(row.declared, body));
       const worst = pick(candidates);
-      return worst ? fail(worst) : { ok: true, row, params: resolveDeclared(row.declared, body) };
+      return worst ? fail(worst) : { ok: true, row, params: resolveDeclared(row, row.declared, body) };
     }
     if (row.kind === 'video') candidates.push(...videoRules(row, body, input));
     else candidates.push(...imageRules(row, body));

@@ -4,7 +4,7 @@
  * `unsupported_value` naming it, instead of a task that fails at submit or, worse, an upstream
  * job that quietly ignores it. Pure: no I/O, the adapters' `check` and the target profiles only.
  */
-import { createValidator, findModel, type ModelKind, type ModelRow, type ResolvedParams } from '../catalog/index.js';
+import { MEANINGFUL, createValidator, findModel, type ModelKind, type ModelRow, type ResolvedParams } from '../catalog/index.js';
 import type { ChannelsConfig } from './config.js';
 import { profileFor, type ParamProblem } from './profiles.js';
 import type { ProtocolAdapter, ProtocolName } from './protocol.js';
@@ -54,6 +54,26 @@ function withDefaultNote(model: string, params: ResolvedParams, problem: ParamPr
   };
 }
 
+/** Protocols whose request carries a declared model's own parameters under their names (docs/channels.md). */
+const CARRIES_DECLARED: ReadonlySet<ProtocolName> = new Set<ProtocolName>(['mediagate', 'fal', 'replicate', 'sandbox']);
+
+/**
+ * A declared model's own parameter (a name with no meaning here) set on a route whose adapter
+ * builds its request from the parameters it knows (DashScope, Ark, MiniMax, PixVerse): refused
+ * rather than silently not sent.
+ */
+function unsendable(model: string, protocol: ProtocolName, params: ResolvedParams): ParamProblem | undefined {
+  if (CARRIES_DECLARED.has(protocol)) return undefined;
+  const declared = findModel(model)?.declared;
+  if (declared === undefined) return undefined;
+  for (const [name, spec] of Object.entries(declared)) {
+    // Its default is what the upstream does anyway when nothing is sent.
+    if (MEANINGFUL[name] !== undefined || params[name] === undefined || params[name] === spec.default) continue;
+    return { param: name, message: `'${name}' cannot be sent to a ${protocol} target: its adapter has no field for it. Leave it unset, or route the model to fal, Replicate or another mediagate.` };
+  }
+  return undefined;
+}
+
 export function createTargetCheck(config: ChannelsConfig, adapters: Partial<Record<ProtocolName, ProtocolAdapter>>): TargetCheck {
   return (model, kind, params) => {
     const target = config.targetsFor(model)[0];
@@ -66,6 +86,6 @@ export function createTargetCheck(config: ChannelsConfig, adapters: Partial<Reco
       kind,
       params,
     );
-    return problem && withDefaultNote(model, params, problem);
+    return problem ? withDefaultNote(model, params, problem) : unsendable(model, channel.protocol, params);
   };
 }
