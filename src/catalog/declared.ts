@@ -36,7 +36,20 @@ const SIZE = /^([0-9]{1,6})x([0-9]{1,6})$/;
 const ROOT_FIELDS = new Set(['models']);
 const MODEL_FIELDS = new Set(['id', 'kind', 'summary', 'params', 'lifecycle']);
 const LIFECYCLE_FIELDS = new Set(['deprecated_at', 'retires_at', 'successor']);
-const SPEC_FIELDS = new Set(['type', 'required', 'default', 'enum', 'minimum', 'maximum', 'max_length', 'media', 'max_items', 'requires', 'min_side', 'max_side']);
+const SPEC_FIELDS = new Set([
+  'type',
+  'required',
+  'default',
+  'enum',
+  'minimum',
+  'maximum',
+  'max_length',
+  'media',
+  'max_items',
+  'requires',
+  'min_side',
+  'max_side',
+]);
 const TYPES: readonly DeclaredType[] = ['string', 'integer', 'number', 'boolean', 'media', 'media[]', 'size'];
 const MEDIA_KINDS: readonly MediaKind[] = ['image', 'video', 'audio'];
 
@@ -158,10 +171,11 @@ function parseParam(name: string, raw: unknown, at: string, names: ReadonlySet<s
   if (minSide !== undefined && maxSide !== undefined && maxSide < minSide) faults.push(`${at}.max_side: is below min_side (${minSide})`);
   let media: MediaKind | undefined;
   if ((t === 'media' || t === 'media[]') && raw['media'] !== undefined) {
-    if (typeof raw['media'] !== 'string' || !MEDIA_KINDS.includes(raw['media'] as MediaKind)) faults.push(`${at}.media: must be one of ${MEDIA_KINDS.join(', ')}`);
+    if (typeof raw['media'] !== 'string' || !MEDIA_KINDS.includes(raw['media'] as MediaKind))
+      faults.push(`${at}.media: must be one of ${MEDIA_KINDS.join(', ')}`);
     else media = raw['media'] as MediaKind;
   }
-  media ??= (t === 'media' || t === 'media[]') ? IMPLIED_MEDIA[name] : undefined;
+  media ??= t === 'media' || t === 'media[]' ? IMPLIED_MEDIA[name] : undefined;
   let values: (string | number)[] | undefined;
   if (raw['enum'] !== undefined && (t === 'string' || numeric)) {
     const list = raw['enum'];
@@ -198,7 +212,7 @@ function parseParam(name: string, raw: unknown, at: string, names: ReadonlySet<s
       if (typeof fallback === 'string' && maxLength !== undefined && [...fallback].length > maxLength) faults.push(`${at}.default: is longer than max_length`);
       const sides = t === 'size' ? parseSize(fallback) : undefined;
       if (sides && [sides.width, sides.height].some((side) => (minSide !== undefined && side < minSide) || (maxSide !== undefined && side > maxSide))) {
-        faults.push(`${at}.default: ${String(fallback)} is outside its sides ${minSide ?? 1}..${maxSide ?? '…'}`);
+        faults.push(`${at}.default: ${sides.width}x${sides.height} is outside its sides ${minSide ?? 1}..${maxSide ?? '…'}`);
       }
     }
   }
@@ -235,7 +249,8 @@ function parseLifecycle(raw: unknown, at: string, faults: string[]): { lifecycle
     faults.push(`${at}: must be an object with any of deprecated_at, retires_at, successor`);
     return undefined;
   }
-  for (const field of Object.keys(raw)) if (!LIFECYCLE_FIELDS.has(field)) faults.push(`${at}${key(field)}: unknown field (deprecated_at, retires_at, successor)`);
+  for (const field of Object.keys(raw))
+    if (!LIFECYCLE_FIELDS.has(field)) faults.push(`${at}${key(field)}: unknown field (deprecated_at, retires_at, successor)`);
   const deprecatedAt = parseDate(raw['deprecated_at'], `${at}.deprecated_at`, faults);
   const retiresAt = parseDate(raw['retires_at'], `${at}.retires_at`, faults);
   if (deprecatedAt !== undefined && retiresAt !== undefined && retiresAt < deprecatedAt) faults.push(`${at}.retires_at: is before deprecated_at`);
@@ -372,7 +387,8 @@ export function parseModelsFile(text: string, builtIn: readonly ModelRow[]): Mod
     const successorKind = builtInKinds.get(id) ?? declaredKinds.get(id);
     if (successorKind === undefined) faults.push(`${at}: '${id}' is neither a built-in nor a declared model`);
     else if (id === of) faults.push(`${at}: a model cannot succeed itself`);
-    else if (successorKind !== kind) faults.push(`${at}: '${id}' is ${successorKind === 'video' ? 'a video' : 'an image'} model; a successor is of the same kind`);
+    else if (successorKind !== kind)
+      faults.push(`${at}: '${id}' is ${successorKind === 'video' ? 'a video' : 'an image'} model; a successor is of the same kind`);
   }
   if (faults.length > 0) throw new ModelsConfigError(faults);
   return rows;

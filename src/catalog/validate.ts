@@ -357,7 +357,12 @@ function declaredRules(params: DeclaredParams, body: Record<string, unknown>): C
         const mime = typeof item === 'string' ? parseDataUrlHeader(item)?.mime : undefined;
         if (mime !== undefined && !mime.startsWith(`${spec.media}/`)) {
           const path = spec.type === 'media' ? name : `${name}[${index}]`;
-          found.push({ rank: Rank.Value, code: 'unsupported_value', param: name, message: `'${path}' is ${mime || 'untyped'} data; this parameter takes ${spec.media ?? ''} media.` });
+          found.push({
+            rank: Rank.Value,
+            code: 'unsupported_value',
+            param: name,
+            message: `'${path}' is ${mime || 'untyped'} data; this parameter takes ${spec.media ?? ''} media.`,
+          });
         }
       });
     }

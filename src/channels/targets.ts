@@ -69,7 +69,10 @@ function unsendable(model: string, protocol: ProtocolName, params: ResolvedParam
   for (const [name, spec] of Object.entries(declared)) {
     // Its default is what the upstream does anyway when nothing is sent.
     if (MEANINGFUL[name] !== undefined || params[name] === undefined || params[name] === spec.default) continue;
-    return { param: name, message: `'${name}' cannot be sent to a ${protocol} target: its adapter has no field for it. Leave it unset, or route the model to fal, Replicate or another mediagate.` };
+    return {
+      param: name,
+      message: `'${name}' cannot be sent to a ${protocol} target: its adapter has no field for it. Leave it unset, or route the model to fal, Replicate or another mediagate.`,
+    };
   }
   return undefined;
 }
