@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS, ModelsConfigError, declareModels, parseModelsFile } from '../src/catalog/index.js';
 import { ADAPTERS } from '../src/channels/protocols/index.js';
 import { createTargetCheck } from '../src/channels/targets.js';
-import { ChannelsConfigError, loadChannelsConfig } from '../src/channels/config.js';
+import { parsePricing } from '../src/billing/index.js';
+import { ChannelsConfigError, loadChannelsConfig, parseChannelsConfig } from '../src/channels/config.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { probe } from './helpers/probe.js';
@@ -233,6 +235,21 @@ describe('the models file', () => {
     expect(priced.stdout).toMatch(/acme\/poster-xl\s+image\s+USD 0\.03\/image/);
     expect((await run(['pricing', 'check', pricing], {})).code).toBe(78);
     expect(() => loadChannelsConfig(channels, { VEO_KEY: 'k' }, MODELS)).toThrow(ChannelsConfigError);
+  });
+
+  it("the guide's examples are valid: its models file, pricing file and channels file", () => {
+    const guide = readFileSync(join(ROOT, 'docs/guides/models.md'), 'utf8');
+    const blocks = [...guide.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+    const [models, prices, routes] = [
+      blocks.find((b) => b.includes('"models": [')),
+      blocks.find((b) => b.includes('"currency"')),
+      blocks.find((b) => b.includes('"routes"')),
+    ];
+    const rows = parseModelsFile(models ?? '', MODELS);
+    expect(rows.map((row) => row.id)).toEqual([VEO, FAST, POSTER]);
+    expect(parsePricing(prices ?? '', [...MODELS, ...rows]).models.size).toBe(3);
+    const config = parseChannelsConfig(routes ?? '', { FAL_KEY: 'k' }, [...MODELS, ...rows]);
+    expect(config.targetsFor(VEO)[0]).toMatchObject({ channel: 'fal' });
   });
 
   it('a route whose adapter has no field for a declared parameter refuses it at create, naming it', async () => {
