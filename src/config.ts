@@ -115,6 +115,12 @@ export interface Config {
    * when it is not given `options.pricing`.
    */
   readonly pricingFile: string | undefined;
+  /**
+   * MEDIAGATE_MODELS_FILE: JSON file of declared models (docs/guides/models.md), as an absolute
+   * path. Default unset: the built-in models only. Read and checked once at start, before the
+   * channels and pricing files (which may name its ids).
+   */
+  readonly modelsFile: string | undefined;
   /** MEDIAGATE_HEADERS_TIMEOUT_S: the request's header block must arrive within this. Default 10; held in ms. */
   readonly headersTimeoutMs: number;
   /** MEDIAGATE_REQUEST_TIMEOUT_S: the whole request, body included, must arrive within this. Default 120; held in ms. */
@@ -363,6 +369,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const channelsFile = rawChannelsFile ? resolve(rawChannelsFile) : undefined;
   const rawPricingFile = env['MEDIAGATE_PRICING_FILE']?.trim();
   const pricingFile = rawPricingFile ? resolve(rawPricingFile) : undefined;
+  const rawModelsFile = env['MEDIAGATE_MODELS_FILE']?.trim();
+  const modelsFile = rawModelsFile ? resolve(rawModelsFile) : undefined;
   const config: Config = {
     port,
     host,
@@ -412,6 +420,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     corsOrigins: corsOrigins(env),
     channelsFile,
     pricingFile,
+    modelsFile,
     headersTimeoutMs: seconds(env, 'MEDIAGATE_HEADERS_TIMEOUT_S', 10, 1, 3600),
     requestTimeoutMs: seconds(env, 'MEDIAGATE_REQUEST_TIMEOUT_S', 120, 1, 86_400),
     maxConnections: integer(env, 'MEDIAGATE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),

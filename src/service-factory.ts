@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyRegistry } from './auth/api-keys.js';
 import { DEFAULT_CURRENCY, loadPricing, type Pricing } from './billing/index.js';
-import { createValidator, type ModelRow, type Validator } from './catalog/index.js';
+import { MODELS, createValidator, declareModels, loadModelsFile, type ModelRow, type Validator } from './catalog/index.js';
 import { validationError } from './errors.js';
 import { SANDBOX_CHANNEL, loadChannelsConfig, routedModels, type ChannelsConfig } from './channels/config.js';
 import type { ChannelMetrics } from './channels/metrics.js';
@@ -52,6 +52,13 @@ export interface MediagateOptions {
    * read from `config.pricingFile` here (a fault throws PricingConfigError), or nothing priced.
    */
   readonly pricing?: Pricing;
+  /**
+   * The declared models (MEDIAGATE_MODELS_FILE), already loaded and checked by the entry. Absent:
+   * read from `config.modelsFile` here (a fault throws ModelsConfigError), or none.
+   */
+  readonly models?: readonly ModelRow[];
+  /** The time in Unix ms, for declared models' lifecycle dates (tests move it); default Date.now. */
+  readonly now?: () => number;
   /** Tests shorten the upstream scheduler's intervals and leases. */
   readonly upstreamTimings?: Partial<SchedulerTimings>;
   /** Per-request timeout of upstream API calls (default 30 s). */
@@ -159,8 +166,8 @@ function publisher(publicUrl: string, inputs: InputStore, signer: UrlSigner, ser
  * first target after it (docs/channels.md "Target profiles"): a parameter that target cannot
  * express is the same 400 `unsupported_value` as the catalog's own, before the task exists.
  */
-async function routeValidator(models: readonly ModelRow[], channels: ChannelsConfig): Promise<Validator> {
-  const validator = createValidator(models);
+async function routeValidator(models: readonly ModelRow[], channels: ChannelsConfig, now: (() => number) | undefined): Promise<Validator> {
+  const validator = createValidator(models, now === undefined ? {} : { now });
   if (!routesUpstream(channels)) return validator;
   const [{ createTargetCheck }, { ADAPTERS }] = await Promise.all([import('./channels/targets.js'), import('./channels/protocols/index.js')]);
   const check = createTargetCheck(channels, ADAPTERS);
@@ -398,6 +405,8 @@ interface Core {
  * `channelMetrics`: where the upstream lifecycle records (the process's /metrics registry).
  */
 async function createCore(config: Config, options: MediagateOptions, publicUrl: () => string, channelMetrics?: ChannelMetrics): Promise<Core> {
+  // First: the channels and pricing files may name declared ids, and every list of models below includes them.
+  declareModels(options.models ?? loadModelsFile(config.modelsFile, MODELS));
   const channels = routingTable(config, options);
   const pricing = options.pricing ?? loadPricing(config.pricingFile);
   const secrets = secretsOf(config, channels);
@@ -494,8 +503,9 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   const http = buildHttpServer(
     {
       models,
+      ...(options.now === undefined ? {} : { now: options.now }),
       pricing: core.pricing,
-      validator: await routeValidator(models, channels),
+      validator: await routeValidator(models, channels, options.now),
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,

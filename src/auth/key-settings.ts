@@ -1,5 +1,5 @@
 import { formatAmount, parseAmount } from '../billing/index.js';
-import { MODELS } from '../catalog/index.js';
+import { allModels } from '../catalog/index.js';
 import { validationError, type ApiError } from '../errors.js';
 import type { ApiKeyRecord, KeyPatch, KeySettings } from '../store/store.js';
 
@@ -91,7 +91,7 @@ function models(value: unknown): readonly string[] | null | ApiError {
       return validationError('invalid_parameter', 'models', `models[${index}] may hold '*' only at its end (a prefix); got '${item.slice(0, 200)}'.`);
     }
     const matches = modelFilter([item]);
-    if (matches !== undefined && !MODELS.some((row) => matches(row.id))) {
+    if (matches !== undefined && !allModels().some((row) => matches(row.id))) {
       return validationError('unsupported_value', 'models', `models[${index}] '${item.slice(0, 200)}' matches no model; GET /v1/models lists them.`);
     }
     if (!list.includes(item)) list.push(item);

@@ -1,5 +1,5 @@
 /** The `pricing` object `GET /v1/models` shows for a model: the fields of its PRICE, as JSON numbers. */
-import { MODELS, type ModelRow } from '../catalog/index.js';
+import { allModels, type ModelRow } from '../catalog/index.js';
 import { priceOf } from './cost.js';
 import { formatAmount } from './money.js';
 import { ANY, type Pricing } from './pricing-file.js';
@@ -57,7 +57,7 @@ export interface PriceListing {
 }
 
 /** Every catalog model with its price. */
-export function priceList(pricing: Pricing, models: readonly ModelRow[] = MODELS): PriceListing[] {
+export function priceList(pricing: Pricing, models: readonly ModelRow[] = allModels()): PriceListing[] {
   return models.map((row) => ({
     model: row.id,
     kind: row.kind,

@@ -8,7 +8,7 @@
  *          per_image (number)
  */
 import { readFileSync } from 'node:fs';
-import { MODELS, type ModelRow } from '../catalog/index.js';
+import { allModels, type ModelRow } from '../catalog/index.js';
 import { parseAmount, type Micro } from './money.js';
 
 /** `per_second` by the task's resolution; `other` is the `"*"` entry. */
@@ -130,7 +130,7 @@ function parsePrice(raw: unknown, at: string, rows: readonly ModelRow[], exact: 
 }
 
 /** Checks the file's text against the catalog. Throws PricingConfigError with every fault. */
-export function parsePricing(text: string, models: readonly ModelRow[] = MODELS): Pricing {
+export function parsePricing(text: string, models: readonly ModelRow[] = allModels()): Pricing {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -172,7 +172,7 @@ export function parsePricing(text: string, models: readonly ModelRow[] = MODELS)
 }
 
 /** Reads and checks the file; no path: nothing is priced (undefined). */
-export function loadPricing(path: string | undefined, models: readonly ModelRow[] = MODELS): Pricing | undefined {
+export function loadPricing(path: string | undefined, models: readonly ModelRow[] = allModels()): Pricing | undefined {
   if (path === undefined) return undefined;
   let text: string;
   try {

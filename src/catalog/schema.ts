@@ -1,4 +1,4 @@
-import type { ImageModelRow, VideoInputParam, VideoModelRow } from './types.js';
+import type { DeclaredParam, ImageModelRow, ModelRow, VideoInputParam, VideoModelRow } from './types.js';
 
 /**
  * Row -> JSON Schema (draft 2020-12 subset understood by Ajv 8). The same schema validates
@@ -137,7 +137,76 @@ function inputSchema(row: VideoModelRow, param: VideoInputParam): JsonSchema {
   }
 }
 
+/** What a declared parameter's name means here; other names go to the route's upstream as declared. */
+const DECLARED_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  ...DESCRIPTIONS,
+  prompt: 'Text prompt describing the desired output; must not be empty or only whitespace.',
+  duration: 'Video length in seconds.',
+  resolution: 'Output resolution.',
+  seed: 'Random seed.',
+  size: 'Output size, WIDTHxHEIGHT in pixels.',
+};
+
+const MEDIA_WORDS = { image: 'An image', video: 'A video', audio: 'An audio clip' } as const;
+
+function declaredParamSchema(name: string, spec: DeclaredParam): JsonSchema {
+  const description = DECLARED_DESCRIPTIONS[name] ?? 'Passed to the upstream as declared.';
+  const fallback = spec.default === undefined ? {} : { default: spec.default };
+  switch (spec.type) {
+    case 'media':
+      return mediaString(`${description}${spec.media ? ` ${MEDIA_WORDS[spec.media]}.` : ''}`);
+    case 'media[]':
+      return {
+        type: 'array',
+        items: { type: 'string', format: MEDIA_FORMAT, [URL_MAX_LENGTH_KEYWORD]: INPUT_LIMITS.urlChars },
+        ...(spec.maxItems === undefined ? {} : { maxItems: spec.maxItems }),
+        description: `${description}${spec.media ? ` ${MEDIA_WORDS[spec.media]} each.` : ''} Items are https:// URLs (at most ${INPUT_LIMITS.urlChars} characters) or Base64 data URLs.`,
+      };
+    case 'size': {
+      const sides = spec.minSide !== undefined || spec.maxSide !== undefined ? ` Each side ${spec.minSide ?? 1}-${spec.maxSide ?? '…'}.` : '';
+      return { type: 'string', pattern: '^[0-9]{1,6}x[0-9]{1,6}$', ...fallback, description: `${description}${sides}` };
+    }
+    case 'boolean':
+      return { type: 'boolean', ...fallback, description };
+    case 'integer':
+    case 'number':
+      return {
+        type: spec.type,
+        ...(spec.enum === undefined ? {} : { enum: spec.enum }),
+        ...(spec.minimum === undefined ? {} : { minimum: spec.minimum }),
+        ...(spec.maximum === undefined ? {} : { maximum: spec.maximum }),
+        ...fallback,
+        description,
+      };
+    case 'string':
+      // A string without a declared limit keeps a task row small all the same (INPUT_LIMITS).
+      return {
+        type: 'string',
+        ...(name === 'prompt' ? { pattern: '\\S' } : {}),
+        ...(spec.enum === undefined ? { maxLength: spec.maxLength ?? INPUT_LIMITS.promptChars } : { enum: spec.enum }),
+        ...fallback,
+        description,
+      };
+  }
+}
+
+/** A declared model's schema: exactly its declared parameters, besides `model`. */
+function declaredRequestSchema(row: ModelRow, params: Readonly<Record<string, DeclaredParam>>): JsonSchema {
+  const properties: Record<string, JsonSchema> = { model: { type: 'string', const: row.id, description: 'Model identifier.' } };
+  for (const [name, spec] of Object.entries(params)) properties[name] = declaredParamSchema(name, spec);
+  return {
+    $id: `mediagate:${row.kind}:${row.id}`,
+    title: row.id,
+    description: row.summary,
+    type: 'object',
+    additionalProperties: false,
+    required: ['model', ...Object.keys(params).filter((name) => params[name]?.required === true)],
+    properties,
+  };
+}
+
 export function videoRequestSchema(row: VideoModelRow): JsonSchema {
+  if (row.declared) return declaredRequestSchema(row, row.declared);
   const properties: Record<string, JsonSchema> = {
     model: { type: 'string', const: row.id, description: 'Model identifier.' },
     prompt: nonBlankPrompt,
@@ -167,6 +236,7 @@ export function videoRequestSchema(row: VideoModelRow): JsonSchema {
 }
 
 export function imageRequestSchema(row: ImageModelRow): JsonSchema {
+  if (row.declared) return declaredRequestSchema(row, row.declared);
   const side = { type: 'integer', minimum: row.side.min, maximum: row.side.max };
   return {
     $id: `mediagate:image:${row.id}`,

@@ -49,6 +49,9 @@ export interface VideoModelRow {
   readonly maxBodyBytes?: number;
   /** Seed rule 2: `extra.image_options` aligned with `images`. */
   readonly imageOptions?: { readonly refNameMaxBytes: number };
+  /** A model of MEDIAGATE_MODELS_FILE: its parameters as the operator declared them (declared.ts). */
+  readonly declared?: DeclaredParams;
+  readonly lifecycle?: Lifecycle;
 }
 
 export interface ImageModelRow {
@@ -60,6 +63,37 @@ export interface ImageModelRow {
   readonly defaults: { readonly width: number; readonly height: number; readonly prompt_extend: boolean };
   readonly seed: { readonly min: number; readonly max?: number; readonly nullable: boolean };
   readonly promptExtendNullable: boolean;
+  readonly declared?: DeclaredParams;
+  readonly lifecycle?: Lifecycle;
+}
+
+/** A declared parameter's type: `media` is one media input, `size` a `WxH` string. */
+export type DeclaredType = 'string' | 'integer' | 'number' | 'boolean' | 'media' | 'media[]' | 'size';
+export type MediaKind = 'image' | 'video' | 'audio';
+
+/** One parameter of a declared model, as the models file says it (docs/guides/models.md). */
+export interface DeclaredParam {
+  readonly type: DeclaredType;
+  readonly required: boolean;
+  readonly default?: string | number | boolean;
+  readonly enum?: readonly (string | number)[];
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly maxLength?: number;
+  readonly media?: MediaKind;
+  readonly maxItems?: number;
+  readonly requires?: readonly string[];
+  readonly minSide?: number;
+  readonly maxSide?: number;
+}
+
+export type DeclaredParams = Readonly<Record<string, DeclaredParam>>;
+
+/** When a model stops being recommended and when it stops being offered (Unix milliseconds). */
+export interface Lifecycle {
+  readonly deprecatedAt?: number;
+  readonly retiresAt?: number;
+  readonly successor?: string;
 }
 
 export type ModelRow = VideoModelRow | ImageModelRow;

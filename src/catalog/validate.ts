@@ -1,9 +1,11 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { validationError, type ApiError, type ValidationCode } from '../errors.js';
-import { checkMediaString, decodeDataUrl, type MediaStringCheck } from '../media/data-url.js';
+import { checkMediaString, decodeDataUrl, parseDataUrlHeader, type MediaStringCheck } from '../media/data-url.js';
 import { checkRule3Image } from '../media/image-header.js';
 import { INPUT_LIMITS, MEDIA_FORMAT, URL_MAX_LENGTH_KEYWORD, imageRequestSchema, videoRequestSchema, type JsonSchema } from './schema.js';
-import type { ImageModelRow, ModelKind, ModelRow, ResolvedParams, VideoModelRow } from './types.js';
+import { parseSize } from './declared.js';
+import { isRetired, retiredMessage } from './lifecycle.js';
+import type { DeclaredParams, ImageModelRow, ModelKind, ModelRow, ResolvedParams, VideoModelRow } from './types.js';
 
 /**
  * Request validation: one Ajv function per model (compiled once, from the row's JSON Schema),
@@ -322,6 +324,67 @@ function resolveImage(row: ImageModelRow, body: Record<string, unknown>): Resolv
   return params;
 }
 
+/**
+ * Rules of a declared model that its JSON Schema cannot say (docs/guides/models.md): `requires`
+ * (the missing one is named), the sides of a `size`, and the kind of a data URL's media.
+ */
+function declaredRules(params: DeclaredParams, body: Record<string, unknown>): Candidate[] {
+  const found: Candidate[] = [];
+  for (const [name, spec] of Object.entries(params)) {
+    const value = body[name];
+    if (value === undefined) continue;
+    for (const other of spec.requires ?? []) {
+      if (body[other] === undefined) {
+        found.push({ rank: Rank.Missing, code: 'missing_parameter', param: other, message: `Missing parameter '${other}': '${name}' requires it.` });
+      }
+    }
+    if (spec.type === 'size') {
+      const sides = parseSize(value);
+      const min = spec.minSide ?? 1;
+      const max = spec.maxSide ?? Number.MAX_SAFE_INTEGER;
+      if (sides && [sides.width, sides.height].some((side) => side < min || side > max)) {
+        found.push({
+          rank: Rank.Value,
+          code: 'unsupported_value',
+          param: name,
+          message: `'${name}' ${sides.width}x${sides.height} is out of range; each dimension must be ${min}-${spec.maxSide ?? '…'}.`,
+        });
+      }
+    }
+    if (spec.media !== undefined && (spec.type === 'media' || spec.type === 'media[]')) {
+      const items = spec.type === 'media' ? [value] : Array.isArray(value) ? value : [];
+      items.forEach((item, index) => {
+        const mime = typeof item === 'string' ? parseDataUrlHeader(item)?.mime : undefined;
+        if (mime !== undefined && !mime.startsWith(`${spec.media}/`)) {
+          const path = spec.type === 'media' ? name : `${name}[${index}]`;
+          found.push({
+            rank: Rank.Value,
+            code: 'unsupported_value',
+            param: name,
+            message: `'${path}' is ${mime || 'untyped'} data; this parameter takes ${spec.media ?? ''} media.`,
+          });
+        }
+      });
+    }
+  }
+  return found;
+}
+
+/** The request with the declared defaults applied: what the task stores and the route's upstream receives. */
+function resolveDeclared(row: ModelRow, params: DeclaredParams, body: Record<string, unknown>): ResolvedParams {
+  const resolved: Record<string, unknown> = { ...body };
+  for (const [name, spec] of Object.entries(params)) if (spec.default !== undefined) resolved[name] ??= spec.default;
+  // As for a built-in image model: the size is also its width and height (what engines and targets read).
+  const sides = row.kind === 'image' ? parseSize(resolved['size']) : undefined;
+  if (sides) Object.assign(resolved, sides);
+  return resolved;
+}
+
+export interface ValidatorOptions {
+  /** The time, in Unix milliseconds (a declared model is refused from its `retires_at` on); default Date.now. */
+  readonly now?: () => number;
+}
+
 export interface Validator {
   validate(kind: ModelKind, input: RequestInput): Validated;
 }
@@ -332,7 +395,8 @@ function pick(candidates: readonly Candidate[]): Candidate | undefined {
   return best;
 }
 
-export function createValidator(rows: readonly ModelRow[]): Validator {
+export function createValidator(rows: readonly ModelRow[], options: ValidatorOptions = {}): Validator {
+  const now = options.now ?? Date.now;
   const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
   ajv.addFormat(MEDIA_FORMAT, { type: 'string', validate: (value: string) => mediaCheck(value).ok });
   ajv.addKeyword({
@@ -393,9 +457,18 @@ export function createValidator(rows: readonly ModelRow[]): Validator {
         message: `'${model}' is ${otherKind(kind)} model; create it with POST ${endpoint(kind)}.`,
       });
     }
+    const { row } = entry;
+    // Only declared rows have a lifecycle: a built-in model pays one property read.
+    if (row.lifecycle !== undefined && isRetired(row, now())) {
+      return fail({ rank: Rank.Model, code: 'unsupported_value', param: 'model', message: retiredMessage(row) });
+    }
     const candidates: Candidate[] = [];
     if (!entry.check(body)) for (const error of entry.check.errors ?? []) candidates.push(fromAjv(error, body));
-    const { row } = entry;
+    if (row.declared) {
+      candidates.push(...declaredRules(row.declared, body));
+      const worst = pick(candidates);
+      return worst ? fail(worst) : { ok: true, row, params: resolveDeclared(row, row.declared, body) };
+    }
     if (row.kind === 'video') candidates.push(...videoRules(row, body, input));
     else candidates.push(...imageRules(row, body));
     const worst = pick(candidates);

@@ -7,7 +7,7 @@
  * only the name of the variable that does.
  */
 import { readFileSync } from 'node:fs';
-import { MODELS, type ModelRow } from '../catalog/index.js';
+import { allModels, type ModelRow } from '../catalog/index.js';
 import { parseProfile, type TargetProfile } from './profiles.js';
 import type { ProtocolName } from './protocol.js';
 
@@ -107,7 +107,7 @@ function routed(channels: Map<string, ChannelConfig>, routes: Map<string, readon
 }
 
 /** No file: every model goes to the sandbox, as before channels existed. */
-export function defaultChannelsConfig(models: readonly ModelRow[] = MODELS): ChannelsConfig {
+export function defaultChannelsConfig(models: readonly ModelRow[] = allModels()): ChannelsConfig {
   const targets: readonly RouteTarget[] = [];
   const routes = new Map(models.map((row) => [row.id, [...targets, { channel: SANDBOX_CHANNEL, upstreamModel: row.id }]]));
   return routed(new Map([[SANDBOX_CHANNEL, SANDBOX]]), routes, []);
@@ -199,7 +199,7 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
 }
 
 /** Validates the file's text. Throws ChannelsConfigError with every fault found. */
-export function parseChannelsConfig(text: string, env: Env, models: readonly ModelRow[] = MODELS): ChannelsConfig {
+export function parseChannelsConfig(text: string, env: Env, models: readonly ModelRow[] = allModels()): ChannelsConfig {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -307,12 +307,12 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
  * The catalog rows a deployment offers: the routed ones, in catalog order. Computed once at start
  * and passed down, so /v1/models, /docs, /openapi.json, the console and validation agree.
  */
-export function routedModels(config: ChannelsConfig, models: readonly ModelRow[] = MODELS): readonly ModelRow[] {
+export function routedModels(config: ChannelsConfig, models: readonly ModelRow[] = allModels()): readonly ModelRow[] {
   return models.filter((row) => config.isRouted(row.id));
 }
 
 /** Reads and validates the file; no path: the default (everything to the sandbox). */
-export function loadChannelsConfig(path: string | undefined, env: Env, models: readonly ModelRow[] = MODELS): ChannelsConfig {
+export function loadChannelsConfig(path: string | undefined, env: Env, models: readonly ModelRow[] = allModels()): ChannelsConfig {
   if (path === undefined || path === '') return defaultChannelsConfig(models);
   let text: string;
   try {

@@ -1,5 +1,6 @@
 import { ChannelsConfigError, loadChannelsConfig, type ChannelsConfig } from '../channels/config.js';
 import { loadPricing, PricingConfigError, type Pricing } from '../billing/index.js';
+import { MODELS, ModelsConfigError, declareModels, loadModelsFile, type ModelRow } from '../catalog/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createMediagate } from '../service-factory.js';
 import { describeListenError, portProblem } from './port-check.js';
@@ -19,6 +20,10 @@ export function fail(error: unknown): never {
   if (error instanceof ChannelsConfigError) {
     // One line per fault, each naming the JSON path at fault (docs/guides/channels.md#configuration).
     process.stderr.write(`mediagate: configuration error: MEDIAGATE_CHANNELS_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
+    process.exit(error.exitCode);
+  }
+  if (error instanceof ModelsConfigError) {
+    process.stderr.write(`mediagate: configuration error: MEDIAGATE_MODELS_FILE is invalid:\n${error.faults.map((f) => `  ${f}\n`).join('')}`);
     process.exit(error.exitCode);
   }
   if (error instanceof PricingConfigError) {
@@ -41,8 +46,28 @@ export function readConfig(overrides: Partial<Config> = {}): Config {
   }
 }
 
+let declared: { readonly path: string | undefined; readonly rows: readonly ModelRow[] } | undefined;
+
+/**
+ * The declared models (`path`, default MEDIAGATE_MODELS_FILE), read once and checked whole; a
+ * fault exits 78. They join the catalog at once: the channels and pricing files read after
+ * them may name their ids.
+ */
+export function readModels(config: Config, path: string | undefined = config.modelsFile): readonly ModelRow[] {
+  if (declared !== undefined && declared.path === path) return declared.rows;
+  try {
+    const rows = loadModelsFile(path, MODELS);
+    declareModels(rows);
+    declared = { path, rows };
+    return rows;
+  } catch (error) {
+    return fail(error);
+  }
+}
+
 /** The channels file the config names, read once with the same environment; a fault exits 78. */
 export function readChannels(config: Config): ChannelsConfig {
+  readModels(config);
   try {
     return loadChannelsConfig(config.channelsFile, process.env);
   } catch (error) {
@@ -52,6 +77,7 @@ export function readChannels(config: Config): ChannelsConfig {
 
 /** The pricing file the config names (or `path`), read once and checked whole; a fault exits 78. */
 export function readPricing(config: Config, path: string | undefined = config.pricingFile): Pricing | undefined {
+  readModels(config);
   try {
     return loadPricing(path);
   } catch (error) {
@@ -62,12 +88,13 @@ export function readPricing(config: Config, path: string | undefined = config.pr
 /** `mediagate serve`: API and workers in one process (the default), or API only. */
 export async function serve(options: ServeOptions): Promise<void> {
   const config = readConfig(options.workers === undefined ? {} : { workers: options.workers });
+  const models = readModels(config);
   const channels = readChannels(config);
   const pricing = readPricing(config);
   const problem = await portProblem(config.host, config.port);
   if (problem) exitWith(problem);
   // A fault found while opening (the S3 bucket missing, its credentials refused) exits 78 too.
-  const app = await createMediagate(config, { channels, ...(pricing === undefined ? {} : { pricing }) }).catch(fail);
+  const app = await createMediagate(config, { channels, models, ...(pricing === undefined ? {} : { pricing }) }).catch(fail);
   if (app.generatedKey) {
     process.stdout.write(
       `\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n` +

@@ -1,5 +1,5 @@
 import { createMediagateWorker } from '../service-factory.js';
-import { fail, readChannels, readConfig, readPricing } from './serve.js';
+import { fail, readChannels, readConfig, readModels, readPricing } from './serve.js';
 import { closeOnSignals } from './signals.js';
 import { loadedSummary } from './startup.js';
 
@@ -11,6 +11,7 @@ import { loadedSummary } from './startup.js';
  */
 export async function worker(): Promise<void> {
   const config = readConfig({ workers: true });
+  const models = readModels(config);
   const channels = readChannels(config);
   const pricing = readPricing(config);
   if (!config.databaseUrl) {
@@ -19,7 +20,7 @@ export async function worker(): Promise<void> {
         'separate worker processes are meant for PostgreSQL (see docs/operations/scaling-out.md).\n',
     );
   }
-  const app = await createMediagateWorker(config, { channels, ...(pricing === undefined ? {} : { pricing }) }).catch(fail);
+  const app = await createMediagateWorker(config, { channels, models, ...(pricing === undefined ? {} : { pricing }) }).catch(fail);
   if (app.generatedKey) {
     // Only when no key was configured and the database has none: the first process creates one.
     process.stdout.write(`\nNo API key was configured, so one was created. It is shown only this once; keep it:\n\n  ${app.generatedKey}\n\n`);

@@ -56,6 +56,7 @@ export type {
   ProgressEvent,
   ModelInfo,
   ModelPricing,
+  ModelLifecycle,
   RequestOptions,
   WaitOptions,
   UncheckedParams,

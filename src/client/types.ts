@@ -55,6 +55,19 @@ export interface ModelInfo {
   readonly schema: { readonly [key: string]: unknown };
   /** What a task of this model costs; present only when the server has a pricing file. */
   readonly pricing?: ModelPricing;
+  /** A declared model's deprecation and retirement, when its operator set them (docs/guides/models.md). */
+  readonly lifecycle?: ModelLifecycle;
+}
+
+/** When a model stops being recommended (`deprecated`) and offered (`retired`); RFC 3339 dates. */
+export interface ModelLifecycle {
+  readonly deprecated: boolean;
+  readonly deprecated_at?: string;
+  readonly retires_at?: string;
+  /** The model to move to. */
+  readonly successor?: string;
+  /** Present (true) from `retires_at` on: creates are refused; only GET /v1/models/{id} still shows the model. */
+  readonly retired?: true;
 }
 
 /**

@@ -25,6 +25,8 @@ export interface WebhookRouteOptions extends WebhookEndpointPolicy {
 export interface HttpContext {
   /** The models this deployment offers (the routed catalog rows); the validator knows only these. */
   readonly models: readonly ModelRow[];
+  /** The time in Unix ms (tests inject one): declared models' lifecycle dates pass by it; default Date.now. */
+  readonly now?: () => number;
   /** The prices (MEDIAGATE_PRICING_FILE); undefined: models are listed without `pricing`. */
   readonly pricing?: Pricing | undefined;
   readonly validator: Validator;

@@ -34,6 +34,8 @@ export interface Metrics extends TaskMetrics {
   readonly tasksCreated: Counter<'kind' | 'model'>;
   /** Creates refused with 402 budget_exceeded, by the key's budget period (day, month, lifetime). */
   readonly budgetRefusals: Counter<'reason'>;
+  /** Creates on a deprecated model (after its `deprecated_at`), by model: who still uses it before it retires. */
+  readonly deprecatedCreates: Counter<'model'>;
   /** Per-channel series (src/channels/metrics.ts), recorded by the upstream lifecycle. */
   readonly channels: ChannelMetrics;
 }
@@ -103,6 +105,12 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
     tasksCreated: new Counter({ name: 'mediagate_tasks_created_total', help: 'Tasks accepted', labelNames: ['kind', 'model'], registers: [registry] }),
+    deprecatedCreates: new Counter({
+      name: 'mediagate_deprecated_model_creates_total',
+      help: 'Tasks created on a deprecated model (after its deprecated_at), by model',
+      labelNames: ['model'],
+      registers: [registry],
+    }),
     budgetRefusals: new Counter({
       name: 'mediagate_budget_refusals_total',
       help: 'Creates refused because the task did not fit the key budget (402 budget_exceeded), by budget period (day, month, lifetime)',

@@ -154,12 +154,11 @@ export async function genericInput(ctx: ChannelContext, job: ChannelJob, host: G
     if (refused) return rejectedFor(refused);
     for (const [param, value] of Object.entries(job.params)) {
       if (param === 'model' || param === 'size' || value === undefined || REFUSED[param] !== undefined) continue;
-      const fields = FIELDS[param];
-      if (fields === undefined) return rejectedFor({ param, message: `'${param}' has no mapping on channel ${ctx.channel}` });
       if (param === 'seed' && (value === -1 || value === null || (job.kind === 'image' && value === 0))) continue;
       if (param === 'prompt_extend' && value === null) continue;
       const media = MEDIA.has(param) ? 'one' : MEDIA_LISTS.has(param) ? 'list' : undefined;
-      await placed(ctx, input, model.renames.get(param) ?? fields[host], value, media);
+      // A parameter with no meaning here (a declared model's own, docs/guides/models.md) travels under its own name.
+      await placed(ctx, input, model.renames.get(param) ?? FIELDS[param]?.[host] ?? param, value, media);
     }
   } catch (err) {
     if (err instanceof MediaInputError) return { ok: false, outcome: { outcome: 'rejected', error: failure('invalid_parameter', err.message, err.param) } };

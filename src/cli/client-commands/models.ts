@@ -116,5 +116,12 @@ export function registerModelsCommand(program: Command): void {
         const rows = [['MODEL', 'KIND', 'DESCRIPTION'], ...models.map((model) => [model.id, model.kind, model.description])];
         process.stdout.write(`${table(rows)}\n\nShow a model's parameters: mediagate models <id>\n`);
       }),
-    );
+    )
+    // An operator tool beside the client command: `models check` never reaches a server.
+    .command('check [file]')
+    .description('check the declared models file (default MEDIAGATE_MODELS_FILE) as at start; print the declared models')
+    .action(async (file: string | undefined) => {
+      const { modelsCheck } = await import('../models.js');
+      process.exitCode = modelsCheck(file);
+    });
 }

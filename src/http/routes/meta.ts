@@ -3,16 +3,17 @@ import { consoleScriptUrl } from '../console-assets.js';
 import { renderDocsPage } from '../docs-page.js';
 import { setTaskGauge } from '../metrics.js';
 import { metricsAuthorized } from '../metrics-auth.js';
+import { offeredView } from '../model-views.js';
 import { buildOpenApi } from '../openapi.js';
 import type { Handler, RouteDeps } from '../route.js';
 
-/** `GET /openapi.json`, built on first request (the public URL may be known only at listen). */
+/**
+ * `GET /openapi.json`, built on first request (the public URL may be known only at listen), and
+ * again when a declared model's lifecycle date passes (a retired model leaves it).
+ */
 export function getOpenApi({ ctx, routes }: RouteDeps): Handler {
-  let openapi: string | undefined;
-  return async (_request, reply) => {
-    openapi ??= JSON.stringify(buildOpenApi(ctx.publicUrl(), routes, ctx.models));
-    return reply.type('application/json').send(openapi);
-  };
+  const openapi = offeredView(ctx, (rows) => JSON.stringify(buildOpenApi(ctx.publicUrl(), routes, rows)));
+  return async (_request, reply) => reply.type('application/json').send(openapi());
 }
 
 /**
@@ -22,9 +23,8 @@ export function getOpenApi({ ctx, routes }: RouteDeps): Handler {
  */
 export function getDocs(deps: RouteDeps): Handler {
   const { ctx, routes } = deps;
-  let docs: string | undefined;
+  const docs = offeredView(ctx, (rows) => renderDocsPage(rows, ctx.pricing, buildOpenApi(ctx.publicUrl(), routes, rows), consoleScriptUrl(deps, 'try-it')));
   return async (_request, reply) => {
-    docs ??= renderDocsPage(ctx.models, ctx.pricing, buildOpenApi(ctx.publicUrl(), routes, ctx.models), consoleScriptUrl(deps, 'try-it'));
     return reply
       .type('text/html; charset=utf-8')
       .header(
@@ -36,7 +36,7 @@ export function getDocs(deps: RouteDeps): Handler {
       .header('cross-origin-opener-policy', 'same-origin')
       .header('cross-origin-resource-policy', 'same-origin')
       .header('permissions-policy', 'camera=(), microphone=(), geolocation=()')
-      .send(docs);
+      .send(docs());
   };
 }
 

@@ -13,6 +13,18 @@ const MODEL = {
     description: { type: 'string' },
     schema: { type: 'object', description: 'The JSON Schema the request body of this model is validated with.' },
     pricing: ref('ModelPricing'),
+    lifecycle: {
+      type: 'object',
+      description: "A declared model's deprecation and retirement (RFC 3339 dates); only on a model that has them.",
+      required: ['deprecated'],
+      properties: {
+        deprecated: { type: 'boolean' },
+        deprecated_at: { type: 'string', description: 'RFC 3339' },
+        retires_at: { type: 'string', description: 'RFC 3339' },
+        successor: { type: 'string' },
+        retired: { const: true },
+      },
+    },
   },
 };
 

@@ -1,11 +1,13 @@
 import { pricingView, type Pricing } from '../../billing/index.js';
-import type { ModelRow } from '../../catalog/index.js';
+import { lifecycleView, type ModelRow } from '../../catalog/index.js';
 import { ApiError } from '../../errors.js';
+import { offeredView } from '../model-views.js';
 import { requestSchema } from '../openapi.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
 
-function describe(row: ModelRow, pricing: Pricing | undefined) {
+function describe(row: ModelRow, pricing: Pricing | undefined, nowMs: number) {
   const price = pricingView(pricing, row.id);
+  const lifecycle = lifecycleView(row, nowMs);
   return {
     id: row.id,
     object: 'model',
@@ -14,27 +16,32 @@ function describe(row: ModelRow, pricing: Pricing | undefined) {
     description: row.summary,
     schema: requestSchema(row),
     ...(price === undefined ? {} : { pricing: price }),
+    ...(lifecycle === undefined ? {} : { lifecycle }),
   };
 }
 
-/** `GET /v1/models`: the models this deployment routes (those the calling key may use, when it is limited to some). */
+/**
+ * `GET /v1/models`: the models this deployment routes (those the calling key may use, when it is
+ * limited to some), less the retired ones. Built again only when a lifecycle date passes.
+ */
 export function listModels({ ctx }: RouteDeps): Handler {
-  const list = { object: 'list', data: ctx.models.map((row) => describe(row, ctx.pricing)) };
+  const list = offeredView(ctx, (rows, nowMs) => ({ object: 'list', data: rows.map((row) => describe(row, ctx.pricing, nowMs)) }));
   return (request) => {
     const allows = request.apiKey.allowsModel;
-    return Promise.resolve(allows === undefined ? list : { object: 'list', data: list.data.filter((model) => allows(model.id)) });
+    const all = list();
+    return Promise.resolve(allows === undefined ? all : { object: 'list', data: all.data.filter((model) => allows(model.id)) });
   };
 }
 
-/** `GET /v1/models/{id}`: ids contain slashes, so the id is the rest of the path. */
+/** `GET /v1/models/{id}`: ids contain slashes, so the id is the rest of the path. A retired model still answers. */
 export function getModel({ ctx }: RouteDeps): Handler {
   const rows = new Map(ctx.models.map((row) => [row.id, row]));
-  const described = new Map(ctx.models.map((row) => [row.id, describe(row, ctx.pricing)]));
+  const described = offeredView(ctx, (_offered, nowMs) => new Map(ctx.models.map((row) => [row.id, describe(row, ctx.pricing, nowMs)])));
   return (request) => {
     const id = decodeURIComponent(pathParam(request, '*'));
     const allows = request.apiKey.allowsModel;
     const row = allows === undefined || allows(id) ? rows.get(id) : undefined;
     if (!row) return Promise.reject(new ApiError(404, 'not_found', 'model', `Unknown model '${id.slice(0, 200)}'.`));
-    return Promise.resolve(described.get(id));
+    return Promise.resolve(described().get(id));
   };
 }

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { CheckedMedia, ModelKind } from '../../catalog/index.js';
+import { deprecationHeaders, type CheckedMedia, type ModelKind, type ModelRow } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
 import { BudgetExceeded, InputsOverLimit, type TaskService } from '../../tasks/service.js';
@@ -70,7 +70,25 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
     const created = (task: Task): unknown => {
       ctx.keyLimits?.taskCreated(task.owner);
       countCreated(task.model);
+      if (withLifecycle.size > 0) countDeprecated(task.model);
       return kind === 'video' ? videoTask(task, urlFor, currency) : imageCreated(task);
+    };
+    const now = ctx.now ?? Date.now;
+    /**
+     * A create on a deprecated model says so in its headers (and, once created, is counted by
+     * model). Only declared rows have a lifecycle: a built-in model pays one property read.
+     */
+    const markDeprecated = (row: ModelRow, reply: { header(name: string, value: string): unknown }): void => {
+      if (row.lifecycle === undefined) return;
+      const headers = deprecationHeaders(row, now());
+      if (headers === undefined) return;
+      for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+    };
+    // The models that have a lifecycle, by id: a created task of another model is not looked at further.
+    const withLifecycle = new Map(ctx.models.filter((row) => row.lifecycle !== undefined).map((row) => [row.id, row]));
+    const countDeprecated = (model: string): void => {
+      const row = withLifecycle.get(model);
+      if (row !== undefined && deprecationHeaders(row, now()) !== undefined) ctx.metrics.deprecatedCreates.inc({ model });
     };
     const inFlight = new InFlightKeys();
     const replayBody = taskBody(deps, kind);
@@ -108,6 +126,7 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
           ...(request.checkedMedia ? { checkedMedia: request.checkedMedia } : {}),
         });
         if (!result.ok) throw result.error;
+        markDeprecated(result.row, reply);
         return result;
       };
       // A valid request is told about the in-flight limits; an invalid one gets its 400 first.
