@@ -81,6 +81,7 @@ export type {
   AdminUsageDimension,
   UsageTime,
   UsageParams,
+  AdminUsageExportParams,
   AdminUsageParams,
   UsageTotals,
   UsageRow,

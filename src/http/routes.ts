@@ -9,6 +9,7 @@ import { cancelTask, listTasks } from './routes/task-ops.js';
 import { createTask, getTask, getTaskFast } from './routes/tasks.js';
 import { createAdminKey, deleteAdminKey, getAdminKey, listAdminKeys, patchAdminKey } from './routes/admin-keys.js';
 import { getAdminUsage, getUsage } from './routes/usage.js';
+import { exportAdminUsage, exportAdminUsageOperation } from './routes/usage-export.js';
 import { createWebhook, deleteWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook } from './routes/webhooks.js';
 
 /**
@@ -81,6 +82,7 @@ export const ROUTES: readonly Route[] = [
   { path: '/v1/admin/keys/:id', methods: ['PATCH'], family: 'video', auth: 'admin', handler: patchAdminKey },
   { path: '/v1/admin/keys/:id', methods: ['DELETE'], family: 'video', auth: 'admin', handler: deleteAdminKey },
   { path: '/v1/admin/usage', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminUsage },
+  { path: '/v1/admin/usage/export', methods: ['GET'], family: 'video', auth: 'admin', handler: exportAdminUsage, operation: exportAdminUsageOperation },
   { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels },
   { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel },
   { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile },

@@ -9,6 +9,8 @@ import type {
   TaskError,
   TaskListQuery,
   TaskOutput,
+  UsageExportCursor,
+  UsageExportQuery,
   UsageQuery,
   UpstreamCancelRef,
   WebhookAttemptRecord,
@@ -42,7 +44,8 @@ import { deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
 import { heartbeat, setProgress } from './sql/settle.js';
 import { listTasks } from './sql/tasks-list.js';
 import { keyBudget, keyBudgetState, keyUsageReport, usageReportAcrossKeys } from './sql/usage.js';
-import { reportParams, toKeyBudgetState, toUsageRecord, usageParams } from './usage-rows.js';
+import { reportParams, toKeyBudgetState, toUsageExportRecord, toUsageRecord, usageParams } from './usage-rows.js';
+import { usageExportPage } from './sql/usage-export.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import {
   claimUpstreamDue,
@@ -408,6 +411,19 @@ export const usageOperations = {
         : yield* rows(keyUsageReport, { ...reportParams(query), key: query.key });
     return found.map(toUsageRecord);
   }),
+  /** A page of the rollup's rows (key x model x day, with the key's name) after `after`, in (day, key, model) order: the spend export. */
+  usageExportPage: all(
+    usageExportPage,
+    (query: UsageExportQuery, after: UsageExportCursor | undefined, limit: number) => ({
+      startDay: query.startDay,
+      endDay: query.endDay,
+      afterDay: after?.day ?? '',
+      afterKey: after?.keyId ?? '',
+      afterModel: after?.model ?? '',
+      limit,
+    }),
+    each(toUsageExportRecord),
+  ),
 };
 
 /** Every row of the table. */
