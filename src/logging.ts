@@ -13,6 +13,7 @@
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { prettyDestination, prettyLine } from './logging-pretty.js';
+import { traceLogFields } from './tracing/index.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -93,11 +94,15 @@ function scrubError(error: Error, scrub: (text: string) => string, depth: number
   return out;
 }
 
+const NO_FIELDS = {};
+
 export function createLogger(options: LoggerOptions): Logger {
   const scrub = createScrubber(options.secrets);
   return pino(
     {
       level: options.level,
+      // With a trace active (tracing/), each line says which: `trace_id` and `span_id`.
+      mixin: () => traceLogFields() ?? NO_FIELDS,
       redact: {
         paths: ['req.headers.authorization', 'headers.authorization', '*.headers.authorization', 'authorization', 'apiKey', '*.apiKey'],
         censor: '[redacted]',

@@ -46,6 +46,7 @@ import { listTasks } from './sql/tasks-list.js';
 import { keyBudget, keyBudgetState, keyUsageReport, usageReportAcrossKeys } from './sql/usage.js';
 import { reportParams, toKeyBudgetState, toUsageExportRecord, toUsageRecord, usageParams } from './usage-rows.js';
 import { usageExportPage } from './sql/usage-export.js';
+import { taskTraceContext } from './sql/traces.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import {
   claimUpstreamDue,
@@ -131,6 +132,12 @@ export const taskOperations = {
   ),
   /** Ends the leases of a dead owner now, so its tasks are taken over without waiting. */
   expireLeases: run(expireLeases, (owner: string, now: number) => ({ owner, expiredAt: now - 1 }), count),
+  /** The task's trace context (a W3C traceparent); undefined when it has none or is gone. */
+  taskTraceContext: one(
+    taskTraceContext,
+    (id: string) => ({ id }),
+    (row) => row?.trace_context ?? undefined,
+  ),
   /** Counts by status, for metrics and health. */
   countByStatus: all(
     countByStatus,
@@ -317,6 +324,12 @@ export const metaOperations = {
 type Plan = (task: Task, endpoints: readonly WebhookEndpointRecord[]) => NewWebhookDelivery[];
 
 export const webhookOperations = {
+  /** The trace context of a delivery's task (tracing/): the delivery's span joins the task's trace. */
+  deliveryTraceContext: one(
+    taskTraceContext,
+    (taskId: string) => ({ id: taskId }),
+    (row) => row?.trace_context ?? undefined,
+  ),
   insertWebhookEndpoint: run(insertWebhookEndpoint, (endpoint: WebhookEndpointRecord) => ({ ...endpoint, events: JSON.stringify(endpoint.events) }), nothing),
   listWebhookEndpoints: all(listWebhookEndpoints, (owner: string) => ({ owner }), each(toEndpoint)),
   countWebhookEndpoints: one(countWebhookEndpoints, (owner: string) => ({ owner }), countOf),

@@ -92,6 +92,8 @@ export interface NewTask {
   readonly inputBytes?: number;
   /** The owner's limit on those bytes over its queued and processing tasks; 0 or absent: none. */
   readonly inputLimit?: number;
+  /** The trace context of the create (a W3C traceparent), kept for the task's later spans (tracing/). */
+  readonly traceContext?: string;
 }
 
 /**
