@@ -94,15 +94,14 @@ function scrubError(error: Error, scrub: (text: string) => string, depth: number
   return out;
 }
 
-const NO_FIELDS = {};
-
 export function createLogger(options: LoggerOptions): Logger {
   const scrub = createScrubber(options.secrets);
   return pino(
     {
       level: options.level,
       // With a trace active (tracing/), each line says which: `trace_id` and `span_id`.
-      mixin: () => traceLogFields() ?? NO_FIELDS,
+      // A new object each time: pino merges the line's fields into what the mixin returns.
+      mixin: () => traceLogFields() ?? {},
       redact: {
         paths: ['req.headers.authorization', 'headers.authorization', '*.headers.authorization', 'authorization', 'apiKey', '*.apiKey'],
         censor: '[redacted]',
