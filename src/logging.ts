@@ -13,6 +13,7 @@
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { prettyDestination, prettyLine } from './logging-pretty.js';
+import { traceLogFields } from './tracing/index.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -98,6 +99,9 @@ export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
       level: options.level,
+      // With a trace active (tracing/), each line says which: `trace_id` and `span_id`.
+      // A new object each time: pino merges the line's fields into what the mixin returns.
+      mixin: () => traceLogFields() ?? {},
       redact: {
         paths: ['req.headers.authorization', 'headers.authorization', '*.headers.authorization', 'authorization', 'apiKey', '*.apiKey'],
         censor: '[redacted]',

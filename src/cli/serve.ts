@@ -1,3 +1,4 @@
+import { startTracing } from '../tracing/index.js';
 import { ChannelsConfigError, loadChannelsConfig, type ChannelsConfig } from '../channels/config.js';
 import { loadPricing, PricingConfigError, type Pricing } from '../billing/index.js';
 import { MODELS, ModelsConfigError, declareModels, loadModelsFile, type ModelRow } from '../catalog/index.js';
@@ -36,6 +37,16 @@ export function fail(error: unknown): never {
 function exitWith(line: string): never {
   process.stderr.write(`mediagate: ${line}\n`);
   process.exit(1);
+}
+
+/** Traces, when OpenTelemetry's variables ask for them (tracing/); a value it cannot honour exits 78. */
+export async function startTraces(role: 'api' | 'worker'): Promise<void> {
+  try {
+    await startTracing(process.env, role);
+  } catch (error) {
+    process.stderr.write(`mediagate: configuration error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(78); // EX_CONFIG
+  }
 }
 
 export function readConfig(overrides: Partial<Config> = {}): Config {
@@ -93,6 +104,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const pricing = readPricing(config);
   const problem = await portProblem(config.host, config.port);
   if (problem) exitWith(problem);
+  await startTraces('api');
   // A fault found while opening (the S3 bucket missing, its credentials refused) exits 78 too.
   const app = await createMediagate(config, { channels, models, ...(pricing === undefined ? {} : { pricing }) }).catch(fail);
   if (app.generatedKey) {

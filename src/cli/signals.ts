@@ -1,3 +1,4 @@
+import { stopTracing } from '../tracing/index.js';
 import type { MediagateProcess } from '../service-factory.js';
 
 /**
@@ -21,16 +22,20 @@ export function closeOnSignals(app: MediagateProcess, drainMs: number): void {
     }
     closingSince = Date.now();
     app.logger.info({ signal, drainMs }, 'shutting down: draining running tasks');
-    app.close(drainMs).then(
-      () => {
-        app.logger.info({ signal, durationMs: Date.now() - (closingSince ?? 0) }, 'mediagate stopped');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        app.logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    app
+      .close(drainMs)
+      // The spans still queued are sent before the exit.
+      .then(() => stopTracing().catch(() => {}))
+      .then(
+        () => {
+          app.logger.info({ signal, durationMs: Date.now() - (closingSince ?? 0) }, 'mediagate stopped');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          app.logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

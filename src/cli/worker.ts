@@ -1,5 +1,5 @@
 import { createMediagateWorker } from '../service-factory.js';
-import { fail, readChannels, readConfig, readModels, readPricing } from './serve.js';
+import { fail, readChannels, readConfig, readModels, readPricing, startTraces } from './serve.js';
 import { closeOnSignals } from './signals.js';
 import { loadedSummary } from './startup.js';
 
@@ -20,6 +20,7 @@ export async function worker(): Promise<void> {
         'separate worker processes are meant for PostgreSQL (see docs/operations/scaling-out.md).\n',
     );
   }
+  await startTraces('worker');
   const app = await createMediagateWorker(config, { channels, models, ...(pricing === undefined ? {} : { pricing }) }).catch(fail);
   if (app.generatedKey) {
     // Only when no key was configured and the database has none: the first process creates one.

@@ -1,7 +1,7 @@
 import { APIPromise, responseInfo } from './api-promise.js';
 import { resolveClientOptions, type ClientOptions } from './client.js';
-import { MediagateError } from './errors.js';
-import { HttpCore, unexpectedResponse, type HttpResult } from './http.js';
+import { MediagateError, apiErrorFrom } from './errors.js';
+import { HttpCore, fetchFailure, parseBody, unexpectedResponse, type HttpResult } from './http.js';
 import { Page } from './pagination.js';
 import type {
   AdminKey,
@@ -10,6 +10,7 @@ import type {
   AdminKeyListParams,
   AdminKeyUpdateParams,
   AdminUsageDimension,
+  AdminUsageExportParams,
   AdminUsageParams,
   AdminUsageReport,
   RequestOptions,
@@ -148,6 +149,50 @@ export class AdminUsage {
       key_id: params.keyId,
     };
     return report(this.#http, '/v1/admin/usage', query, options, (value): value is AdminUsageReport<D> => isReportShape(value));
+  }
+
+  /**
+   * The spend of every key, model and UTC day from `from` through `to` (both included) as the
+   * server streams it: a FinOps FOCUS CSV (RFC 4180), read as it arrives, so an export of any
+   * length need not fit in memory. `timeout` bounds the wait for the response's start; an
+   * error answer throws as every call does. Not retried: read the stream once.
+   *
+   * ```ts
+   * const csv = await admin.usage.export({ format: 'focus', from: '2026-11-01', to: '2026-11-30' });
+   * await pipeline(Readable.fromWeb(csv), createWriteStream('focus.csv'));
+   * ```
+   */
+  async export(params: AdminUsageExportParams, options: RequestOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    const spec = {
+      method: 'GET' as const,
+      path: '/v1/admin/usage/export',
+      query: { format: params.format, from: params.from, to: params.to },
+      idempotent: true,
+    };
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => controller.abort(), options.timeout ?? this.#http.timeout);
+    let response: Response;
+    try {
+      response = await this.#http.fetch(this.#http.url(spec), {
+        method: 'GET',
+        headers: this.#http.headers(spec, options, 'text/csv'),
+        signal: controller.signal,
+      });
+    } catch (error) {
+      options.signal?.removeEventListener('abort', onAbort);
+      throw fetchFailure(error, this.#http.baseURL, options.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (response.status < 200 || response.status >= 300 || response.body === null) {
+      options.signal?.removeEventListener('abort', onAbort);
+      const body = parseBody(await response.text().catch(() => ''));
+      if (response.status >= 200 && response.status < 300) throw unexpectedResponse({ status: response.status, headers: response.headers, body }, 'a CSV body');
+      throw apiErrorFrom(response.status, response.headers, body);
+    }
+    return response.body;
   }
 }
 

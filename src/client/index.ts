@@ -82,6 +82,7 @@ export type {
   AdminUsageDimension,
   UsageTime,
   UsageParams,
+  AdminUsageExportParams,
   AdminUsageParams,
   UsageTotals,
   UsageRow,

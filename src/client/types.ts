@@ -312,6 +312,16 @@ export interface AdminUsageParams<D extends AdminUsageDimension = AdminUsageDime
   readonly keyId?: string;
 }
 
+/** `admin.usage.export(...)`: the spend of every key, model and UTC day from `from` through `to`. */
+export interface AdminUsageExportParams {
+  /** Only `focus`: the FinOps FOCUS CSV. */
+  readonly format: 'focus';
+  /** The first UTC day, `YYYY-MM-DD`. */
+  readonly from: string;
+  /** The last UTC day, `YYYY-MM-DD` (included). */
+  readonly to: string;
+}
+
 /** Counts and cost of final tasks; `tasks` includes failed and cancelled ones (cost 0). */
 export interface UsageTotals {
   readonly tasks: number;

@@ -8,6 +8,7 @@ import type { KeyLimits } from './rate-limit.js';
 import { REQUEST_ID_LOG_LABEL, logResponse } from './request-log.js';
 import type { RecordRequest } from './request-metrics.js';
 import { compilePattern } from './route-patterns.js';
+import { traceHttpRoute } from '../tracing/index.js';
 import type { FastAnswer, Route, RouteDeps, Serialize } from './route.js';
 
 export interface DispatchOptions {
@@ -66,6 +67,7 @@ export function createDispatch(options: DispatchOptions): Dispatch {
   }
 
   const answer = (req: IncomingMessage, res: ServerResponse, route: FastRoute, body: object | Buffer, started: number): void => {
+    traceHttpRoute(req, route.label);
     const text = Buffer.isBuffer(body) ? body : route.stringify(body);
     const id = requestId(req);
     const headers = defaultHeaders(id);

@@ -15,6 +15,7 @@ import { cancelTask, listTasks } from './routes/task-ops.js';
 import { createTask, getTask, getTaskFast } from './routes/tasks.js';
 import { createAdminKey, deleteAdminKey, getAdminKey, listAdminKeys, patchAdminKey } from './routes/admin-keys.js';
 import { getAdminUsage, getUsage } from './routes/usage.js';
+import { exportAdminUsage, exportAdminUsageOperation } from './routes/usage-export.js';
 import { createWebhook, deleteWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook } from './routes/webhooks.js';
 
 // The rows outside the API's description, each saying why; every other row carries its operation.
@@ -114,6 +115,7 @@ export const ROUTES: readonly Route[] = [
   { path: '/v1/admin/keys/:id', methods: ['PATCH'], family: 'video', auth: 'admin', handler: patchAdminKey, ...patchAdminKeyDocs },
   { path: '/v1/admin/keys/:id', methods: ['DELETE'], family: 'video', auth: 'admin', handler: deleteAdminKey, ...deleteAdminKeyDocs },
   { path: '/v1/admin/usage', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminUsage, ...adminUsageDocs },
+  { path: '/v1/admin/usage/export', methods: ['GET'], family: 'video', auth: 'admin', handler: exportAdminUsage, operation: exportAdminUsageOperation },
   { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels, ...listModelsDocs },
   { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel, ...getModelDocs },
   { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile, operation: FILE_BYTES },

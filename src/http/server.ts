@@ -23,7 +23,8 @@ import { createRequestIds } from './request-ids.js';
 import { logResponse } from './request-log.js';
 import { createRequestRecorder } from './request-metrics.js';
 import { allowedMethodsFor } from './route-patterns.js';
-import type { Route, RouteDeps } from './route.js';
+import type { Handler, Route, RouteDeps } from './route.js';
+import { inRequestTrace, traceHttpRequest, traceHttpRoute } from '../tracing/index.js';
 import { ROUTES } from './routes.js';
 
 /** A route registered other than from the route table (routes.ts). */
@@ -159,9 +160,10 @@ function createApp(
   return Fastify({
     // Our server, so that a status poll can be answered before routing (dispatch.ts).
     serverFactory: (handler) => {
-      const server = createServer({ maxHeaderSize: limits.maxHeaderBytes, connectionsCheckingInterval: checkIntervalMs(limits) }, (req, res) =>
-        listener(req, res, () => handler(req, res)),
-      );
+      const server = createServer({ maxHeaderSize: limits.maxHeaderBytes, connectionsCheckingInterval: checkIntervalMs(limits) }, (req, res) => {
+        traceHttpRequest(req, res);
+        listener(req, res, () => handler(req, res));
+      });
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       applyConnectionLimits(server, limits);
       return server;
@@ -293,6 +295,8 @@ function registerHooks(app: FastifyInstance, logger: Logger, record: ReturnType<
   const debugEnabled = logger.isLevelEnabled('debug');
   // Callback-style hooks: on every request, an async hook would cost a promise and a tick.
   app.addHook('onRequest', (request, reply, done) => {
+    const route = request.routeOptions.config.route;
+    if (route !== undefined) traceHttpRoute(request.raw, route.metricsLabel ?? route.path);
     reply.headers(defaultHeaders(request.id));
     done();
   });
@@ -326,6 +330,11 @@ function registerErrorAnswers(app: FastifyInstance, ctx: HttpContext, allowedMet
   });
 }
 
+/** A handler run in its request's span (tracing/): what it does, a create or a log line, knows the trace. */
+function tracedHandler(handler: Handler): Handler {
+  return (request, reply) => inRequestTrace(request.raw, () => handler(request, reply));
+}
+
 /** Each row of the route table as one route; one registered any other way is refused. */
 function registerRoutes(app: FastifyInstance, ctx: HttpContext, routes: readonly Route[], deps: RouteDeps): void {
   const declared = new Set(
@@ -346,7 +355,7 @@ function registerRoutes(app: FastifyInstance, ctx: HttpContext, routes: readonly
       config: { route },
       ...(route.auth === 'admin' ? { onRequest: adminAuth } : route.auth ? { onRequest: auth } : {}),
       ...(route.response ? { schema: { response: { 200: route.response } } } : {}),
-      handler: route.handler(deps),
+      handler: tracedHandler(route.handler(deps)),
     };
     if (!route.ignoresBody) app.route(options);
     else {

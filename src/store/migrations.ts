@@ -498,6 +498,13 @@ const MIGRATIONS: readonly Migration[] = [
       ];
     },
   },
+  {
+    version: 15,
+    name: 'a task keeps the trace context of its create (traces, docs/operations/observability.md)',
+    // A task's trace context (a W3C traceparent, tracing/): whichever process works on the task
+    // later starts its spans in the trace of the request that created it. Null without tracing.
+    up: () => [`ALTER TABLE tasks ADD COLUMN trace_context TEXT`],
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;

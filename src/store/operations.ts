@@ -9,6 +9,8 @@ import type {
   TaskError,
   TaskListQuery,
   TaskOutput,
+  UsageExportCursor,
+  UsageExportQuery,
   UsageQuery,
   UpstreamCancelRef,
   WebhookAttemptRecord,
@@ -42,7 +44,9 @@ import { deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
 import { heartbeat, setProgress } from './sql/settle.js';
 import { listTasks } from './sql/tasks-list.js';
 import { keyBudget, keyBudgetState, keyUsageReport, usageReportAcrossKeys } from './sql/usage.js';
-import { reportParams, toKeyBudgetState, toUsageRecord, usageParams } from './usage-rows.js';
+import { reportParams, toKeyBudgetState, toUsageExportRecord, toUsageRecord, usageParams } from './usage-rows.js';
+import { usageExportPage } from './sql/usage-export.js';
+import { taskTraceContext } from './sql/traces.js';
 import { countActiveTasks, countByStatus, getTask, leaseOwners } from './sql/tasks-read.js';
 import {
   claimUpstreamDue,
@@ -128,6 +132,12 @@ export const taskOperations = {
   ),
   /** Ends the leases of a dead owner now, so its tasks are taken over without waiting. */
   expireLeases: run(expireLeases, (owner: string, now: number) => ({ owner, expiredAt: now - 1 }), count),
+  /** The task's trace context (a W3C traceparent); undefined when it has none or is gone. */
+  taskTraceContext: one(
+    taskTraceContext,
+    (id: string) => ({ id }),
+    (row) => row?.trace_context ?? undefined,
+  ),
   /** Counts by status, for metrics and health. */
   countByStatus: all(
     countByStatus,
@@ -314,6 +324,12 @@ export const metaOperations = {
 type Plan = (task: Task, endpoints: readonly WebhookEndpointRecord[]) => NewWebhookDelivery[];
 
 export const webhookOperations = {
+  /** The trace context of a delivery's task (tracing/): the delivery's span joins the task's trace. */
+  deliveryTraceContext: one(
+    taskTraceContext,
+    (taskId: string) => ({ id: taskId }),
+    (row) => row?.trace_context ?? undefined,
+  ),
   insertWebhookEndpoint: run(insertWebhookEndpoint, (endpoint: WebhookEndpointRecord) => ({ ...endpoint, events: JSON.stringify(endpoint.events) }), nothing),
   listWebhookEndpoints: all(listWebhookEndpoints, (owner: string) => ({ owner }), each(toEndpoint)),
   countWebhookEndpoints: one(countWebhookEndpoints, (owner: string) => ({ owner }), countOf),
@@ -408,6 +424,19 @@ export const usageOperations = {
         : yield* rows(keyUsageReport, { ...reportParams(query), key: query.key });
     return found.map(toUsageRecord);
   }),
+  /** A page of the rollup's rows (key x model x day, with the key's name) after `after`, in (day, key, model) order: the spend export. */
+  usageExportPage: all(
+    usageExportPage,
+    (query: UsageExportQuery, after: UsageExportCursor | undefined, limit: number) => ({
+      startDay: query.startDay,
+      endDay: query.endDay,
+      afterDay: after?.day ?? '',
+      afterKey: after?.keyId ?? '',
+      afterModel: after?.model ?? '',
+      limit,
+    }),
+    each(toUsageExportRecord),
+  ),
 };
 
 /** Every row of the table. */

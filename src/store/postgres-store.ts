@@ -68,6 +68,7 @@ function taskColumns(tasks: readonly NewTask[]): InsertTasksParams {
     channels: tasks.map((t) => t.channel ?? 'sandbox'),
     reservedCosts: tasks.map((t) => t.reserve ?? 0),
     inputBytes: tasks.map((t) => t.inputBytes ?? 0),
+    traceContexts: tasks.map((t) => t.traceContext ?? null),
   };
 }
 

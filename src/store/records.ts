@@ -92,6 +92,8 @@ export interface NewTask {
   readonly inputBytes?: number;
   /** The owner's limit on those bytes over its queued and processing tasks; 0 or absent: none. */
   readonly inputLimit?: number;
+  /** The trace context of the create (a W3C traceparent), kept for the task's later spans (tracing/). */
+  readonly traceContext?: string;
 }
 
 /**
@@ -213,6 +215,29 @@ export interface UsageQuery {
   readonly byKey: boolean;
   readonly byModel: boolean;
   readonly byDay: boolean;
+}
+
+/** The spend export's range: 'YYYY-MM-DD', start inclusive, end exclusive. */
+export interface UsageExportQuery {
+  readonly startDay: string;
+  readonly endDay: string;
+}
+
+/** Where a page of the export starts: after this row. */
+export interface UsageExportCursor {
+  readonly day: string;
+  readonly keyId: string;
+  readonly model: string;
+}
+
+/** One row of the spend export: a key's usage of a model on a UTC day. */
+export interface UsageExportRecord extends UsageExportCursor {
+  /** The key's name; '' when the key is no longer in the table. */
+  readonly keyName: string;
+  readonly tasks: number;
+  readonly seconds: number;
+  readonly images: number;
+  readonly cost: number;
 }
 
 /** One row of a report; a dimension not grouped by is ''. */

@@ -87,7 +87,14 @@ export class SqliteStore extends TableStore implements Store, Runner {
           if (inputBytes > 0) this.changes(releaseInputBytes, { owner: task.owner, bytes: inputBytes });
           return 'key_taken';
         }
-        this.changes(insertTask, { ...task, params: JSON.stringify(task.params), channel: task.channel ?? 'sandbox', reservedCost: reserve ?? 0, inputBytes });
+        this.changes(insertTask, {
+          ...task,
+          params: JSON.stringify(task.params),
+          channel: task.channel ?? 'sandbox',
+          reservedCost: reserve ?? 0,
+          inputBytes,
+          traceContext: task.traceContext ?? null,
+        });
         return 'inserted';
       }),
     );

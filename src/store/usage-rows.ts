@@ -1,6 +1,7 @@
-import type { CompletionUsage, KeyBudgetState, UsageQuery, UsageRecord } from './records.js';
+import type { CompletionUsage, KeyBudgetState, UsageExportRecord, UsageQuery, UsageRecord } from './records.js';
 import { num } from './rows.js';
 import type { KeyBudgetRow, UsageRow } from './sql/usage.js';
+import type { UsageExportRow } from './sql/usage-export.js';
 
 /** Rows of sql/usage.ts as records, and records as its parameters (both stores). */
 
@@ -18,6 +19,19 @@ export function toUsageRecord(row: UsageRow): UsageRecord {
     keyId: row.key_id,
     model: row.model,
     day: row.day,
+    tasks: num(row.tasks),
+    seconds: num(row.seconds),
+    images: num(row.images),
+    cost: num(row.cost),
+  };
+}
+
+export function toUsageExportRecord(row: UsageExportRow): UsageExportRecord {
+  return {
+    day: row.day,
+    keyId: row.key_id,
+    keyName: row.key_name,
+    model: row.model,
     tasks: num(row.tasks),
     seconds: num(row.seconds),
     images: num(row.images),

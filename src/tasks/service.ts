@@ -4,6 +4,7 @@ import { maxTaskCost, priceOf, requestedQuantities, resolutionOf, taskCost, type
 import type { TaskFailureCode } from '../failure-codes.js';
 import type { InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
+import { currentTraceparent, inTaskSpan, traceActive, type TaskSpanAttributes } from '../tracing/index.js';
 import type { TaskStore } from '../store/store.js';
 import type {
   ClaimedTask,
@@ -19,6 +20,22 @@ import type {
   UpstreamStep,
   UpstreamTask,
 } from '../store/records.js';
+
+/** The charge's span: the task's amounts (the settle's trigger books them in the same transaction). */
+function chargeAttributes(task: { id: string; model: string; owner: string }, usage: TaskUsage): TaskSpanAttributes {
+  return {
+    taskId: task.id,
+    model: task.model,
+    keyId: task.owner,
+    extra: { 'mediagate.cost_micro': usage.cost, 'mediagate.billed_seconds': usage.seconds, 'mediagate.billed_images': usage.images },
+  };
+}
+
+/** The create's trace context for the new row, when a trace is active (tracing/). */
+function withTraceContext(): { traceContext?: string } {
+  const traceContext = currentTraceparent();
+  return traceContext === undefined ? {} : { traceContext };
+}
 
 /** A task that reached a final state in this process, with what its metrics need. */
 export interface SettledTask {
@@ -181,6 +198,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
         ...(idempotency === undefined ? {} : { idempotency }),
         ...(reserve === undefined ? {} : { reserve }),
         ...(stored.bytes > 0 ? { inputBytes: stored.bytes, inputLimit: this.inputBytesPerKey } : {}),
+        ...withTraceContext(),
       });
       if (outcome === 'budget_exceeded') throw new BudgetExceeded(reserve ?? 0);
       if (outcome === 'inputs_over_limit') throw new InputsOverLimit(stored.bytes, this.inputBytesPerKey);
@@ -490,9 +508,27 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   async complete(task: ClaimedTask, outputs: readonly TaskOutput[], metered?: Metered): Promise<boolean> {
     const now = this.now();
     const usage = this.usageOf(task.model, task.params, metered);
-    const won = this.changedIf(await this.store.complete(task.id, task.attempt, outputs, now, usage), task.id);
+    const won = this.changedIf(
+      await inTaskSpan('mediagate.charge', this.traceOf(task.id), chargeAttributes(task, usage), () =>
+        this.store.complete(task.id, task.attempt, outputs, now, usage),
+      ),
+      task.id,
+    );
     if (won) this.emit('settled', { id: task.id, status: 'completed', model: task.model, usage, ...timings(task, now) });
     return won;
+  }
+
+  /**
+   * Where a span of the task's life goes (tracing/): under the span running now when there is
+   * one (the render, the output copy), else under the context its create stored.
+   */
+  traceOf(id: string): () => Promise<string | undefined> {
+    return async () => (traceActive() ? undefined : this.store.taskTraceContext(id));
+  }
+
+  /** The context the task's create stored, whatever runs now (a worker woken inside another request). */
+  storedTraceOf(id: string): () => Promise<string | undefined> {
+    return () => this.store.taskTraceContext(id);
   }
 
   /** processing -> failed, keeping the last progress. */
@@ -552,7 +588,9 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     const usage = this.usageOf(task.model, task.params, metered);
     const upstreamUsage = reportedUsage === undefined ? undefined : JSON.stringify(reportedUsage);
     const won = this.changedIf(
-      await this.store.completeUpstream(task.id, task.attempt, outputs, now, task.startedAt ?? now, { ...usage, upstreamUsage }),
+      await inTaskSpan('mediagate.charge', this.traceOf(task.id), chargeAttributes(task, usage), () =>
+        this.store.completeUpstream(task.id, task.attempt, outputs, now, task.startedAt ?? now, { ...usage, upstreamUsage }),
+      ),
       task.id,
     );
     if (won)

@@ -1,3 +1,4 @@
+import { inTaskSpan } from '../tracing/index.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { mkdir, rm } from 'node:fs/promises';
@@ -328,7 +329,8 @@ export class WorkerPool implements TaskRunner {
     // The place taken before the claim is the task's now (the run leaves the stage itself).
     else if (fetchPlace) this.pendingPlaces.delete(fetchPlace);
     else if (fetching) this.enterFetchStage(task.owner);
-    entry.done = this.render(task, controller, fetching, entry)
+    const traced = { taskId: task.id, model: task.model, channel: 'sandbox', keyId: task.owner, extra: { 'mediagate.attempt': task.attempt } };
+    entry.done = inTaskSpan('mediagate.render', this.options.service.storedTraceOf(task.id), traced, () => this.render(task, controller, fetching, entry))
       .catch((error: unknown) => this.options.log.error({ err: error, task: task.id }, 'recording a render failed'))
       .finally(() => {
         this.running.delete(task.id);

@@ -1,3 +1,4 @@
+import { inTaskSpan } from '../tracing/index.js';
 import { randomBytes } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { hostname } from 'node:os';
@@ -202,7 +203,22 @@ export class WebhookDispatcher {
       return;
     }
     const started = Date.now();
-    const { statusCode, error } = await this.post(endpoint, delivery);
+    // A producer span in the task's trace (tracing/): the endpoint's id, never its URL.
+    const { statusCode, error } = await inTaskSpan(
+      'mediagate.webhook.delivery',
+      () => store.deliveryTraceContext(delivery.taskId),
+      {
+        taskId: delivery.taskId,
+        keyId: endpoint.owner,
+        extra: { 'mediagate.webhook.id': delivery.id, 'mediagate.webhook.endpoint_id': endpoint.id, 'mediagate.webhook.attempt': delivery.attempts },
+      },
+      async (span) => {
+        const answer = await this.post(endpoint, delivery);
+        span.set('http.response.status_code', answer.statusCode ?? undefined);
+        return answer;
+      },
+      'producer',
+    );
     const at = Date.now();
     const ok = statusCode !== null && statusCode >= 200 && statusCode <= 299;
     const delay = ok ? undefined : retryDelay(this.retrySchedule, delivery.attempts);

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { AdminUsageReport, UsageBudget, UsageReport, UsageTotals } from '../../client/index.js';
 import { action, addConnectionOptions, makeClient, usageExit, type ConnectionFlags } from './context.js';
+import { registerUsageExportCommand } from './usage-export.js';
 
 /**
  * `mediagate usage`: the calling key's usage and budget as a table (or the report as JSON), and
@@ -115,7 +116,9 @@ export function formatBudget(budget: UsageBudget, currency: string): string {
 
 /** `mediagate usage` */
 export function registerUsageCommand(program: Command): void {
-  addConnectionOptions(program.command('usage').description('show this API key’s usage (finished tasks by model and day, their cost) and its budget'))
+  const usage = program.command('usage');
+  registerUsageExportCommand(usage);
+  addConnectionOptions(usage.description('show this API key’s usage (finished tasks by model and day, their cost) and its budget'))
     .option(
       '--start <time>',
       'from this UTC day (YYYY-MM-DD), ISO date-time or unix seconds (default: the budget period’s start, else 30 days ago)',

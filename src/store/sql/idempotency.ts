@@ -43,8 +43,8 @@ export interface InsertKeyedTasksParams extends InsertTasksParams {
 function keyedSource(withJobs: ((relation: string) => string) | undefined): string {
   return `WITH n AS (
         SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[],
-                             @reservedCosts::bigint[], @inputBytes::bigint[], @keys::text[], @hashes::text[])
-               WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, key, hash, ord)),
+                             @reservedCosts::bigint[], @inputBytes::bigint[], @traceContexts::text[], @keys::text[], @hashes::text[])
+               WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, trace_context, key, hash, ord)),
       keyed AS (
         INSERT INTO idempotency_keys (owner, key, kind, request_hash, task_id, created_at)
         SELECT owner, key, kind, hash, id, created_at FROM n WHERE key <> ''
@@ -54,9 +54,9 @@ function keyedSource(withJobs: ((relation: string) => string) | undefined): stri
         RETURNING task_id),
       ranked AS (${rankedRows('n')}),
       inserted AS (
-        INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes)
+        INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes, trace_context)
         SELECT id, kind, model, owner, 'queued', created_at, '[]', params, channel,
-               CASE WHEN channel = 'sandbox' THEN NULL ELSE created_at END, fair_rank, reserved_cost, input_bytes FROM ranked
+               CASE WHEN channel = 'sandbox' THEN NULL ELSE created_at END, fair_rank, reserved_cost, input_bytes, trace_context FROM ranked
          WHERE key = '' OR id IN (SELECT task_id FROM keyed)
         RETURNING id, created_at, channel, owner)${withJobs ? `,\n      renders AS (${rendersOf('inserted', 'ranked')}),\n      jobs AS (SELECT 1 FROM ${withJobs('renders')})` : ''}
   SELECT id${withJobs ? ', (SELECT count(*) FROM jobs) AS added' : ''} FROM inserted`;

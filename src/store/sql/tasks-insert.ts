@@ -2,7 +2,7 @@ import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../dialect.js';
 
 /** The columns a new task sets; the others keep their defaults. */
-const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes)`;
+const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes, trace_context)`;
 
 /**
  * Fair order between keys (start-time fair queueing, migration 7): a new task's rank is one more
@@ -32,11 +32,12 @@ export const insertTask = operation<{
   channel: string;
   reservedCost: number;
   inputBytes: number;
+  traceContext: string | null;
 }>(
   'insert-task',
   () => `${INSERT} VALUES (@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
                            CASE WHEN @channel = 'sandbox' THEN NULL ELSE @createdAt END,
-                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost, @inputBytes)`,
+                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost, @inputBytes, @traceContext)`,
   ['sqlite'],
 );
 
@@ -52,6 +53,8 @@ export interface InsertTasksParams {
   reservedCosts: number[];
   /** Per task: the bytes of its stored inputs (reserved for its owner in the same transaction). */
   inputBytes: number[];
+  /** Per task: its trace context (a W3C traceparent), null without tracing. */
+  traceContexts: (string | null)[];
 }
 
 /**
@@ -70,12 +73,12 @@ export function rankedRows(relation: string): string {
 
 /** The batch's rows, in the order given (`ord`), then ranked (rankedRows). */
 const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[],
-                                  @reservedCosts::bigint[], @inputBytes::bigint[])
-             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, ord)),
+                                  @reservedCosts::bigint[], @inputBytes::bigint[], @traceContexts::text[])
+             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, trace_context, ord)),
       ranked AS (${rankedRows('n')}),
       inserted AS (${INSERT}
       SELECT n.id, n.kind, n.model, n.owner, 'queued', n.created_at, '[]', n.params, n.channel,
-             CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank, n.reserved_cost, n.input_bytes
+             CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank, n.reserved_cost, n.input_bytes, n.trace_context
         FROM ranked AS n
    RETURNING id, created_at, channel, owner)`;
 

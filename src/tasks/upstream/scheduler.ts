@@ -1,3 +1,4 @@
+import { inTaskSpan, type TaskSpanAttributes } from '../../tracing/index.js';
 /**
  * The upstream scheduler (docs/channels.md "The lifecycle"): drives every task routed to a
  * channel other than the sandbox, from submission to completion, through the channel's adapter.
@@ -193,12 +194,23 @@ export class UpstreamScheduler {
   }
 
   /** An adapter call, timed into the channel's latency histogram. */
-  private async timed<T>(channel: string, operation: 'submit' | 'poll' | 'reconcile', call: () => Promise<T>): Promise<T> {
+  private async timed<T>(task: UpstreamTask, operation: 'submit' | 'poll' | 'reconcile', call: () => Promise<T>): Promise<T> {
     const started = this.now();
     try {
-      return await call();
+      // A client span in the task's trace (tracing/), with the provider's request id when it gave one.
+      return await inTaskSpan(
+        `mediagate.upstream.${operation}`,
+        this.options.service.storedTraceOf(task.id),
+        upstreamSpan(task),
+        async (span) => {
+          const answer = await call();
+          span.set('mediagate.upstream.request_id', requestIdOf(answer) ?? task.requestId ?? undefined);
+          return answer;
+        },
+        'client',
+      );
     } finally {
-      this.metrics?.upstreamLatency(channel, operation, this.now() - started);
+      this.metrics?.upstreamLatency(task.channel, operation, this.now() - started);
     }
   }
 
@@ -310,7 +322,7 @@ export class UpstreamScheduler {
     try {
       const job = await this.job(task);
       // What the adapter publishes (an input the upstream fetches by URL) belongs to this task.
-      outcome = await this.timed(task.channel, 'submit', () => publishingTask.run(task.id, () => adapter.submit(ctx, job)));
+      outcome = await this.timed(task, 'submit', () => publishingTask.run(task.id, () => adapter.submit(ctx, job)));
     } catch (error) {
       // A throw is an adapter bug; the request may have left: never risk a second paid job.
       this.options.log.error({ err: error, task: task.id, channel: task.channel }, 'adapter submit threw');
@@ -425,7 +437,7 @@ export class UpstreamScheduler {
       try {
         const reconcile = adapter.reconcile.bind(adapter);
         const job = await this.job(task);
-        answer = await this.timed(task.channel, 'reconcile', () => reconcile(ctx, job));
+        answer = await this.timed(task, 'reconcile', () => reconcile(ctx, job));
       } catch (error) {
         this.options.log.error({ err: error, task: task.id }, 'adapter reconcile threw');
         answer = { outcome: 'undecided' as const, reason: 'the adapter failed' };
@@ -476,7 +488,7 @@ export class UpstreamScheduler {
     }
     let answer: PollOutcome;
     try {
-      answer = await this.timed(task.channel, 'poll', () => adapter.poll(ctx, upstreamId));
+      answer = await this.timed(task, 'poll', () => adapter.poll(ctx, upstreamId));
     } catch (error) {
       this.options.log.error({ err: error, task: task.id }, 'adapter poll threw');
       answer = { state: 'transient', reason: 'the adapter failed' };
@@ -522,7 +534,9 @@ export class UpstreamScheduler {
         return;
       case 'succeeded':
         // What the upstream says it used, when its adapter reads it: the operator's record, not the bill.
-        await this.copyAndComplete(task, answer.outputs, baseUrl, backedOff, answer.reportedUsage);
+        await inTaskSpan('mediagate.output_copy', this.options.service.storedTraceOf(task.id), upstreamSpan(task), () =>
+          this.copyAndComplete(task, answer.outputs, baseUrl, backedOff, answer.reportedUsage),
+        );
         return;
     }
   }
@@ -613,6 +627,23 @@ export class UpstreamScheduler {
     if (outcome === 'failed') this.options.log.warn(line, 'task failed');
     else this.options.log.info(line, 'task completed');
   }
+}
+
+/** What every span of an upstream step says (tracing/): the task, its channel, the key's id, the provider's job id. */
+function upstreamSpan(task: UpstreamTask): TaskSpanAttributes {
+  return {
+    taskId: task.id,
+    model: task.model,
+    channel: task.channel,
+    keyId: task.owner,
+    extra: { 'mediagate.upstream.id': task.upstreamId ?? undefined, 'mediagate.attempt': task.attempt },
+  };
+}
+
+/** The provider's request id of an adapter's answer, when it carries one. */
+function requestIdOf(answer: unknown): string | undefined {
+  const id = typeof answer === 'object' && answer !== null ? (answer as { requestId?: unknown }).requestId : undefined;
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
 function failure(code: string, message: string, param = '', requestId?: string): UpstreamFailure {

@@ -1,0 +1,1 @@
+SELECT trace_context FROM tasks WHERE id = $1
