@@ -103,6 +103,15 @@ export class FinalBodies {
     return bytes;
   }
 
+  /**
+   * Drops the body of task `id`, if held: told of every changed task (the task feed), so a task
+   * deleted by its owner (the front doors' DELETE, in any process) is never answered again.
+   */
+  forget(id: string): void {
+    const entry = this.entries.get(id);
+    if (entry !== undefined) this.remove(id, entry);
+  }
+
   /** Bytes held, entries held (for the metrics and the specs). */
   get size(): { bytes: number; entries: number } {
     return { bytes: this.held, entries: this.entries.size };

@@ -10,6 +10,7 @@ import { createTask, getTask, getTaskFast } from './routes/tasks.js';
 import { createAdminKey, deleteAdminKey, getAdminKey, listAdminKeys, patchAdminKey } from './routes/admin-keys.js';
 import { getAdminUsage, getUsage } from './routes/usage.js';
 import { createWebhook, deleteWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook } from './routes/webhooks.js';
+import { FRONT_DOOR_ROUTES } from '../frontdoors/routes.js';
 
 /**
  * Every route of the service, declared once. From this table come the Fastify registration
@@ -74,6 +75,8 @@ export const ROUTES: readonly Route[] = [
     handler: redeliverWebhook,
   },
   { path: '/v1/usage', methods: ['GET'], family: 'video', auth: true, handler: getUsage },
+  // The OpenAI-compatible front doors (src/frontdoors/, docs/guides/openai-clients.md).
+  ...FRONT_DOOR_ROUTES,
   // The admin API (docs/admin.md): admin keys only; 404 while no admin key exists.
   { path: '/v1/admin/keys', methods: ['POST'], family: 'video', auth: 'admin', handler: createAdminKey },
   { path: '/v1/admin/keys', methods: ['GET'], family: 'video', auth: 'admin', handler: listAdminKeys },

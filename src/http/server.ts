@@ -132,8 +132,13 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     idleSweep.unref();
     done();
   });
+  // A final task's cached body goes when the task is deleted (front doors' DELETE), in any process.
+  const unwatch = ctx.feed.watchAll((id) => {
+    if (id !== null) deps.finalBodies.forget(id);
+  });
   app.addHook('onClose', (_instance, closed) => {
     clearInterval(idleSweep);
+    unwatch();
     closed();
   });
   registerRoutes(app, ctx, routes, deps);
@@ -344,7 +349,14 @@ function registerRoutes(app: FastifyInstance, ctx: HttpContext, routes: readonly
       ...(route.response ? { schema: { response: { 200: route.response } } } : {}),
       handler: route.handler(deps),
     };
-    if (!route.ignoresBody) app.route(options);
+    const parsers = route.parsers;
+    if (parsers !== undefined) {
+      // Its own scope: the JSON parser inherited, the row's own added.
+      void app.register(async (scope) => {
+        await parsers(scope);
+        scope.route(options);
+      });
+    } else if (!route.ignoresBody) app.route(options);
     else {
       // Its own scope, whose one parser takes any type and drops the bytes.
       void app.register((scope, _opts, done) => {
