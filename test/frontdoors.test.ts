@@ -48,7 +48,10 @@ async function probe(bytes: Buffer): Promise<{ codec: string; width: number; hei
     const file = join(dir, 'video.mp4');
     await writeFile(file, bytes);
     const { stdout } = await promisify(execFile)(FFPROBE, ['-v', 'error', '-print_format', 'json', '-show_streams', '-show_format', file]);
-    const parsed = JSON.parse(stdout) as { streams: { codec_type: string; codec_name: string; width?: number; height?: number }[]; format: { duration: string } };
+    const parsed = JSON.parse(stdout) as {
+      streams: { codec_type: string; codec_name: string; width?: number; height?: number }[];
+      format: { duration: string };
+    };
     const video = parsed.streams.find((stream) => stream.codec_type === 'video');
     return { codec: video?.codec_name ?? '', width: video?.width ?? 0, height: video?.height ?? 0, duration: Number(parsed.format.duration) };
   } finally {
@@ -122,7 +125,16 @@ describe.each(BACKENDS)('OpenAI-compatible front doors on %s', (backend) => {
 
   it('videos.create (multipart), retrieve, downloadContent: an H.264 MP4 of the size and seconds asked', async () => {
     const created = await openai.videos.create({ model: T2V, prompt: 'a red fox', seconds: '4', size: '1280x720' });
-    expect(created).toMatchObject({ object: 'video', model: T2V, status: 'queued', seconds: '4', size: '1280x720', prompt: 'a red fox', remixed_from_video_id: null, error: null });
+    expect(created).toMatchObject({
+      object: 'video',
+      model: T2V,
+      status: 'queued',
+      seconds: '4',
+      size: '1280x720',
+      prompt: 'a red fox',
+      remixed_from_video_id: null,
+      error: null,
+    });
     expect(created.completed_at).toBeNull();
     const done = await completed(created.id);
     expect(done).toMatchObject({ id: created.id, status: 'completed', progress: 100 });
@@ -155,9 +167,14 @@ describe.each(BACKENDS)('OpenAI-compatible front doors on %s', (backend) => {
     expect(await probe(Buffer.from(await (await openai.videos.downloadContent(done.id)).arrayBuffer()))).toMatchObject({ width: 720, height: 1280 });
   });
 
-  it('input_reference as a file part and as {image_url}: the model\'s image', async () => {
+  it("input_reference as a file part and as {image_url}: the model's image", async () => {
     const image = await png(640, 360);
-    const fromFile = await openai.videos.create({ model: I2V, prompt: 'from a file', seconds: '2' as '4', input_reference: await toFile(image, 'frame.png', { type: 'image/png' }) });
+    const fromFile = await openai.videos.create({
+      model: I2V,
+      prompt: 'from a file',
+      seconds: '2' as '4',
+      input_reference: await toFile(image, 'frame.png', { type: 'image/png' }),
+    });
     expect(fromFile.status).toBe('queued');
     const dataUrl = `data:image/png;base64,${image.toString('base64')}`;
     const fromUrl = await openai.videos.create({ model: I2V, prompt: 'from a URL', seconds: '2' as '4', input_reference: { image_url: dataUrl } });
@@ -169,7 +186,7 @@ describe.each(BACKENDS)('OpenAI-compatible front doors on %s', (backend) => {
     await completed(fromUrl.id);
   });
 
-  it('lists the key\'s videos in pages, newest first or oldest first; another key sees none of them', async () => {
+  it("lists the key's videos in pages, newest first or oldest first; another key sees none of them", async () => {
     const other = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: TEST_KEYS[1], maxRetries: 0 });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await other.videos.create({ model: T2V, prompt: `list ${i}`, seconds: '2' as '4', size: SMALL })).id);
@@ -214,7 +231,13 @@ describe.each(BACKENDS)('OpenAI-compatible front doors on %s', (backend) => {
   });
 
   it('one task, two dialects: seed-created read by the openai client; cancelled on the seed path reads failed/cancelled', async () => {
-    const created = await seed('POST', '/v1/video/generations', { model: T2V, prompt: '[slow] seed made', duration: 3, resolution: '480p', aspect_ratio: '9:16' });
+    const created = await seed('POST', '/v1/video/generations', {
+      model: T2V,
+      prompt: '[slow] seed made',
+      duration: 3,
+      resolution: '480p',
+      aspect_ratio: '9:16',
+    });
     const id = String(created.body['id']);
     expect(await openai.videos.retrieve(id)).toMatchObject({ id, object: 'video', seconds: '3', size: '480x854', prompt: '[slow] seed made' });
     expect((await seed('POST', `/v1/video/generations/${id}/cancel`)).body['status']).toBe('cancelled');
@@ -230,11 +253,15 @@ describe.each(BACKENDS)('OpenAI-compatible front doors on %s', (backend) => {
     const again = await openai.videos.create({ model: T2V, prompt: 'once', seconds: '2' as '4', size: SMALL }, { headers }).withResponse();
     expect(again.data.id).toBe(first.id);
     expect(again.response.headers.get('idempotent-replayed')).toBe('true');
-    await expect(openai.videos.create({ model: T2V, prompt: 'twice', seconds: '2' as '4' }, { headers })).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+    await expect(openai.videos.create({ model: T2V, prompt: 'twice', seconds: '2' as '4' }, { headers })).rejects.toMatchObject({
+      status: 422,
+      code: 'idempotency_key_reused',
+    });
   });
 
   it('typed errors: BadRequestError naming the field as sent, AuthenticationError, NotFoundError', async () => {
-    const bad = async (body: Parameters<OpenAI['videos']['create']>[0]) => (await openai.videos.create(body).catch((error: unknown) => error)) as BadRequestError;
+    const bad = async (body: Parameters<OpenAI['videos']['create']>[0]) =>
+      (await openai.videos.create(body).catch((error: unknown) => error)) as BadRequestError;
     const cases: [Parameters<OpenAI['videos']['create']>[0], string, string][] = [
       [{ model: T2V, prompt: 'x', seconds: 'four' as '4' }, 'seconds', 'invalid_parameter'],
       [{ model: T2V, prompt: 'x', seconds: '99' as '4' }, 'seconds', 'unsupported_value'],
@@ -254,7 +281,7 @@ describe.each(BACKENDS)('OpenAI-compatible front doors on %s', (backend) => {
     expect(images).toBeInstanceOf(BadRequestError);
     expect(images).toMatchObject({ param: 'n', code: 'unsupported_value' });
     await expect(openai.images.generate({ model: T2V, prompt: 'x' })).rejects.toMatchObject({ status: 400, param: 'model' });
-    await expect(openai.images.generate({ model: IMAGE, prompt: 'x', size: '10x10' as 'auto' })).rejects.toMatchObject({ status: 400, param: 'size' });
+    await expect(openai.images.generate({ model: IMAGE, prompt: 'x', size: '10x10' })).rejects.toMatchObject({ status: 400, param: 'size' });
     const anonymous = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'mg_wrong', maxRetries: 0 });
     await expect(anonymous.videos.list()).rejects.toBeInstanceOf(AuthenticationError);
     await expect(anonymous.images.generate({ model: IMAGE, prompt: 'x' })).rejects.toMatchObject({ status: 401, code: 'invalid_api_key' });
@@ -289,9 +316,12 @@ describe.each(BACKENDS)('OpenAI-compatible front doors on %s', (backend) => {
     });
     controller.abort();
     await expect(held).rejects.toThrow();
-    await eventually(async () => ((await seed('GET', `/v1/images/generations/async/${task.task_id}`)).body['data'] as { status: string }).status === 'SUCCESS', {
-      deadline: 20_000,
-    });
+    await eventually(
+      async () => ((await seed('GET', `/v1/images/generations/async/${task.task_id}`)).body['data'] as { status: string }).status === 'SUCCESS',
+      {
+        deadline: 20_000,
+      },
+    );
   });
 });
 
@@ -320,7 +350,9 @@ describe('front doors: 504 with the task id, 429 with Retry-After, 402 budget_ex
     expect(error.headers.get('x-should-retry')).toBe('false');
     const id = /img_[A-Za-z0-9_-]+/.exec(error.message)?.[0] ?? '';
     const poll = async () =>
-      (await (await fetch(`${server.url}/v1/images/generations/async/${id}`, { headers: { authorization: `Bearer ${TEST_KEYS[0]}` } })).json()) as { data: { status: string } };
+      (await (await fetch(`${server.url}/v1/images/generations/async/${id}`, { headers: { authorization: `Bearer ${TEST_KEYS[0]}` } })).json()) as {
+        data: { status: string };
+      };
     await eventually(async () => (await poll()).data.status === 'SUCCESS', { deadline: 10_000 });
   });
 

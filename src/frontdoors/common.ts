@@ -9,7 +9,10 @@ import type { CreateFlow, CreateOutcome } from '../http/routes/tasks.js';
  * declared rows alike: ctx.models), if the calling key may use it; else undefined, and
  * validation refuses `model`.
  */
-export function modelLookup(models: readonly ModelRow[], kind: ModelKind): (request: FastifyRequest, id: unknown) => { row: ModelRow; schema: JsonSchema } | undefined {
+export function modelLookup(
+  models: readonly ModelRow[],
+  kind: ModelKind,
+): (request: FastifyRequest, id: unknown) => { row: ModelRow; schema: JsonSchema } | undefined {
   const byId = new Map(models.filter((row) => row.kind === kind).map((row) => [row.id, row]));
   const schemas = new Map<string, JsonSchema>();
   return (request, id) => {

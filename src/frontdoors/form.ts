@@ -119,7 +119,7 @@ function setField(fields: Record<string, unknown>, name: string, value: string):
 /** What reading a form can meet: our own refusals, the parser's limits, a broken body. */
 function formError(error: unknown, bodyLimit: number): ApiError {
   if (error instanceof ApiError) return error;
-  const code = typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : '';
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
   if (code === 'FST_REQ_FILE_TOO_LARGE') return errors.bodyTooLarge(bodyLimit);
   if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') {
     return new ApiError(413, 'invalid_parameter', 'body', `A form may carry at most ${MAX_FIELDS} fields and ${MAX_FILES} files.`);

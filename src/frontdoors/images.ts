@@ -11,19 +11,21 @@ import { imageRequest, type ResponseFormat } from './image-request.js';
 import { waitForEnd } from './wait.js';
 
 /** A failed task's codes that are a fault of the request: 400, like the same fault found at create. */
-const REQUEST_FAULTS = new Set<string>(['missing_parameter', 'invalid_parameter', 'unsupported_parameter', 'unsupported_value', 'invalid_input', 'input_refused']);
+const REQUEST_FAULTS = new Set<string>([
+  'missing_parameter',
+  'invalid_parameter',
+  'unsupported_parameter',
+  'unsupported_value',
+  'invalid_input',
+  'input_refused',
+]);
 
 /** The wait ran out: the task goes on, on the async path. Not retried by the `openai` client (it would create another task). */
 function waitRanOut(task: Task, waitedMs: number, stopping: boolean): ApiError {
   const why = stopping ? 'The server is stopping' : `The image did not finish within ${Math.round(waitedMs / 1000)} s`;
-  return new ApiError(
-    504,
-    'wait_timeout',
-    '',
-    `${why}; task ${task.id} goes on: poll GET /v1/images/generations/async/${task.id}.`,
-    'server_error',
-    { headers: { 'x-should-retry': 'false' } },
-  );
+  return new ApiError(504, 'wait_timeout', '', `${why}; task ${task.id} goes on: poll GET /v1/images/generations/async/${task.id}.`, 'server_error', {
+    headers: { 'x-should-retry': 'false' },
+  });
 }
 
 /** An ended task that did not complete, as the synchronous answer's error (decisions: 400, 422; the task id in the message). */

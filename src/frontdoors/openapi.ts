@@ -15,7 +15,13 @@ const idempotencyKey = {
   description: 'As on the seed create operations: the same key and body within 24 h answer the same task.',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
-const videoId = { name: 'video_id', in: 'path', required: true, description: 'The task id (the same on `/v1/video/generations/{task_id}`).', schema: { type: 'string' } };
+const videoId = {
+  name: 'video_id',
+  in: 'path',
+  required: true,
+  description: 'The task id (the same on `/v1/video/generations/{task_id}`).',
+  schema: { type: 'string' },
+};
 
 const ids = (models: readonly ModelRow[], kind: ModelRow['kind']): string[] => models.filter((row) => row.kind === kind).map((row) => row.id);
 
@@ -24,7 +30,7 @@ function videoFields(models: readonly ModelRow[], file: boolean): Record<string,
     type: 'object',
     required: ['model', 'prompt'],
     additionalProperties: true,
-    description: "Any other parameter of the model by its own name (its schema: `GET /v1/models/{id}`); in a form, numbers and booleans as text.",
+    description: 'Any other parameter of the model by its own name (its schema: `GET /v1/models/{id}`); in a form, numbers and booleans as text.',
     properties: {
       model: { type: 'string', enum: ids(models, 'video') },
       prompt: { type: 'string' },
@@ -32,7 +38,8 @@ function videoFields(models: readonly ModelRow[], file: boolean): Record<string,
       size: {
         type: 'string',
         pattern: '^[0-9]+x[0-9]+$',
-        description: "`WIDTHxHEIGHT`: the model's `resolution` and `aspect_ratio` that render it (1280x720 = 720p 16:9; a square size = the nearest resolution at 1:1). A size the model cannot render is 400 on `size`.",
+        description:
+          "`WIDTHxHEIGHT`: the model's `resolution` and `aspect_ratio` that render it (1280x720 = 720p 16:9; a square size = the nearest resolution at 1:1). A size the model cannot render is 400 on `size`.",
       },
       input_reference: file
         ? { type: 'string', format: 'binary', description: "An image file: the model's `image`. Or the field `input_reference[image_url]`." }
@@ -45,7 +52,7 @@ export const createVideoOperation = ({ models }: OperationContext): OpenApiOpera
   operationId: 'openaiCreateVideo',
   tags: TAG,
   summary: 'Create a video (OpenAI-compatible)',
-  description: 'The same task as `POST /v1/video/generations`, created from OpenAI\'s fields. Answers OpenAI\'s Video object.',
+  description: "The same task as `POST /v1/video/generations`, created from OpenAI's fields. Answers OpenAI's Video object.",
   parameters: [idempotencyKey],
   requestBody: {
     required: true,
@@ -89,7 +96,11 @@ export const videoContentOperation = (): OpenApiOperation => ({
   operationId: 'openaiGetVideoContent',
   tags: TAG,
   summary: "Download a video's MP4 (OpenAI-compatible)",
-  parameters: [videoId, { name: 'variant', in: 'query', required: false, schema: { const: 'video', default: 'video' } }, { name: 'Range', in: 'header', required: false, schema: { type: 'string' } }],
+  parameters: [
+    videoId,
+    { name: 'variant', in: 'query', required: false, schema: { const: 'video', default: 'video' } },
+    { name: 'Range', in: 'header', required: false, schema: { type: 'string' } },
+  ],
   responses: {
     '200': { description: 'The MP4', content: { 'video/mp4': { schema: { type: 'string', format: 'binary' } } } },
     '206': { description: 'The byte range asked for', content: { 'video/mp4': { schema: { type: 'string', format: 'binary' } } } },
@@ -167,9 +178,14 @@ export const FRONT_DOOR_SCHEMAS = {
         type: 'array',
         minItems: 1,
         maxItems: 1,
-        items: { oneOf: [{ type: 'object', required: ['b64_json'], properties: { b64_json: { type: 'string' } } }, { type: 'object', required: ['url'], properties: { url: { type: 'string', format: 'uri' } } }] },
+        items: {
+          oneOf: [
+            { type: 'object', required: ['b64_json'], properties: { b64_json: { type: 'string' } } },
+            { type: 'object', required: ['url'], properties: { url: { type: 'string', format: 'uri' } } },
+          ],
+        },
       },
-      usage: { description: 'The task\'s usage: `{seconds, images, cost, currency}`.' },
+      usage: { description: "The task's usage: `{seconds, images, cost, currency}`." },
     },
   },
 };

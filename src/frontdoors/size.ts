@@ -62,8 +62,7 @@ export function mapSize(size: unknown, geometry: Geometry): { resolution: string
   const ratios = geometry.aspectRatios === 'not accepted' ? [DEFAULT_RATIO] : (geometry.aspectRatios ?? [exactRatio]);
   const short = Math.min(width, height);
   const resolutions = geometry.resolutions ?? [`${short}p`];
-  const withRatio = (resolution: string, ratio: string) =>
-    geometry.aspectRatios === 'not accepted' ? { resolution } : { resolution, aspect_ratio: ratio };
+  const withRatio = (resolution: string, ratio: string) => (geometry.aspectRatios === 'not accepted' ? { resolution } : { resolution, aspect_ratio: ratio });
   for (const ratio of ratios) {
     if (ratio === 'adaptive') continue;
     for (const resolution of resolutions) {

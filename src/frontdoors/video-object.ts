@@ -58,7 +58,21 @@ const nullableSeconds = { type: ['integer', 'null'], format: 'int64', descriptio
 export const VIDEO_OBJECT_SCHEMA = {
   type: 'object',
   description: "OpenAI's Video object: the same task as `VideoTask`, read through the OpenAI-compatible front door.",
-  required: ['id', 'object', 'model', 'status', 'progress', 'created_at', 'completed_at', 'expires_at', 'prompt', 'seconds', 'size', 'remixed_from_video_id', 'error'],
+  required: [
+    'id',
+    'object',
+    'model',
+    'status',
+    'progress',
+    'created_at',
+    'completed_at',
+    'expires_at',
+    'prompt',
+    'seconds',
+    'size',
+    'remixed_from_video_id',
+    'error',
+  ],
   properties: {
     id: { type: 'string', description: 'The task id, the same on `/v1/video/generations/{task_id}`.' },
     object: { const: 'video' },

@@ -69,7 +69,11 @@ function mapReference(reference: unknown, file: FormFile | undefined): { image: 
   if (isObject(reference)) {
     const keys = Object.keys(reference);
     if (keys.includes('file_id')) {
-      return validationError('unsupported_value', 'input_reference', `'input_reference.file_id' is not supported here (there is no files API); give 'image_url' or upload the file.`);
+      return validationError(
+        'unsupported_value',
+        'input_reference',
+        `'input_reference.file_id' is not supported here (there is no files API); give 'image_url' or upload the file.`,
+      );
     }
     if (typeof reference['image_url'] === 'string' && keys.length === 1) return { image: reference['image_url'] };
   }
@@ -90,7 +94,12 @@ const TWINS: Readonly<Record<string, readonly string[]>> = {
  * body goes on without the front door's fields and validation refuses the model). Throws the
  * 400 of a field it maps.
  */
-export function videoRequest(raw: Record<string, unknown>, files: Readonly<Record<string, FormFile>>, schema: JsonSchema | undefined, fromForm: boolean): MappedRequest {
+export function videoRequest(
+  raw: Record<string, unknown>,
+  files: Readonly<Record<string, FormFile>>,
+  schema: JsonSchema | undefined,
+  fromForm: boolean,
+): MappedRequest {
   const properties = (schema?.['properties'] ?? {}) as Record<string, unknown>;
   const body: Record<string, unknown> = {};
   const rename: Record<string, string> = {};
@@ -101,7 +110,8 @@ export function videoRequest(raw: Record<string, unknown>, files: Readonly<Recor
     return { body, rename, checkedMedia };
   }
   for (const name of Object.keys(files)) {
-    if (name !== 'input_reference') throw validationError('invalid_parameter', name, `Only 'input_reference' may be a file; '${name.slice(0, 100)}' was sent as one.`);
+    if (name !== 'input_reference')
+      throw validationError('invalid_parameter', name, `Only 'input_reference' may be a file; '${name.slice(0, 100)}' was sent as one.`);
   }
   for (const [name, value] of Object.entries(raw)) {
     if (name in TWINS) continue;

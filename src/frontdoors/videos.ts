@@ -97,9 +97,16 @@ export function getVideoContent(deps: RouteDeps): Handler {
     const task = await requireVideo(deps, request);
     const output = task.outputs.find((item) => item.type === 'video');
     if (task.status !== 'completed' || output === undefined) {
-      throw new ApiError(409, 'video_not_ready', 'video_id', `Video '${task.id}' is ${task.status}; its content is there once it has completed.`, 'invalid_request_error', {
-        headers: NO_RETRY,
-      });
+      throw new ApiError(
+        409,
+        'video_not_ready',
+        'video_id',
+        `Video '${task.id}' is ${task.status}; its content is there once it has completed.`,
+        'invalid_request_error',
+        {
+          headers: NO_RETRY,
+        },
+      );
     }
     const file = await ctx.storage.open(output.key);
     if (!file) throw errors.fileGone();

@@ -13,14 +13,14 @@ const ended = (task: Task): boolean => task.status === 'completed' || task.statu
 export function waitForEnd(feed: TaskFeed, service: TaskService, owner: string, id: string, timeoutMs: number, signal: AbortSignal): Promise<Task | undefined> {
   return new Promise((resolve, reject) => {
     let done = false;
-    const finish = (task: Task | undefined, error?: unknown): void => {
+    const finish = (task: Task | undefined, error?: Error): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       unsubscribe();
       signal.removeEventListener('abort', aborted);
       if (error === undefined) resolve(task);
-      else reject(error instanceof Error ? error : new Error(String(error)));
+      else reject(error);
     };
     const aborted = (): void => finish(undefined);
     const unsubscribe = feed.subscribe(owner, id, (task) => {
@@ -36,7 +36,7 @@ export function waitForEnd(feed: TaskFeed, service: TaskService, owner: string, 
       (task) => {
         if (task !== undefined && ended(task)) finish(task);
       },
-      (error: unknown) => finish(undefined, error),
+      (error: unknown) => finish(undefined, error instanceof Error ? error : new Error('the task could not be read')),
     );
   });
 }
