@@ -341,7 +341,13 @@ describe('front doors: 504 with the task id, 429 with Retry-After, 402 budget_ex
     dir = await mkdtemp(join(tmpdir(), 'frontdoors-priced-'));
     await writeFile(join(dir, 'pricing.json'), JSON.stringify({ currency: 'USD', models: { '*': { per_task: 1 } } }));
     server = await startServer(
-      { MEDIAGATE_SYNC_WAIT_S: '1', MEDIAGATE_RATE_LIMIT_PER_MIN: '20', MEDIAGATE_PRICING_FILE: join(dir, 'pricing.json'), MEDIAGATE_ADMIN_KEYS: ADMIN_KEY },
+      {
+        MEDIAGATE_SYNC_WAIT_S: '1',
+        MEDIAGATE_RATE_LIMIT_PER_MIN: '20',
+        MEDIAGATE_BODY_LIMIT_BYTES: '65536',
+        MEDIAGATE_PRICING_FILE: join(dir, 'pricing.json'),
+        MEDIAGATE_ADMIN_KEYS: ADMIN_KEY,
+      },
       { engine: createInstantEngine({ delayMs: 2500 }) },
     );
     await new MediagateAdmin({ baseURL: server.url, apiKey: ADMIN_KEY }).keys.update(envKeyId(TEST_KEYS[1]), { budget: 0.5, budget_period: null });
@@ -370,6 +376,24 @@ describe('front doors: 504 with the task id, 429 with Retry-After, 402 budget_ex
     await expect(openai.videos.create({ model: T2V, prompt: 'costly' })).rejects.toMatchObject({ status: 402, code: 'budget_exceeded', type: 'billing_error' });
     await expect(openai.images.generate({ model: IMAGE, prompt: 'costly' })).rejects.toMatchObject({ status: 402, code: 'budget_exceeded' });
     expect((await openai.videos.list()).data).toEqual([]);
+  });
+
+  it('a form over the body cap is 413 on body; a body neither form nor JSON is 415 on Content-Type', async () => {
+    // The other key: the 504 spec's polls used this key's quota.
+    const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: TEST_KEYS[1], maxRetries: 0 });
+    const big = await toFile(Buffer.alloc(100_000, 1), 'big.png', { type: 'image/png' });
+    await expect(openai.videos.create({ model: I2V, prompt: 'too big', input_reference: big })).rejects.toMatchObject({
+      status: 413,
+      code: 'invalid_parameter',
+      param: 'body',
+    });
+    const text = await fetch(`${server.url}/v1/videos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEYS[1]}`, 'content-type': 'text/plain' },
+      body: 'hi',
+    });
+    expect(text.status).toBe(415);
+    expect(await text.json()).toMatchObject({ error: { code: 'invalid_parameter', param: 'Content-Type', type: 'invalid_request_error' } });
   });
 
   it('past the rate limit: RateLimitError with Retry-After', async () => {
