@@ -462,3 +462,31 @@ describe('the synchronous image path holds 200 requests without blocking the eve
     }
   });
 });
+
+describe.runIf((await postgresAvailability()).enabled)('a video deleted through one API process is 404 on another at once (postgres)', () => {
+  let database: TestDatabase;
+  let reader: TestServer;
+  let deleter: TestServer;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const shared = { DATABASE_URL: database.url, MEDIAGATE_ENGINE: 'instant', MEDIAGATE_RATE_LIMIT_PER_MIN: '0' };
+    reader = await startServer(shared);
+    deleter = await startServer({ ...shared, MEDIAGATE_WORKERS: 'false' });
+  });
+  afterAll(async () => {
+    await reader?.close();
+    await deleter?.close();
+    await database?.drop();
+  });
+
+  it("the reader's prepared body of the final task goes with the delete's notification", async () => {
+    const poll = (id: string) => fetch(`${reader.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${TEST_KEYS[0]}` } });
+    const created = await new OpenAI({ baseURL: `${reader.url}/v1`, apiKey: TEST_KEYS[0], maxRetries: 0 }).videos.create({ model: T2V, prompt: 'shared' });
+    await eventually(async () => ((await (await poll(created.id)).json()) as { status: string }).status === 'completed', { deadline: 10_000 });
+    // Polled again: now answered from the reader's prepared bytes.
+    expect((await poll(created.id)).status).toBe(200);
+    const other = new OpenAI({ baseURL: `${deleter.url}/v1`, apiKey: TEST_KEYS[0], maxRetries: 0 });
+    expect((await other.videos.delete(created.id)).deleted).toBe(true);
+    await eventually(async () => (await poll(created.id)).status === 404, { deadline: 2000, what: 'the reader answers 404' });
+  });
+});
