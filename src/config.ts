@@ -49,6 +49,8 @@ export interface Config {
   readonly sweepIntervalMs: number;
   /** MEDIAGATE_SSE_KEEPALIVE_S: the longest an event stream stays silent (a comment line), in seconds. Default 15; held in ms. */
   readonly sseKeepAliveMs: number;
+  /** MEDIAGATE_SYNC_WAIT_S: longest `POST /v1/images/generations` (synchronous) holds its request until the task ends, then 504. Default 600; held in ms. */
+  readonly syncWaitMs: number;
   /** MEDIAGATE_SSE_MAX_PER_KEY: event streams one API key may hold open in one API process (429 past it). Default 100. */
   readonly sseMaxPerKey: number;
   /** MEDIAGATE_SSE_MAX_LIFETIME_S: longest an event stream stays open before it ends (the client reconnects with Last-Event-ID), in seconds. Default 1800; held in ms. */
@@ -392,6 +394,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     renderTimeoutMs: seconds(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),
     sweepIntervalMs: seconds(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
     sseKeepAliveMs: seconds(env, 'MEDIAGATE_SSE_KEEPALIVE_S', 15, 1, 15),
+    syncWaitMs: seconds(env, 'MEDIAGATE_SYNC_WAIT_S', 600, 1, 86_400),
     sseMaxPerKey: integer(env, 'MEDIAGATE_SSE_MAX_PER_KEY', 100, 1, 100_000),
     sseMaxLifetimeMs: seconds(env, 'MEDIAGATE_SSE_MAX_LIFETIME_S', 1800, 1, 86_400),
     sqliteSynchronous: oneOf(env, 'MEDIAGATE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),

@@ -5,6 +5,8 @@
  * never message prose.
  */
 
+import type { TaskFailureCode } from './failure-codes.js';
+
 export type ValidationCode = 'missing_parameter' | 'invalid_parameter' | 'unsupported_parameter' | 'unsupported_value';
 
 export type ErrorCode =
@@ -28,10 +30,17 @@ export type ErrorCode =
   // Connection-level limits (http/connection-limits.ts) and expired output URLs.
   | 'url_expired'
   | 'request_timeout'
-  | 'headers_too_large';
+  | 'headers_too_large'
+  // The OpenAI-compatible front doors (src/frontdoors/): content before completion, a held
+  // request whose task outlived the wait, and a task's own failure (or cancel) told synchronously.
+  | 'video_not_ready'
+  | 'wait_timeout'
+  | 'cancelled'
+  | TaskFailureCode;
 
 /** The `type` field of the video family's error object. */
-export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'rate_limit_error' | 'billing_error' | 'server_error';
+export type ErrorType =
+  'invalid_request_error' | 'authentication_error' | 'permission_error' | 'rate_limit_error' | 'billing_error' | 'server_error' | 'generation_error';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';

@@ -509,6 +509,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       service,
       feed,
       sseKeepAliveMs: config.sseKeepAliveMs,
+      syncWaitMs: config.syncWaitMs,
       eventStreamLimits: { ...DEFAULT_EVENT_STREAM_LIMITS, maxPerKey: config.sseMaxPerKey, maxLifetimeMs: config.sseMaxLifetimeMs },
       store,
       keys,

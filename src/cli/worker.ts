@@ -35,5 +35,9 @@ export async function worker(): Promise<void> {
     },
     'mediagate worker started',
   );
+  // The process lives until a signal stops it (closeOnSignals exits). Its loops' timers do not
+  // hold the event loop (they must not keep a closing server alive), and on SQLite nothing else
+  // does: without this a worker with nothing to do at start exited at once.
+  setInterval(() => undefined, 2 ** 30);
   closeOnSignals(app, config.drainMs);
 }

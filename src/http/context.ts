@@ -65,6 +65,8 @@ export interface HttpContext {
    * kept serialized (final-bodies.ts); absent = no cache.
    */
   readonly finalBodyCache?: { readonly maxBytes: number; readonly retentionMs: number };
+  /** MEDIAGATE_SYNC_WAIT_S: longest a synchronous front-door request (`POST /v1/images/generations`) is held; absent = 600 s. */
+  readonly syncWaitMs?: number;
   /** MEDIAGATE_CORS_ORIGINS; absent or empty = CORS off. */
   readonly corsOrigins?: readonly string[] | '*';
 }

@@ -133,12 +133,16 @@ export class FinalBodies {
     if (this.reads.get(id) === read) this.reads.delete(id);
   }
 
-  /** Task `id` changed (the task feed): its running body goes, and a read in flight is spoiled. */
+  /**
+   * Task `id` changed (the task feed): its body goes, and a read in flight is spoiled. A final
+   * task changes only by its deletion (the front doors' DELETE, in any process: afterwards it is
+   * never answered again; retention needs no notice, see `until`).
+   */
   changed(id: string): void {
     const read = this.reads.get(id);
     if (read !== undefined) read.stale = true;
     const entry = this.entries.get(id);
-    if (entry !== undefined && entry.running) this.remove(id, entry);
+    if (entry !== undefined) this.remove(id, entry);
   }
 
   /** Changes may have been missed (the feed stopped or came back): every running body goes. */

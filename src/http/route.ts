@@ -1,6 +1,6 @@
 import type { EventStreams } from './event-streams.js';
 import type { FinalBodies } from './final-bodies.js';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpContext } from './context.js';
 import type { Family } from '../wire/envelopes.js';
 import type { UrlFor } from '../wire/task-bodies.js';
@@ -86,6 +86,8 @@ export interface Route {
   readonly handler: (deps: RouteDeps) => Handler;
   /** The request body is read (up to the body cap) and ignored, whatever its type (cancel). */
   readonly ignoresBody?: boolean;
+  /** Content-type parsers of the row's own (besides JSON), registered on a scope of its own: the front doors' multipart. */
+  readonly parsers?: (scope: FastifyInstance) => Promise<void>;
   /**
    * The row's OpenAPI operation, one per method of the row; `/openapi.json` is the fold of the
    * rows' operations (openapi.ts). Every row declares one, or says why it has none.

@@ -17,6 +17,7 @@ import { createAdminKey, deleteAdminKey, getAdminKey, listAdminKeys, patchAdminK
 import { getAdminUsage, getUsage } from './routes/usage.js';
 import { exportAdminUsage, exportAdminUsageOperation } from './routes/usage-export.js';
 import { createWebhook, deleteWebhook, listWebhookDeliveries, listWebhooks, redeliverWebhook } from './routes/webhooks.js';
+import { FRONT_DOOR_ROUTES } from '../frontdoors/routes.js';
 
 // The rows outside the API's description, each saying why; every other row carries its operation.
 const FILE_BYTES: Undocumented = { undocumented: 'the bytes behind the output and input URLs tasks carry (signed when configured)' };
@@ -108,6 +109,8 @@ export const ROUTES: readonly Route[] = [
     ...redeliverDocs,
   },
   { path: '/v1/usage', methods: ['GET'], family: 'video', auth: true, handler: getUsage, ...usageDocs },
+  // The OpenAI-compatible front doors (src/frontdoors/, docs/guides/openai-clients.md).
+  ...FRONT_DOOR_ROUTES,
   // The admin API (docs/admin.md): admin keys only; 404 while no admin key exists.
   { path: '/v1/admin/keys', methods: ['POST'], family: 'video', auth: 'admin', handler: createAdminKey, ...createAdminKeyDocs },
   { path: '/v1/admin/keys', methods: ['GET'], family: 'video', auth: 'admin', handler: listAdminKeys, ...listAdminKeysDocs },

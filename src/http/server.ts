@@ -96,7 +96,8 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
       live: () => ctx.feed.live,
     }),
   };
-  // Every change of a task, whichever process made it, drops its running body (final-bodies.ts).
+  // Every change of a task, whichever process made it, drops its body (final-bodies.ts): a running
+  // task's new state, or a task deleted by its owner (the front doors' DELETE) in any process.
   const unwatchBodies = ctx.feed.watchAll((id) => (id === null ? deps.finalBodies.changedAll() : deps.finalBodies.changed(id)));
   let closing = false;
   const dispatch = createDispatch({
@@ -357,7 +358,14 @@ function registerRoutes(app: FastifyInstance, ctx: HttpContext, routes: readonly
       ...(route.response ? { schema: { response: { 200: route.response } } } : {}),
       handler: tracedHandler(route.handler(deps)),
     };
-    if (!route.ignoresBody) app.route(options);
+    const parsers = route.parsers;
+    if (parsers !== undefined) {
+      // Its own scope: the JSON parser inherited, the row's own added.
+      void app.register(async (scope) => {
+        await parsers(scope);
+        scope.route(options);
+      });
+    } else if (!route.ignoresBody) app.route(options);
     else {
       // Its own scope, whose one parser takes any type and drops the bytes.
       void app.register((scope, _opts, done) => {

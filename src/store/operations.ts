@@ -1,3 +1,4 @@
+import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type {
   ApiKeyRecord,
   CompletionUsage,
@@ -41,6 +42,7 @@ import { getMeta, initMeta, listMeta, setMeta, swapMeta } from './sql/meta.js';
 import { expireLeases, failAbandoned } from './sql/recovery.js';
 import { addKeyInputBytes, addTaskInputBytes, keyInputBytes } from './sql/inputs.js';
 import { deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
+import { deleteFinalTask, getTaskParams, listTaskParamsAsc, listTaskParamsDesc, type TaskParamsRow } from './sql/front-doors.js';
 import { heartbeat, setProgress } from './sql/settle.js';
 import { listTasks } from './sql/tasks-list.js';
 import { keyBudget, keyBudgetState, keyUsageReport, usageReportAcrossKeys } from './sql/usage.js';
@@ -101,6 +103,20 @@ const countOf = (row: { n: number | string } | undefined): number => num(row?.n 
 const dueOf = (row: { due: number | string | null } | undefined): number | undefined =>
   row?.due === null || row?.due === undefined ? undefined : num(row.due);
 
+/** A task with the parameters it was created with (the front doors show some of them). */
+export type TaskWithParams = Task & { readonly params: ResolvedParams };
+/** A page of the front doors' list: newest first (`desc`) or oldest first (`asc`), starting after `after`. */
+export interface TaskParamsPage {
+  readonly owner: string;
+  readonly kind: ModelKind;
+  readonly order: 'asc' | 'desc';
+  readonly after?: string | undefined;
+  readonly limit: number;
+}
+/** Above every id (ids are base64url after a prefix): the first page of a newest-first list. */
+const NEWEST_FIRST_PAGE = '~';
+const withParams = (row: TaskParamsRow): TaskWithParams => ({ ...toTask(row), params: JSON.parse(row.params) as ResolvedParams });
+
 export const taskOperations = {
   /** queued | processing -> cancelled (attempt + 1 fences the worker); undefined when not cancellable or not found. */
   cancelTask: one(cancelTask, (id: string, owner: string, now: number) => ({ id, owner, now }), maybe(toTask)),
@@ -146,6 +162,21 @@ export const taskOperations = {
   ),
   /** An owner's queued and processing tasks, counted up to `cap` (the per-key tasks-in-flight limit reads it, cached). */
   countActiveTasks: one(countActiveTasks, (owner: string, cap: number) => ({ owner, cap }), countOf),
+  // The OpenAI-compatible front doors (sql/front-doors.ts).
+  /** A task with its parameters, as its owner sees it; undefined for unknown ids and for other owners' tasks. */
+  getTaskWithParams: one(getTaskParams, (id: string, owner: string) => ({ id, owner }), maybe(withParams)),
+  /** A page of an owner's tasks of one family with their parameters, newest first or oldest first, after `after`. */
+  listTasksWithParams: steps([listTaskParamsDesc, listTaskParamsAsc], false, function* (_dialect, page: TaskParamsPage) {
+    const params = { owner: page.owner, kind: page.kind, limit: page.limit };
+    if (page.order === 'asc') return (yield* rows(listTaskParamsAsc, { ...params, after: page.after ?? '' })).map(withParams);
+    return (yield* rows(listTaskParamsDesc, { ...params, after: page.after ?? NEWEST_FIRST_PAGE })).map(withParams);
+  }),
+  /** Deletes an owner's final task; its outputs (whose files the caller deletes), or undefined when it is not there or not final. */
+  deleteFinalTask: one(
+    deleteFinalTask,
+    (id: string, owner: string) => ({ id, owner }),
+    (row) => (row === undefined ? undefined : { id: row.id, outputs: JSON.parse(row.outputs) as TaskOutput[] }),
+  ),
   // Retention and stored inputs (sql/retention.ts).
   /** Bytes of stored inputs an owner's queued and processing tasks hold (the per-key limit's pre-check; the insert's reservation decides). */
   keyInputBytes: one(keyInputBytes, (owner: string) => ({ owner }), countOf),

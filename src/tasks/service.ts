@@ -6,6 +6,7 @@ import type { InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
 import { currentTraceparent, inTaskSpan, traceActive, type TaskSpanAttributes } from '../tracing/index.js';
 import type { TaskStore } from '../store/store.js';
+import type { TaskParamsPage, TaskWithParams } from '../store/operations.js';
 import type {
   ClaimedTask,
   InsertOutcome,
@@ -397,6 +398,30 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
       version: 0,
       usage: null,
     };
+  }
+
+  /** The owner's task with the parameters it was created with (the front doors' Video object shows some). */
+  getWithParams(owner: string, id: string): Promise<TaskWithParams | undefined> {
+    return this.store.getTaskWithParams(id, owner);
+  }
+
+  /** A page of the owner's tasks of one family with their parameters, in either order. */
+  listWithParams(page: TaskParamsPage): Promise<TaskWithParams[]> {
+    return this.store.listTasksWithParams(page);
+  }
+
+  /**
+   * Deletes the owner's final task (the front doors' DELETE; cancel a running one first) with its
+   * stored inputs; returns its outputs, whose files the caller deletes, or undefined when the
+   * task is not there or not final. Every process's feed hears it (`changed`; on PostgreSQL the
+   * delete's own notification), so no cache answers the task afterwards.
+   */
+  async deleteFinal(owner: string, id: string): Promise<{ id: string; outputs: TaskOutput[] } | undefined> {
+    const deleted = await this.store.deleteFinalTask(id, owner);
+    if (deleted === undefined) return undefined;
+    this.emit('changed', { id });
+    await this.inputs?.discard(id);
+    return deleted;
   }
 
   get(owner: string, id: string): Promise<Task | undefined> {

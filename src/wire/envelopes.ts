@@ -10,8 +10,11 @@ import { objectSchema, type WireSchema } from './schema.js';
  */
 export type Family = 'video' | 'image';
 
+/** The front door's synchronous `POST /v1/images/generations` answers OpenAI's error shape, the video family's. */
+const OPENAI_IMAGES = /^\/v1\/images\/generations\/?(?:\?|$)/;
+
 export function familyOf(url: string): Family {
-  return url.startsWith('/v1/images') ? 'image' : 'video';
+  return url.startsWith('/v1/images') && !OPENAI_IMAGES.test(url) ? 'image' : 'video';
 }
 
 /** The one renderer of error envelopes. */

@@ -286,7 +286,8 @@ describe('unknown routes and methods (decisions §1: 404 not_found / 405 method_
     ['POST', '/v1/video/generation', 'video'],
     ['POST', '/v2/video/generations', 'video'],
     ['GET', '/v1/images/nope', 'image'],
-    ['POST', '/v1/images/generations', 'image'],
+    // POST /v1/images/generations is the OpenAI-compatible front door (video envelope: OpenAI's shape).
+    ['POST', '/v1/images/edits', 'image'],
     ['GET', '/v1/images/generations/async/a/b', 'image'],
   ];
   it.each(notFound.map(([method, path, family]) => ({ method, path, family })))(
@@ -304,6 +305,8 @@ describe('unknown routes and methods (decisions §1: 404 not_found / 405 method_
     ['PUT', '/v1/images/generations/async', 'image'],
     ['DELETE', '/v1/images/generations/async', 'image'],
     ['PATCH', '/v1/images/generations/async', 'image'],
+    ['DELETE', '/v1/images/generations', 'video'],
+    ['DELETE', '/v1/videos', 'video'],
   ];
   it.each(notAllowed.map(([method, path, family]) => ({ method, path, family })))(
     '$method $path -> 405 method_not_allowed ($family envelope)',

@@ -1,4 +1,6 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
+import type { StoredFile } from '../../storage/storage.js';
 import { inputKey } from '../../storage/inputs.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
 
@@ -61,7 +63,6 @@ export function getFile({ ctx }: RouteDeps): Handler {
     if (!file) throw errors.fileGone();
     reply
       .header('content-type', file.contentType)
-      .header('accept-ranges', 'bytes')
       // A cached copy must not outlive the URL: an expired URL answers url_expired.
       .header('cache-control', `private, max-age=${Math.max(0, Math.min(MAX_CACHE_S, Number(exp) - nowS))}`)
       .header('x-content-type-options', 'nosniff')
@@ -73,22 +74,32 @@ export function getFile({ ctx }: RouteDeps): Handler {
       // Players on other origins may embed outputs (the URL itself is the credential).
       .header('cross-origin-resource-policy', 'cross-origin')
       .header('content-disposition', `inline; filename="${name}"`);
-    const range = RANGE.exec(request.headers.range ?? '');
-    if (range && (range[1] !== '' || range[2] !== '')) {
-      let start = range[1] === '' ? Math.max(0, file.size - Number(range[2])) : Number(range[1]);
-      let end = range[1] === '' || range[2] === '' ? file.size - 1 : Math.min(Number(range[2]), file.size - 1);
-      if (start > end || start >= file.size) {
-        return reply.code(416).header('content-range', `bytes */${file.size}`).send();
-      }
-      start = Math.max(0, start);
-      end = Math.max(start, end);
-      reply
-        .code(206)
-        .header('content-range', `bytes ${start}-${end}/${file.size}`)
-        .header('content-length', end - start + 1);
-      return reply.send(file.stream({ start, end }));
-    }
-    reply.header('content-length', file.size);
-    return reply.send(file.stream());
+    return sendStoredFile(request, reply, file);
   };
+}
+
+/**
+ * A stored file's bytes as the answer: whole, or the single byte range asked for (206, or 416
+ * past its end), so players can seek. The front doors' `GET /v1/videos/{id}/content` answers
+ * the same way.
+ */
+export function sendStoredFile(request: FastifyRequest, reply: FastifyReply, file: StoredFile): FastifyReply {
+  reply.header('accept-ranges', 'bytes');
+  const range = RANGE.exec(request.headers.range ?? '');
+  if (range && (range[1] !== '' || range[2] !== '')) {
+    let start = range[1] === '' ? Math.max(0, file.size - Number(range[2])) : Number(range[1]);
+    let end = range[1] === '' || range[2] === '' ? file.size - 1 : Math.min(Number(range[2]), file.size - 1);
+    if (start > end || start >= file.size) {
+      return reply.code(416).header('content-range', `bytes */${file.size}`).send();
+    }
+    start = Math.max(0, start);
+    end = Math.max(start, end);
+    reply
+      .code(206)
+      .header('content-range', `bytes ${start}-${end}/${file.size}`)
+      .header('content-length', end - start + 1);
+    return reply.send(file.stream({ start, end }));
+  }
+  reply.header('content-length', file.size);
+  return reply.send(file.stream());
 }

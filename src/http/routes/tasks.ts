@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { deprecationHeaders, type CheckedMedia, type ModelKind, type ModelRow } from '../../catalog/index.js';
+import { deprecationHeaders, type CheckedMedia, type ModelKind, type ModelRow, type ResolvedParams } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
 import { BudgetExceeded, InputsOverLimit, type TaskService } from '../../tasks/service.js';
@@ -53,103 +53,134 @@ export function taskBody({ urlFor, currency }: RouteDeps, family: Family): (task
   return family === 'video' ? (task) => videoTask(task, urlFor, currency) : (task) => imageTask(task, urlFor, currency);
 }
 
+/** What a create did: made the task, or (an Idempotency-Key seen before with the same body) found it. */
+export interface CreateOutcome {
+  readonly task: Task;
+  readonly replayed: boolean;
+  /** The resolved parameters of a task just created (a replay has the stored ones only). */
+  readonly params?: ResolvedParams;
+}
+
+/**
+ * The one create path of a family, whichever dialect asked: Idempotency-Key, validation against
+ * the catalog rows, per-key limits, budget (402), the insert, metrics. `body` is called after
+ * the Idempotency-Key check (its 400 comes first); it is the request in the seed's words (the
+ * front doors map theirs first, src/frontdoors/).
+ */
+export type CreateFlow = (request: FastifyRequest, body: () => unknown, reply?: HeaderSink) => Promise<CreateOutcome>;
+
+/** Where a create's own headers go (the deprecation headers of a declared model's lifecycle). */
+export interface HeaderSink {
+  header(name: string, value: string): unknown;
+}
+
+export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
+  const { ctx } = deps;
+  // One labelled counter per model, resolved once: prom-client hashes a label object per call.
+  const createdCounters = new Map<string, { inc(): void }>();
+  const countCreated = (model: string): void => {
+    let counter = createdCounters.get(model);
+    if (counter === undefined) {
+      counter = ctx.metrics.tasksCreated.labels(kind, model);
+      createdCounters.set(model, counter);
+    }
+    counter.inc();
+  };
+  const created = (task: Task, params: ResolvedParams): CreateOutcome => {
+    ctx.keyLimits?.taskCreated(task.owner);
+    countCreated(task.model);
+    if (withLifecycle.size > 0) countDeprecated(task.model);
+    return { task, replayed: false, params };
+  };
+  const now = ctx.now ?? Date.now;
+  /**
+   * A create on a deprecated model says so in its headers (and, once created, is counted by
+   * model). Only declared rows have a lifecycle: a built-in model pays one property read.
+   */
+  const markDeprecated = (row: ModelRow, reply: HeaderSink | undefined): void => {
+    if (row.lifecycle === undefined || reply === undefined) return;
+    const headers = deprecationHeaders(row, now());
+    if (headers === undefined) return;
+    for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+  };
+  // The models that have a lifecycle, by id: a created task of another model is not looked at further.
+  const withLifecycle = new Map(ctx.models.filter((row) => row.lifecycle !== undefined).map((row) => [row.id, row]));
+  const countDeprecated = (model: string): void => {
+    const row = withLifecycle.get(model);
+    if (row !== undefined && deprecationHeaders(row, now()) !== undefined) ctx.metrics.deprecatedCreates.inc({ model });
+  };
+  const inFlight = new InFlightKeys();
+  /** A refused create: 402 with what the key holds against its budget (read only on a refusal). */
+  const refuse = async (owner: string, refused: BudgetExceeded): Promise<never> => {
+    const state = await ctx.store.keyBudgetState(owner, Date.now());
+    ctx.metrics.budgetRefusals.inc({ reason: state?.period ?? 'lifetime' });
+    const holds =
+      state && state.budget !== null
+        ? ` The key's ${state.period ?? 'lifetime'} budget is ${amountText(state.budget)}; it has spent ${amountText(state.spent)} and holds ${amountText(state.reserved)} for unfinished tasks.`
+        : '';
+    throw errors.budgetExceeded(`This task may cost up to ${amountText(refused.maxCost)}, more than what is left of the API key's budget.${holds}`);
+  };
+  // The insert's reservation refused the inputs (another create of the key got there first): the pre-check's 429.
+  const overLimit = async (owner: string, refused: InputsOverLimit): Promise<never> => {
+    throw inputBytesRefused(await ctx.service.activeInputBytes(owner), refused.bytes, refused.limit);
+  };
+  const budgeted = async <T>(owner: string, create: () => Promise<T>): Promise<T> => {
+    try {
+      return await create();
+    } catch (error) {
+      if (error instanceof BudgetExceeded) return refuse(owner, error);
+      if (error instanceof InputsOverLimit) return overLimit(owner, error);
+      throw error;
+    }
+  };
+  return async (request, readBody, reply) => {
+    const key = idempotencyKeyOf(request);
+    const body = readBody();
+    const validate = () => {
+      const result = ctx.validator.validate(kind, {
+        body,
+        bodyBytes: request.bodyBytes,
+        allowsModel: request.apiKey.allowsModel,
+        ...(request.checkedMedia ? { checkedMedia: request.checkedMedia } : {}),
+      });
+      if (!result.ok) throw result.error;
+      markDeprecated(result.row, reply);
+      return result;
+    };
+    // A valid request is told about the in-flight limits; an invalid one gets its 400 first.
+    const admit = async (params: Readonly<Record<string, unknown>>): Promise<void> => {
+      await ctx.keyLimits?.admitTask(request.owner, request.apiKey.maxTasksInFlight);
+      await ctx.keyLimits?.admitInputBytes(request.owner, dataUrlInputBytes(params));
+    };
+    if (key === undefined) {
+      const result = validate();
+      await admit(result.params);
+      return created(await budgeted(request.owner, () => ctx.service.create(request.owner, result.row, result.params)), result.params);
+    }
+    // Validation runs under the key, so a second request meanwhile is 409; a refused one takes no key.
+    return inFlight.hold(request.owner, key, async () => {
+      const result = validate();
+      const done = await budgeted(request.owner, () =>
+        ctx.service.createOnce(request.owner, result.row, result.params, { key, requestHash: requestHash(kind, body) }, () => admit(result.params)),
+      );
+      if (done.outcome === 'reused') throw errors.idempotencyKeyReused();
+      if (done.outcome === 'created') return created(done.task, result.params);
+      return { task: done.task, replayed: true };
+    });
+  };
+}
+
 /** `POST /v1/video/generations`, `POST /v1/images/generations/async`. */
 export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
   return (deps) => {
-    const { ctx, urlFor, currency } = deps;
-    // One labelled counter per model, resolved once: prom-client hashes a label object per call.
-    const createdCounters = new Map<string, { inc(): void }>();
-    const countCreated = (model: string): void => {
-      let counter = createdCounters.get(model);
-      if (counter === undefined) {
-        counter = ctx.metrics.tasksCreated.labels(kind, model);
-        createdCounters.set(model, counter);
-      }
-      counter.inc();
-    };
-    const created = (task: Task): unknown => {
-      ctx.keyLimits?.taskCreated(task.owner);
-      countCreated(task.model);
-      if (withLifecycle.size > 0) countDeprecated(task.model);
-      return kind === 'video' ? videoTask(task, urlFor, currency) : imageCreated(task);
-    };
-    const now = ctx.now ?? Date.now;
-    /**
-     * A create on a deprecated model says so in its headers (and, once created, is counted by
-     * model). Only declared rows have a lifecycle: a built-in model pays one property read.
-     */
-    const markDeprecated = (row: ModelRow, reply: { header(name: string, value: string): unknown }): void => {
-      if (row.lifecycle === undefined) return;
-      const headers = deprecationHeaders(row, now());
-      if (headers === undefined) return;
-      for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-    };
-    // The models that have a lifecycle, by id: a created task of another model is not looked at further.
-    const withLifecycle = new Map(ctx.models.filter((row) => row.lifecycle !== undefined).map((row) => [row.id, row]));
-    const countDeprecated = (model: string): void => {
-      const row = withLifecycle.get(model);
-      if (row !== undefined && deprecationHeaders(row, now()) !== undefined) ctx.metrics.deprecatedCreates.inc({ model });
-    };
-    const inFlight = new InFlightKeys();
+    const { urlFor, currency } = deps;
+    const create = createFlow(deps, kind);
     const replayBody = taskBody(deps, kind);
-    /** A refused create: 402 with what the key holds against its budget (read only on a refusal). */
-    const refuse = async (owner: string, refused: BudgetExceeded): Promise<never> => {
-      const state = await ctx.store.keyBudgetState(owner, Date.now());
-      ctx.metrics.budgetRefusals.inc({ reason: state?.period ?? 'lifetime' });
-      const holds =
-        state && state.budget !== null
-          ? ` The key's ${state.period ?? 'lifetime'} budget is ${amountText(state.budget)}; it has spent ${amountText(state.spent)} and holds ${amountText(state.reserved)} for unfinished tasks.`
-          : '';
-      throw errors.budgetExceeded(`This task may cost up to ${amountText(refused.maxCost)}, more than what is left of the API key's budget.${holds}`);
-    };
-    // The insert's reservation refused the inputs (another create of the key got there first): the pre-check's 429.
-    const overLimit = async (owner: string, refused: InputsOverLimit): Promise<never> => {
-      throw inputBytesRefused(await ctx.service.activeInputBytes(owner), refused.bytes, refused.limit);
-    };
-    const budgeted = async <T>(owner: string, create: () => Promise<T>): Promise<T> => {
-      try {
-        return await create();
-      } catch (error) {
-        if (error instanceof BudgetExceeded) return refuse(owner, error);
-        if (error instanceof InputsOverLimit) return overLimit(owner, error);
-        throw error;
-      }
-    };
     return async (request, reply) => {
-      const key = idempotencyKeyOf(request);
-      const body = requireJsonBody(request);
-      const validate = () => {
-        const result = ctx.validator.validate(kind, {
-          body,
-          bodyBytes: request.bodyBytes,
-          allowsModel: request.apiKey.allowsModel,
-          ...(request.checkedMedia ? { checkedMedia: request.checkedMedia } : {}),
-        });
-        if (!result.ok) throw result.error;
-        markDeprecated(result.row, reply);
-        return result;
-      };
-      // A valid request is told about the in-flight limits; an invalid one gets its 400 first.
-      const admit = async (params: Readonly<Record<string, unknown>>): Promise<void> => {
-        await ctx.keyLimits?.admitTask(request.owner, request.apiKey.maxTasksInFlight);
-        await ctx.keyLimits?.admitInputBytes(request.owner, dataUrlInputBytes(params));
-      };
-      if (key === undefined) {
-        const result = validate();
-        await admit(result.params);
-        return created(await budgeted(request.owner, () => ctx.service.create(request.owner, result.row, result.params)));
-      }
-      // Validation runs under the key, so a second request meanwhile is 409; a refused one takes no key.
-      return inFlight.hold(request.owner, key, async () => {
-        const result = validate();
-        const done = await budgeted(request.owner, () =>
-          ctx.service.createOnce(request.owner, result.row, result.params, { key, requestHash: requestHash(kind, body) }, () => admit(result.params)),
-        );
-        if (done.outcome === 'reused') throw errors.idempotencyKeyReused();
-        if (done.outcome === 'created') return created(done.task);
-        reply.header('idempotent-replayed', 'true');
-        return replayBody(done.task);
-      });
+      const { task, replayed } = await create(request, () => requireJsonBody(request), reply);
+      if (!replayed) return kind === 'video' ? videoTask(task, urlFor, currency) : imageCreated(task);
+      reply.header('idempotent-replayed', 'true');
+      return replayBody(task);
     };
   };
 }

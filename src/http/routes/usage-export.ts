@@ -52,8 +52,22 @@ export const exportAdminUsageOperation = (): OpenApiOperation => ({
     'One row per key x model x UTC day from `from` through `to` (both included), with the columns FOCUS 1.2 requires and the key in `SubAccountId`/`SubAccountName` and `x_ApiKeyId`/`x_ApiKeyName`. Streamed; its amounts add up to `GET /v1/admin/usage` for the same days.',
   parameters: [
     { name: 'format', in: 'query', required: true, description: 'Only `focus`.', schema: { type: 'string', enum: ['focus'] } },
-    { name: 'from', in: 'query', required: true, description: 'The first UTC day, `YYYY-MM-DD`.', schema: { type: 'string', format: 'date' } },
-    { name: 'to', in: 'query', required: true, description: 'The last UTC day, `YYYY-MM-DD` (included).', schema: { type: 'string', format: 'date' } },
+    {
+      name: 'from',
+      in: 'query',
+      required: true,
+      description: 'The first UTC day, `YYYY-MM-DD`.',
+      schema: { type: 'string', format: 'date' },
+      example: '2026-11-01',
+    },
+    {
+      name: 'to',
+      in: 'query',
+      required: true,
+      description: 'The last UTC day, `YYYY-MM-DD` (included).',
+      schema: { type: 'string', format: 'date' },
+      example: '2026-11-30',
+    },
   ],
   responses: {
     '200': { description: 'The CSV (RFC 4180, CRLF line ends, a header row)', content: { 'text/csv': { schema: { type: 'string' } } } },

@@ -1,0 +1,1 @@
+DELETE FROM tasks WHERE id = ? AND owner = ? AND status IN ('completed', 'failed', 'cancelled') RETURNING id, outputs
