@@ -7,7 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS, type VideoModelRow } from '../src/catalog/index.js';
+import { parsePricing } from '../src/billing/index.js';
+import { findModel } from '../src/catalog/index.js';
+import { BudgetExceeded, TaskService } from '../src/tasks/service.js';
 import { startPricedServer, type PricedServer } from './helpers/priced-server.js';
+import { STORE_BACKENDS } from './helpers/stores.js';
 
 const PRICING = { currency: 'EUR', models: { '*': { per_task: 0.1, per_second: 0.2, per_image: 0.02 } } };
 const IMAGE_URL = 'https://example.com/a.png';
@@ -75,5 +79,25 @@ describe('numeric bounds and the currency of a refusal', () => {
     const message = String((answer.body['error'] as Record<string, unknown>)['message']);
     expect(message).toContain('may cost up to EUR 2.1,');
     expect(message).toContain('budget is EUR 1;');
+  });
+});
+
+describe.each(STORE_BACKENDS)('a maximum cost past exact micro-units on $name', (backend) => {
+  it('is no throw: a key without a budget creates, a budgeted key gets BudgetExceeded', async () => {
+    const opened = await backend.open();
+    try {
+      // 1e9 a second x 15 s is 1.5e16 micro-units: past 2^53, so the exact sum cannot be made.
+      const pricing = parsePricing(JSON.stringify({ currency: 'USD', models: { 'vendora/famw-2.7-t2v': { per_second: 1e9 } } }));
+      const service = new TaskService({ store: opened.store, pricing });
+      const row = findModel('vendora/famw-2.7-t2v');
+      if (!row) throw new Error('no model');
+      await opened.store.insertKey({ id: 'free', hash: 'hash-free', name: 'free', createdAt: 0 });
+      await opened.store.insertKey({ id: 'budgeted', hash: 'hash-budgeted', name: 'budgeted', createdAt: 0 });
+      await opened.store.updateKey('budgeted', { budget: 1_000_000_000 * 1_000_000 }, Date.now());
+      await expect(service.create('free', row, { prompt: 'x', duration: 15 }, { inFlight: 0 })).resolves.toMatchObject({ owner: 'free' });
+      await expect(service.create('budgeted', row, { prompt: 'x', duration: 15 }, { inFlight: 0 })).rejects.toBeInstanceOf(BudgetExceeded);
+    } finally {
+      await opened.cleanup();
+    }
   });
 });

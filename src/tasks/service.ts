@@ -115,6 +115,20 @@ export class InputsOverLimit extends Error {
 }
 
 /**
+ * A task's maximum cost, or, when prices that large times the request's quantities pass what
+ * micro-units hold exactly (maxTaskCost throws), the largest exact amount: more than any budget
+ * can be (a budgeted key is refused 402), and a key without a budget reserves nothing anyway.
+ */
+function boundedMaxCost(pricing: Pricing, row: ModelRow, params: ResolvedParams): number {
+  try {
+    return maxTaskCost(pricing, row, params);
+  } catch (error) {
+    if (error instanceof RangeError) return Number.MAX_SAFE_INTEGER;
+    throw error;
+  }
+}
+
+/**
  * A create refused because the key has its limit of tasks queued or processing, as the insert's
  * transaction read it under the key's row lock; the HTTP layer answers 429.
  */
@@ -175,7 +189,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   ): Promise<InsertOutcome> {
     // The maximum cost goes with every priced create: the insert reserves it only if the key
     // has a budget at that moment (read under the key's row lock, not from a cache).
-    const reserve = this.pricing === undefined ? undefined : maxTaskCost(this.pricing, row, params);
+    const reserve = this.pricing === undefined ? undefined : boundedMaxCost(this.pricing, row, params);
     const stored = this.inputs ? await this.inputs.store(task.id, params) : { params, bytes: 0 };
     let outcome: InsertOutcome | undefined;
     try {
