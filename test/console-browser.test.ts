@@ -340,6 +340,9 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     const { id, status } = await generate();
     expect(status).toBe('completed');
     await expect.poll(() => page.locator('.history li[data-task]').first().getAttribute('data-task')).toBe(id);
+    // This server has no pricing file: a completed task shows no "USD 0.00".
+    await expect.poll(() => page.locator('.history li[data-task]').first().getAttribute('data-status')).toBe('completed');
+    expect(await page.locator('.history li[data-task] .cost').count()).toBe(0);
     await page.locator('.history button.link').first().focus();
     await shot('history');
   });
