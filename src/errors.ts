@@ -42,17 +42,37 @@ export type ErrorCode =
 export type ErrorType =
   'invalid_request_error' | 'authentication_error' | 'permission_error' | 'rate_limit_error' | 'billing_error' | 'server_error' | 'generation_error';
 
+/** The most characters of a client's own text (a field name, a value, a path) an answer repeats. */
+export const ECHO_MAX_CHARS = 200;
+/** A message never grows past this, whatever it repeats (the fixed words of any message are far shorter). */
+const MESSAGE_MAX_CHARS = 2000;
+
+/**
+ * A client's text as an answer repeats it: at most `max` characters, then an ellipsis. A body
+ * may be 32 MiB; a field name of 1 MiB must not make an answer of 2 MiB (in `message` and
+ * `param`). A cut never splits a surrogate pair.
+ */
+export function echo(text: string, max = ECHO_MAX_CHARS): string {
+  if (text.length <= max) return text;
+  const end = /[\ud800-\udbff]/.test(text.charAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
 export class ApiError extends Error {
   override readonly name = 'ApiError';
+  /** The field at fault; cut like any echoed text (it may be a client's field name). */
+  readonly param: string;
   constructor(
     readonly status: number,
     readonly code: ErrorCode,
-    readonly param: string,
+    param: string,
     message: string,
     readonly type: ErrorType = 'invalid_request_error',
     options?: { cause?: unknown; headers?: Readonly<Record<string, string>> },
   ) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    // The one place every answer's error passes: whatever a message repeats, it stays bounded.
+    super(echo(message, MESSAGE_MAX_CHARS), options?.cause === undefined ? undefined : { cause: options.cause });
+    this.param = echo(param);
     this.headers = options?.headers ?? {};
   }
   readonly headers: Readonly<Record<string, string>>;

@@ -421,8 +421,6 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
   const store = backend.store;
   const channelOf = firstChannel(channels);
   const service = new TaskService({ store, inputs, channelOf, inputBytesPerKey: config.keyInputBytes, ...(pricing === undefined ? {} : { pricing }) });
-  // Whether a key has a budget is cached beside the key, and dropped with it.
-  keys.onForget(() => service.forgetBudgets());
   const upstream = await createUpstream({ config, options, channels, service, storage, inputs, signer, workRoot, logger, metrics: channelMetrics });
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;

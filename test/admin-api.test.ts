@@ -21,7 +21,7 @@ const ADMIN = 'mg_test_admin_key_0123456789';
 const T2V = 'vendora/famw-2.7-t2v';
 const IMAGE = 'vendora/famz-image-spicy';
 /** Each T2V task reserves 0.4 (its per-task price, nothing per second). */
-const PRICING = { currency: 'USD', models: { [T2V]: { per_task: 0.4 }, '*': { per_image: 0.02 } } };
+const PRICING = { currency: 'USD', models: { [T2V]: { per_task: 0.4 }, '*': { per_image: 0.02, per_second: 0.1 } } };
 const [CLIENT, OTHER_CLIENT] = TEST_KEYS;
 
 const backends = [

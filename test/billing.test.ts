@@ -110,7 +110,9 @@ describe('the pricing file: a valid file', () => {
 
   it('the listing view shows the PRICE fields as numbers', () => {
     expect(pricingView(pricing, T2V)).toEqual({ currency: 'EUR', per_task: 0.05, per_second: { '480p': 0.04, '720p': 0.08, '1080p': 0.12 } });
-    expect(pricingView(pricing, OPEN_RES)).toEqual({ currency: 'EUR', per_second: 0.1, per_image: 0.01 });
+    // Only the fields the model's tasks are charged by: "*"'s per_image is not shown on a video model.
+    expect(pricingView(pricing, OPEN_RES)).toEqual({ currency: 'EUR', per_second: 0.1 });
+    expect(pricingView(pricing, 'vendora/famz-image-spicy-pro')).toEqual({ currency: 'EUR', per_image: 0.01 });
     expect(pricingView(undefined, T2V)).toBeUndefined();
     const noStar = parsePricing(JSON.stringify({ currency: 'USD', models: { [IMAGE]: { per_image: 1 } } }));
     expect(pricingView(noStar, T2V)).toEqual({ currency: 'USD' });
@@ -118,6 +120,35 @@ describe('the pricing file: a valid file', () => {
 
   it('an open-resolution model may key per_second by any value', () => {
     expect(faults({ currency: 'USD', models: { [OPEN_RES]: { per_second: { '2k': 1, '*': 0.5 } } } })).toEqual([]);
+  });
+});
+
+describe('the pricing file: a price that can never be charged is a fault', () => {
+  it('"*" with per_second alone, over image models: refused at models.*', () => {
+    const found = faults({ currency: 'USD', models: { '*': { per_second: 0.1 } } });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^models\.\*: prices \d+ image model\(s\) \(.+\) by per_second only; an image task has no seconds/);
+  });
+
+  it('"*" with per_image alone, over video models: refused at models.*', () => {
+    const found = faults({ currency: 'USD', models: { '*': { per_image: 0.02 } } });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^models\.\*: prices \d+ video model\(s\) .* by per_image only; a video task delivers no images/);
+  });
+
+  it('an own entry of per_second on an image model, or per_image on a video model: refused', () => {
+    expect(faults({ currency: 'USD', models: { [IMAGE]: { per_second: 0.1 } } })).toEqual([
+      `models.${IMAGE}.per_second: ${IMAGE} is an image model; it has no seconds`,
+    ]);
+    expect(faults({ currency: 'USD', models: { [T2V]: { per_image: 0.1 } } })).toEqual([
+      `models.${T2V}.per_image: ${T2V} is a video model; it delivers no images`,
+    ]);
+  });
+
+  it('"*" that every model it prices can be charged by passes: per_task, or both per_second and per_image', () => {
+    expect(faults({ currency: 'USD', models: { '*': { per_task: 0.1 } } })).toEqual([]);
+    expect(faults({ currency: 'USD', models: { '*': { per_second: 0.1, per_image: 0.02 } } })).toEqual([]);
+    expect(faults({ currency: 'USD', models: { '*': { per_second: 0.1, per_task: 0 } } })).toEqual([]);
   });
 });
 
@@ -158,8 +189,8 @@ describe('the pricing file: every fault with its JSON path', () => {
   });
 
   it('a "*" per_second object may name any model\'s value, not an unknown one', () => {
-    expect(faults({ currency: 'USD', models: { '*': { per_second: { '4k': 1, '360p': 1, '*': 0.5 } } } })).toEqual([]);
-    expect(faults({ currency: 'USD', models: { '*': { per_second: { '8k': 1, '*': 0.5 } } } })).toEqual([
+    expect(faults({ currency: 'USD', models: { '*': { per_second: { '4k': 1, '360p': 1, '*': 0.5 }, per_image: 0.1 } } })).toEqual([]);
+    expect(faults({ currency: 'USD', models: { '*': { per_second: { '8k': 1, '*': 0.5 }, per_image: 0.1 } } })).toEqual([
       expect.stringMatching(/^models\.\*\.per_second\.8k: no model has a resolution "8k"/),
     ]);
   });
@@ -226,7 +257,7 @@ describe('the worked example of docs/pricing.md', () => {
       models: {
         [T2V]: { per_task: 0.05, per_second: { '480p': 0.04, '720p': 0.08, '1080p': 0.12 } },
         [IMAGE]: { per_image: 0.03 },
-        '*': { per_second: 0.1 },
+        '*': { per_second: 0.1, per_image: 0.02 },
       },
     }),
   );

@@ -148,6 +148,8 @@ describe('video create', () => {
     expect(shown.stdout).toMatch(new RegExp(`^id +${id}$`, 'm'));
     expect(shown.stdout).toMatch(/^status +completed$/m);
     expect(shown.stdout).toMatch(/^output +http:\/\/127\.0\.0\.1:\d+\/files\//m);
+    // Nothing is priced on this server: the usage line says what was delivered, not "USD 0.00".
+    expect(shown.stdout).toMatch(/^usage +\d+ s, 0 images$/m);
   });
 
   it('sends a local file as a data URL', async () => {

@@ -17,7 +17,7 @@ import type { TestServer } from './helpers/server.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const T2V = 'vendora/famw-2.7-t2v';
 const IMAGE = 'vendora/famz-image-spicy';
-const PRICING = { currency: 'EUR', models: { [T2V]: { per_task: 0.1, per_second: 0.1 }, '*': { per_image: 0.02 } } };
+const PRICING = { currency: 'EUR', models: { [T2V]: { per_task: 0.1, per_second: 0.1 }, '*': { per_image: 0.02, per_second: 0.1 } } };
 
 interface Run {
   readonly code: number | null;

@@ -39,7 +39,7 @@ const T2V = 'vendora/famw-2.7-t2v';
 const IMAGE = 'vendora/famz-image-spicy';
 const PRICING = {
   currency: 'EUR',
-  models: { [T2V]: { per_task: 0.1, per_second: { '480p': 0.04, '*': 0.1 } }, '*': { per_image: 0.02 } },
+  models: { [T2V]: { per_task: 0.1, per_second: { '480p': 0.04, '*': 0.1 } }, '*': { per_image: 0.02, per_second: 0.1 } },
 };
 const FAST = { pollInterval: 50, maxPollInterval: 200 } as const;
 

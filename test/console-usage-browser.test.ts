@@ -26,7 +26,7 @@ if (!availability.enabled) console.warn(availability.reason);
 const ARTIFACTS = join(import.meta.dirname, '..', 'test-artifacts', 'console');
 const T2V = 'vendora/famw-2.7-t2v';
 const IMAGE = 'vendora/famz-image-spicy';
-const PRICING = { currency: 'EUR', models: { [T2V]: { per_task: 0.1, per_second: 0.1 }, '*': { per_image: 0.02 } } };
+const PRICING = { currency: 'EUR', models: { [T2V]: { per_task: 0.1, per_second: 0.1 }, '*': { per_image: 0.02, per_second: 0.1 } } };
 const FAST = { pollInterval: 50, maxPollInterval: 200 } as const;
 
 interface Opened {

@@ -102,7 +102,7 @@ describe.skipIf(!HAS_PROMETHEUS || split)(`every panel on a real Prometheus${why
     dir = await mkdtemp(join(tmpdir(), 'mediagate-prometheus-'));
     await writeFile(
       join(dir, 'pricing.json'),
-      JSON.stringify({ currency: 'USD', models: { [T2V]: { per_task: 0.1, per_second: 0.05 }, '*': { per_image: 0.02 } } }),
+      JSON.stringify({ currency: 'USD', models: { [T2V]: { per_task: 0.1, per_second: 0.05 }, '*': { per_image: 0.02, per_second: 0.01 } } }),
     );
     fake = await startDashscopeFake({ apiKey: UPSTREAM_KEY, queuedMs: 100, runMs: 600 });
     const channels = parseChannelsConfig(

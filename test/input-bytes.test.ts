@@ -130,7 +130,9 @@ describe.each(STORE_BACKENDS)('stored input bytes per key on $name', (backend) =
   });
 
   it('checks the input bytes before the budget, and gives the bytes back when the budget refuses', async () => {
-    // 'k' has no key row, so any budget reservation of it is refused.
+    // 'k' has a budget of 0 (read under its row's lock at the insert), so any reservation of it is refused.
+    await store.insertKey({ id: 'k', hash: 'hash-k', name: 'k', createdAt: 0 });
+    await store.updateKey('k', { budget: 0 }, Date.now());
     const base = { kind: 'video' as const, model: row.id, owner: 'k', params: { prompt: 'p' }, createdAt: Date.now(), inputLimit: 1000, reserve: 1 };
     expect(await store.insertTask({ ...base, id: 'vid_over_both_limits_000000', inputBytes: 1200 })).toBe('inputs_over_limit');
     expect(await store.insertTask({ ...base, id: 'vid_over_the_budget_0000000', inputBytes: 300 })).toBe('budget_exceeded');

@@ -23,7 +23,7 @@ const GOOD = {
   models: {
     [T2V]: { per_task: 0.05, per_second: { '480p': 0.04, '720p': 0.08, '1080p': 0.12 } },
     [IMAGE]: { per_image: 0.03 },
-    '*': { per_second: 0.1 },
+    '*': { per_second: 0.1, per_image: 0.02 },
   },
 };
 const BAD = {
@@ -132,6 +132,18 @@ describe('mediagate pricing check', () => {
     expect(ran.stdout).toMatch(new RegExp(`${T2V.replace(/[.]/g, '\\.')}\\s+video\\s+USD 0\\.05/task \\+ 0\\.04/s \\(480p\\)`));
     expect(ran.stdout).toMatch(/vendorb\/famsd-2\.5-i2v-spicy\s+video\s+USD 0\.1\/s\s+"\*"/);
     expect(ran.stdout).toContain('23 of 23 model(s) priced');
+    // An image model priced by "*" shows what it is charged (per image), never "*"'s per-second price.
+    expect(ran.stdout).toMatch(/vendora\/famz-image-spicy-pro\s+image\s+USD 0\.02\/image\s+"\*"/);
+  });
+
+  it('"*" priced by the second alone leaves the image models never charged: exit 78 at models.*', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mediagate-pricing-never-'));
+    const file = join(dir, 'pricing.json');
+    await writeFile(file, JSON.stringify({ currency: 'USD', models: { '*': { per_second: 0.1 } } }));
+    const ran = await run(['pricing', 'check', file], {});
+    await rm(dir, { recursive: true, force: true });
+    expect(ran.code).toBe(78);
+    expect(ran.stderr).toMatch(/models\.\*: prices \d+ image model\(s\) .* by per_second only/);
   });
 
   it('the file from MEDIAGATE_PRICING_FILE when no argument is given', async () => {

@@ -28,7 +28,7 @@ const MAX_5S = 500_000;
 const FITS = 20;
 const PRICING = {
   currency: 'USD',
-  models: { [T2V]: { per_task: 0.1, per_second: { '720p': 0.08, '*': 0.12 } }, '*': { per_image: 0.02 } },
+  models: { [T2V]: { per_task: 0.1, per_second: { '720p': 0.08, '*': 0.12 } }, '*': { per_image: 0.02, per_second: 0.1 } },
 };
 
 interface Answer {

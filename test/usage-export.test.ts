@@ -26,7 +26,7 @@ const ADMIN = 'mg_test_admin_key_0123456789';
 const T2V = 'vendora/famw-2.7-t2v';
 const IMAGE = 'vendora/famz-image-spicy';
 /** Amounts with six decimals, so a sum through floats would drift. */
-const PRICING = { currency: 'EUR', models: { [T2V]: { per_task: 0.100001, per_second: 0.033333 }, '*': { per_image: 0.020007 } } };
+const PRICING = { currency: 'EUR', models: { [T2V]: { per_task: 0.100001, per_second: 0.033333 }, '*': { per_image: 0.020007, per_second: 0.01 } } };
 
 /** RFC 4180, read independently of the writer: quoted fields, doubled quotes, CRLF records. */
 function parseCsv(text: string): string[][] {

@@ -14,7 +14,7 @@ const PRICING = {
   currency: 'EUR',
   models: {
     'vendora/famw-2.7-t2v': { per_task: 0.1, per_second: { '480p': 0.04, '720p': 0.08, '*': 0.12 } },
-    '*': { per_image: 0.02 },
+    '*': { per_image: 0.02, per_second: 0.1 },
   },
 };
 const T2V = 'vendora/famw-2.7-t2v';

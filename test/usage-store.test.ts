@@ -15,7 +15,7 @@ if (!video || !image) throw new Error('catalog rows missing');
 const PRICING = parsePricing(
   JSON.stringify({
     currency: 'EUR',
-    models: { 'vendora/famw-2.7-t2v': { per_task: 0.1, per_second: { '480p': 0.04, '720p': 0.08, '*': 0.12 } }, '*': { per_image: 0.02 } },
+    models: { 'vendora/famw-2.7-t2v': { per_task: 0.1, per_second: { '480p': 0.04, '720p': 0.08, '*': 0.12 } }, '*': { per_image: 0.02, per_second: 0.1 } },
   }),
 );
 /** A 5 s 720p task at most: 0.1 + 5 x 0.08. */

@@ -18,6 +18,8 @@ const newestFirst = (a: TaskView, b: TaskView): number => (a.id.slice(4) < b.id.
 interface Options {
   readonly open: (task: TaskView) => void;
   readonly cancelAvailable: () => boolean;
+  /** Whether the server prices anything (its models carry `pricing`): costs are shown only then. */
+  readonly priced: () => boolean;
 }
 
 export class History {
@@ -222,7 +224,8 @@ export class History {
           open,
           h('span', { class: 'model' }, task.model),
           h('span', { class: `badge ${task.status}` }, `${task.status} ${task.progress}%`),
-          task.usage ? h('span', { class: 'cost' }, `${task.usage.currency} ${amount(task.usage.cost)}`) : null,
+          // A server without a pricing file prices nothing: "USD 0.00" on every task would be noise.
+          task.usage && this.options.priced() ? h('span', { class: 'cost' }, `${task.usage.currency} ${amount(task.usage.cost)}`) : null,
           cancel,
         );
       }),

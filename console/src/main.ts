@@ -261,6 +261,7 @@ function main(): void {
       result.scrollIntoView({ block: 'start' });
     },
     cancelAvailable: () => cancelAvailable,
+    priced: () => models.some((m) => m.pricing !== undefined),
   });
 
   const generateView = h(

@@ -23,6 +23,12 @@ const CREATE_FIELDS = ['name', 'budget', 'budget_period', 'models', 'rate_limit_
 const PATCH_FIELDS = [...CREATE_FIELDS, 'disabled'] as const;
 // eslint-disable-next-line no-control-regex -- a name must not hold control characters (they break terminals and logs)
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/**
+ * Characters that change how a name reads without showing: bidi controls (a name can then show
+ * reversed, "yek-noitcudorp"), zero-width and other format characters (two names that look the
+ * same), line separators, and the letters that render blank (Hangul fillers).
+ */
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}\u115f\u1160\u3164\uffa0]/u;
 
 const describe = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
 
@@ -43,6 +49,11 @@ function name(value: unknown): string | ApiError {
   const chars = [...value].length;
   if (chars === 0 || value.trim() === '') return validationError('invalid_parameter', 'name', `'name' must not be empty.`);
   if (CONTROL.test(value)) return validationError('invalid_parameter', 'name', `'name' must not contain control characters.`);
+  const hidden = INVISIBLE.exec(value)?.[0];
+  if (hidden !== undefined) {
+    const code = `U+${(hidden.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+    return validationError('invalid_parameter', 'name', `'name' must not contain invisible or bidirectional control characters; found ${code}.`);
+  }
   if (chars > MAX_NAME_CHARS) return validationError('unsupported_value', 'name', `'name' is ${chars} characters; at most ${MAX_NAME_CHARS} are allowed.`);
   return value;
 }
@@ -154,6 +165,30 @@ export function parseKeyBody(body: unknown, mode: 'create' | 'patch'): KeyPatch 
       (value) => (patch.disabled = value),
     );
   return fault ?? patch;
+}
+
+/** The settings only a client key uses, as the patch and the wire name them. */
+const CLIENT_ONLY: ReadonlyArray<readonly [keyof KeyPatch, string]> = [
+  ['budget', 'budget'],
+  ['budgetPeriod', 'budget_period'],
+  ['models', 'models'],
+  ['rateLimitPerMin', 'rate_limit_per_min'],
+  ['maxTasksInFlight', 'max_tasks_in_flight'],
+];
+
+/**
+ * The fault of a patch of an admin key that names a client-only setting: an admin key
+ * authorizes /v1/admin/* and nothing else, so a budget, a model list or limits would never
+ * apply to what it does, and a rate limit stored on it would throttle the admin API unseen.
+ */
+export function adminKeyPatchFault(patch: KeyPatch): ApiError | undefined {
+  const field = CLIENT_ONLY.find(([setting]) => patch[setting] !== undefined)?.[1];
+  if (field === undefined) return undefined;
+  return validationError(
+    'unsupported_parameter',
+    field,
+    `'${field}' applies to client keys only; an admin key authorizes /v1/admin/* and nothing else, and takes only 'name' and 'disabled'.`,
+  );
 }
 
 /** The key object of the admin API (GET, PATCH, list items): amounts as numbers of the currency. */

@@ -1,5 +1,5 @@
 /** The `pricing` object `GET /v1/models` shows for a model: the fields of its PRICE, as JSON numbers. */
-import { allModels, type ModelRow } from '../catalog/index.js';
+import { allModels, findModel, type ModelRow } from '../catalog/index.js';
 import { priceOf } from './cost.js';
 import { formatAmount } from './money.js';
 import { ANY, type Pricing } from './pricing-file.js';
@@ -19,7 +19,10 @@ export function pricingView(pricing: Pricing | undefined, model: string): Pricin
     currency: pricing.currency,
   };
   if (price?.perTask !== undefined) view.per_task = formatAmount(price.perTask);
-  const perSecond = price?.perSecond;
+  // Only what the model's tasks are charged by: "*" may hold per_second and per_image both,
+  // and an image model shown "0.1/s" would be shown a price it never pays.
+  const kind = findModel(model)?.kind;
+  const perSecond = kind === 'image' ? undefined : price?.perSecond;
   if (typeof perSecond === 'number') view.per_second = formatAmount(perSecond);
   else if (perSecond !== undefined) {
     const byValue: Record<string, number> = {};
@@ -27,7 +30,7 @@ export function pricingView(pricing: Pricing | undefined, model: string): Pricin
     if (perSecond.other !== undefined) byValue[ANY] = formatAmount(perSecond.other);
     view.per_second = byValue;
   }
-  if (price?.perImage !== undefined) view.per_image = formatAmount(price.perImage);
+  if (price?.perImage !== undefined && kind !== 'video') view.per_image = formatAmount(price.perImage);
   return view;
 }
 
@@ -54,6 +57,12 @@ export interface PriceListing {
   /** Where the price comes from: the model's own entry, `"*"`, or none (it costs 0). */
   readonly from: 'own' | 'any' | 'none';
   readonly view: PricingView;
+}
+
+/** Whether a shown price charges anything to the model's tasks (some field applies to its kind). */
+export function chargeable(listing: PriceListing): boolean {
+  const view = listing.view;
+  return listing.from !== 'none' && (view.per_task !== undefined || view.per_second !== undefined || view.per_image !== undefined);
 }
 
 /** Every catalog model with its price. */

@@ -106,6 +106,33 @@ function perSecond(raw: unknown, at: string, named: readonly ModelRow[], rows: r
   return other === undefined ? { byValue } : { byValue, other };
 }
 
+/** Up to three model ids, then how many more. */
+function someIds(rows: readonly ModelRow[]): string {
+  const shown = rows.slice(0, 3).map((row) => row.id);
+  return rows.length > 3 ? `${shown.join(', ')} and ${rows.length - 3} more` : shown.join(', ');
+}
+
+/**
+ * `"*"` prices every model without an entry, video and image alike: each of them must find in
+ * it a field its tasks are charged by (per_task, or per_second for a video, per_image for an
+ * image). `{"per_second": 0.1}` alone would show a price on the image models and charge them 0.
+ */
+function neverCharged(raw: Record<string, unknown>, at: string, rows: readonly ModelRow[], faults: string[]): void {
+  if (raw.per_task !== undefined) return;
+  const images = rows.filter((row) => row.kind === 'image');
+  const videos = rows.filter((row) => row.kind === 'video');
+  if (raw.per_image === undefined && raw.per_second !== undefined && images.length > 0) {
+    faults.push(
+      `${at}: prices ${images.length} image model(s) (${someIds(images)}) by per_second only; an image task has no seconds, so they would never be charged: add per_image (or per_task), or give them entries of their own`,
+    );
+  }
+  if (raw.per_second === undefined && raw.per_image !== undefined && videos.length > 0) {
+    faults.push(
+      `${at}: prices ${videos.length} video model(s) (${someIds(videos)}) by per_image only; a video task delivers no images, so they would never be charged: add per_second (or per_task), or give them entries of their own`,
+    );
+  }
+}
+
 /** One PRICE; `rows` are the models it prices (one for an exact id, the rest for "*"). */
 function parsePrice(raw: unknown, at: string, rows: readonly ModelRow[], exact: boolean, all: readonly ModelRow[], faults: string[]): Price | undefined {
   if (!isObject(raw)) {
@@ -122,6 +149,7 @@ function parsePrice(raw: unknown, at: string, rows: readonly ModelRow[], exact: 
   // A price that can never apply is a mistake in the file, not a no-op.
   if (row?.kind === 'video' && raw.per_image !== undefined) faults.push(`${at}.per_image: ${row.id} is a video model; it delivers no images`);
   if (row?.kind === 'image' && raw.per_second !== undefined) faults.push(`${at}.per_second: ${row.id} is an image model; it has no seconds`);
+  if (!exact) neverCharged(raw, at, rows, faults);
   const price: { perTask?: Micro; perSecond?: Micro | PerResolution; perImage?: Micro } = {};
   if (raw.per_task !== undefined) price.perTask = amount(raw.per_task, `${at}.per_task`, faults);
   if (raw.per_second !== undefined && row?.kind !== 'image') price.perSecond = perSecond(raw.per_second, `${at}.per_second`, exact ? rows : all, rows, faults);

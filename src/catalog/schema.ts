@@ -30,7 +30,19 @@ export const INPUT_LIMITS = {
   freeValueChars: 64,
   /** `extra.image_options[].ref_name`, in characters (a row's byte rule may be stricter). */
   refNameChars: 256,
+  /**
+   * `duration` in seconds where the seed lists no range (checked upstream): a day, far past what
+   * any provider renders, and small enough that a price per second times it stays an exact
+   * integer of micro-units (a cost is never computed from an unbounded number).
+   */
+  freeDurationS: 86_400,
 } as const;
+
+/**
+ * Every integer parameter has both bounds in its schema: where the seed gives none, the widest
+ * exact integers, so no number a client sends (9e15, 1e300) reaches arithmetic unbounded.
+ */
+const SAFE = { min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER } as const;
 
 /** Our JSON Schema keyword: the longest `https://` URL a media input may be (data URLs excepted). */
 export const URL_MAX_LENGTH_KEYWORD = 'x-url-max-length';
@@ -212,14 +224,20 @@ export function videoRequestSchema(row: VideoModelRow): JsonSchema {
     prompt: nonBlankPrompt,
     duration: row.duration
       ? { type: 'integer', minimum: row.duration.min, maximum: row.duration.max, default: 5, description: 'Video length in seconds.' }
-      : { type: 'integer', minimum: 1, default: 5, description: 'Video length in seconds; the range is checked upstream.' },
+      : {
+          type: 'integer',
+          minimum: 1,
+          maximum: INPUT_LIMITS.freeDurationS,
+          default: 5,
+          description: `Video length in seconds; at most ${INPUT_LIMITS.freeDurationS}, the model's own range is checked upstream.`,
+        },
     resolution: row.resolution
       ? { type: 'string', enum: row.resolution.values, default: row.resolution.default, description: 'Output resolution.' }
       : { type: 'string', minLength: 1, maxLength: INPUT_LIMITS.freeValueChars, description: 'Output resolution; the values are checked upstream.' },
     seed: {
       type: 'integer',
-      ...(row.seed.min !== undefined ? { minimum: row.seed.min } : {}),
-      ...(row.seed.max !== undefined ? { maximum: row.seed.max } : {}),
+      minimum: row.seed.min ?? SAFE.min,
+      maximum: row.seed.max ?? SAFE.max,
       description: 'Random seed; -1 means a random result.',
     },
   };
@@ -258,7 +276,7 @@ export function imageRequestSchema(row: ImageModelRow): JsonSchema {
       seed: {
         type: row.seed.nullable ? ['integer', 'null'] : 'integer',
         minimum: row.seed.min,
-        ...(row.seed.max !== undefined ? { maximum: row.seed.max } : {}),
+        maximum: row.seed.max ?? SAFE.max,
         description: 'Omit or 0 for a random result; a positive value is reproducible.',
       },
       prompt_extend: {

@@ -1,5 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { validationError, type ApiError, type ValidationCode } from '../errors.js';
+import { echo, validationError, type ApiError, type ValidationCode } from '../errors.js';
 import { checkMediaString, decodeDataUrl, parseDataUrlHeader, type MediaStringCheck } from '../media/data-url.js';
 import { checkRule3Image } from '../media/image-header.js';
 import { INPUT_LIMITS, MEDIA_FORMAT, URL_MAX_LENGTH_KEYWORD, imageRequestSchema, videoRequestSchema, type JsonSchema } from './schema.js';
@@ -103,16 +103,17 @@ function fullPath(error: ErrorObject): string {
 
 function fromAjv(error: ErrorObject, data: Record<string, unknown>): Candidate {
   const param = topLevelParam(error);
-  const path = fullPath(error) || param;
+  // Names and paths are the client's own text: repeated cut (errors.ts).
+  const path = echo(fullPath(error) || param);
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'additionalProperties': {
-      const name = paramName(error, 'additionalProperty');
+      const name = echo(paramName(error, 'additionalProperty'));
       const where = error.instancePath === '' ? `'${name}'` : `'${name}' in ${path}`;
       return { rank: Rank.Unsupported, code: 'unsupported_parameter', param, message: `Parameter ${where} is not supported by this model.` };
     }
     case 'required': {
-      const name = paramName(error, 'missingProperty');
+      const name = echo(paramName(error, 'missingProperty'));
       return { rank: Rank.Missing, code: 'missing_parameter', param, message: `Missing required parameter '${name}'.` };
     }
     case 'type': {
@@ -156,7 +157,7 @@ function fromAjv(error: ErrorObject, data: Record<string, unknown>): Candidate {
         rank: Rank.Value,
         code: 'unsupported_value',
         param,
-        message: `'${path}' must be one of ${JSON.stringify(params['allowedValues'] ?? [params['allowedValue']])}; got ${JSON.stringify(lookup(data, error.instancePath))}.`,
+        message: `'${path}' must be one of ${JSON.stringify(params['allowedValues'] ?? [params['allowedValue']])}; got ${echo(JSON.stringify(lookup(data, error.instancePath)) ?? 'nothing')}.`,
       };
     case 'minimum':
     case 'maximum':

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { pino } from 'pino';
 import { KeyRegistry, generateKey } from '../auth/api-keys.js';
-import { parseKeyBody } from '../auth/key-settings.js';
+import { adminKeyPatchFault, parseKeyBody } from '../auth/key-settings.js';
 import { clears } from './client-commands/admin.js';
 import { amountText } from '../billing/index.js';
 import { ApiError } from '../errors.js';
@@ -210,6 +210,9 @@ export function registerKeyCommands(program: Command): void {
       if (Object.keys(patch).length === 0) throw new CliError('nothing to change: give at least one setting (see --help)');
       const key = await withStore(async (store) => {
         const now = Date.now();
+        // The admin API's rule: an admin key takes no client-only setting (it would throttle the admin API unseen).
+        const fault = (await store.getKey(id, now))?.role === 'admin' ? adminKeyPatchFault(patch) : undefined;
+        if (fault) throw new CliError(`${id.slice(0, 64)} is an admin key: ${fault.message}`);
         return (await store.updateKey(id, patch, now)) ? store.getKey(id, now) : undefined;
       }, true);
       if (key === undefined) {

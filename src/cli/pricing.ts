@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { describePrice, priceList, type Pricing } from '../billing/index.js';
+import { chargeable, describePrice, priceList, type Pricing } from '../billing/index.js';
 import { formatTable } from './keys.js';
 import { readConfig, readPricing } from './serve.js';
 
@@ -30,6 +30,6 @@ export function pricingCheck(file: string | undefined): number {
   const list = priceList(pricing);
   out(`${path}: OK (currency ${pricing.currency}).\n`);
   out(formatTable(priceRows(pricing)));
-  out(`\n${list.filter((l) => l.from !== 'none').length} of ${list.length} model(s) priced; a model without a price costs 0.`);
+  out(`\n${list.filter(chargeable).length} of ${list.length} model(s) priced; a model without a price costs 0.`);
   return 0;
 }

@@ -7,8 +7,9 @@
  * Over a limit: 429 `rate_limit_exceeded` with `Retry-After`, `RateLimit-Policy` and `RateLimit`
  * (IETF draft-ietf-httpapi-ratelimit-headers structured fields). With several API processes
  * (PostgreSQL scale-out), the request quota applies per process; the in-flight count is global
- * (it is read from the shared store) but may overshoot by what the processes create within a
- * second. 0 turns a limit off. A key's own settings (`rate_limit_per_min`,
+ * (it is read from the shared store) and cached, a quick early answer; the insert's transaction
+ * decides, under the key row's lock (store/sql/key-guard.ts), so no burst through any number of
+ * processes passes it. 0 turns a limit off. A key's own settings (`rate_limit_per_min`,
  * `max_tasks_in_flight`; docs/admin.md) replace the defaults for that key: the callers pass them
  * from the key's cached lookup.
  *
@@ -92,12 +93,12 @@ export class KeyLimits {
     if (limit <= 0) return;
     const count = await this.inFlightCount(owner, limit);
     if (count < limit) return;
-    const waitS = 2;
-    throw errors.rateLimited(`This API key has ${limit} tasks queued or processing, its limit; retry when some have finished.`, {
-      'retry-after': String(waitS),
-      'ratelimit-policy': `"tasks";q=${limit}`,
-      ratelimit: `"tasks";r=0;t=${waitS}`,
-    });
+    throw tasksRefused(limit);
+  }
+
+  /** The in-flight limit a create's insert guards when the key has none of its own (0: none). */
+  get inFlightDefault(): number {
+    return this.options.tasksInFlight;
   }
 
   /**
@@ -156,4 +157,14 @@ export function inputBytesRefused(active: number, incoming: number, limit: numbe
     `This API key's queued and processing tasks hold ${active} bytes of inputs; ${incoming} more would pass its limit of ${limit} bytes. Retry when some have finished.`,
     { 'retry-after': String(waitS), 'ratelimit-policy': `"input-bytes";q=${limit}`, ratelimit: `"input-bytes";r=${Math.max(0, limit - active)};t=${waitS}` },
   );
+}
+
+/** The 429 of a create refused because the key has `limit` tasks queued or processing. */
+export function tasksRefused(limit: number): Error {
+  const waitS = 2;
+  return errors.rateLimited(`This API key has ${limit} tasks queued or processing, its limit; retry when some have finished.`, {
+    'retry-after': String(waitS),
+    'ratelimit-policy': `"tasks";q=${limit}`,
+    ratelimit: `"tasks";r=0;t=${waitS}`,
+  });
 }

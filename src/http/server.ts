@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../errors.js';
 import { authHook } from './auth.js';
+import { answerLongParam } from './long-param.js';
 import { BodyParserPool, OFFLOAD_BYTES } from './body-parser-pool.js';
 import { dataUrlStrings, parseJsonBody, type JsonBodyResult } from './json-body.js';
 import { withoutPrompts } from '../logging.js';
@@ -180,6 +181,7 @@ function createApp(
     logController: new LogController({ disableRequestLogging: true }),
     // A URL that cannot be decoded is a route nobody has: 404 in the family's envelope.
     frameworkErrors: (error, request, reply) => {
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return answerLongParam(ctx, request, reply);
       const apiError = error.code === 'FST_ERR_BAD_URL' ? errors.notFound(request.method, request.url) : errors.malformedJson(error.message);
       void (reply as FastifyReply).code(apiError.status).send(errorBody(familyOf(request.url), apiError));
     },

@@ -9,6 +9,7 @@ import type { Dispatcher } from 'undici';
 import { assertFetchableUrl, discard, explainFailure, FetchError, headerValue, readCapped, send } from '../outbound/client.js';
 import { createFetchDispatcher } from '../outbound/connection.js';
 import { checkMediaString, decodeDataUrl, decodedDataUrlSize } from './data-url.js';
+import { isUnresolved, notPublic } from '../outbound/url-refusal.js';
 
 export const FETCH_DEFAULTS = {
   /** 25 MiB: above any input a model accepts (seed rule 3 allows 10 MB). */
@@ -48,13 +49,13 @@ function defaultDispatcher(): Dispatcher {
 }
 
 /** Maps whatever the transfer threw to a FetchError, preferring the reason we aborted with. */
-function toFetchError(err: unknown, signal: AbortSignal): FetchError {
+function toFetchError(err: unknown, signal: AbortSignal, host: string): FetchError {
   if (err instanceof FetchError) return err;
   if (signal.aborted && signal.reason instanceof FetchError) return signal.reason;
   const why = explainFailure(err);
-  if (why.refused) {
-    return new FetchError('refused', `${why.refused.host} is not a public address; only public addresses are fetched`, { cause: why.refused });
-  }
+  if (why.refused) return notPublic(why.refused.host, why.refused);
+  // A name that does not resolve gets the words of one that resolves inward (url-refusal.ts).
+  if (isUnresolved(err)) return notPublic(host, err);
   if (why.timedOut) return new FetchError('timeout', 'the server did not answer in time', { cause: err });
   return new FetchError('network', 'the transfer failed', { cause: err });
 }
@@ -92,7 +93,7 @@ export async function fetchHttps(rawUrl: string, options: FetchOptions = {}): Pr
     const mime = (headerValue(response.headers['content-type']) ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     return { bytes, mime, url: response.url.href };
   } catch (err) {
-    throw toFetchError(err, controller.signal);
+    throw toFetchError(err, controller.signal, url.hostname);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);

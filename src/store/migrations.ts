@@ -1,5 +1,6 @@
 import { bigint, bytewise, type Dialect } from './dialect.js';
 import { usageDay, periodStart } from './usage-sql.js';
+import { activeTaskTriggers } from './active-tasks-sql.js';
 
 /** The PostgreSQL notification channel of task changes (tasks/feed.ts listens on it). */
 export const TASK_CHANNEL = 'mediagate_task';
@@ -504,6 +505,21 @@ const MIGRATIONS: readonly Migration[] = [
     // A task's trace context (a W3C traceparent, tracing/): whichever process works on the task
     // later starts its spans in the trace of the request that created it. Null without tracing.
     up: () => [`ALTER TABLE tasks ADD COLUMN trace_context TEXT`],
+  },
+  {
+    version: 16,
+    name: "a key's queued and processing tasks, counted with the tasks; the insert decides budgets and in-flight limits under the key's row lock",
+    // The in-flight limit used to count a key's active tasks in each API process (cached for a
+    // second) and a budget's presence was cached for 5 s, so creates through several processes
+    // passed both. Now `api_keys.active_tasks` is kept in the statements that change it (insert:
+    // + the rows; the charge trigger: - the rows that became final), and the insert's
+    // transaction reads it, the key's own limit and its budget under the key row's lock
+    // (sql/key-guard.ts), so no create can read a stale figure.
+    up: (dialect) => [
+      `ALTER TABLE api_keys ADD COLUMN active_tasks ${bigint(dialect)} NOT NULL DEFAULT 0`,
+      `UPDATE api_keys SET active_tasks = (SELECT count(*) FROM tasks WHERE tasks.owner = api_keys.id AND tasks.status IN ${ACTIVE})`,
+      ...activeTaskTriggers(dialect),
+    ],
   },
 ];
 

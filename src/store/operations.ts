@@ -22,6 +22,14 @@ import type {
 import { listParams, num, toIdempotencyRecord, toTask, toPendingCancel, toUpstreamCancelRef, toUpstreamTask } from './rows.js';
 import { FIRST_DELIVERY_PAGE, toAttempt, toClaimedDelivery, toDelivery, toEndpoint, withAttempts } from './webhook-rows.js';
 import { cancelTask } from './sql/cancel.js';
+import {
+  KEY_REVOKED_ERROR,
+  endBlockedKeysDeliveries,
+  endClaimedDelivery,
+  endKeyDeliveries,
+  keyBlocksDeliveries,
+  resumeKeyDeliveries,
+} from './sql/webhook-holds.js';
 import { findIdempotencyKey, sweepIdempotencyKeys } from './sql/idempotency.js';
 import {
   activateEnvKey,
@@ -45,7 +53,7 @@ import { deleteTask, expiredTasks, taskStatus } from './sql/retention.js';
 import { deleteFinalTask, getTaskParams, listTaskParamsAsc, listTaskParamsDesc, type TaskParamsRow } from './sql/front-doors.js';
 import { heartbeat, setProgress } from './sql/settle.js';
 import { listTasks } from './sql/tasks-list.js';
-import { keyBudget, keyBudgetState, keyUsageReport, usageReportAcrossKeys } from './sql/usage.js';
+import { keyBudgetState, keyUsageReport, usageReportAcrossKeys } from './sql/usage.js';
 import { reportParams, toKeyBudgetState, toUsageExportRecord, toUsageRecord, usageParams } from './usage-rows.js';
 import { usageExportPage } from './sql/usage-export.js';
 import { taskTraceContext } from './sql/traces.js';
@@ -295,22 +303,35 @@ export const keyOperations = {
    * daily rollup, in the same transaction: the update locks the key's row to the commit, so the
    * recount sees every charge committed before it, and a task ending meanwhile waits for the lock.
    */
-  updateKey: steps([updateKey, recomputeSpent], true, function* (_dialect, id: string, patch: KeyPatch, now: number) {
+  updateKey: steps([updateKey, recomputeSpent, endKeyDeliveries, resumeKeyDeliveries], true, function* (_dialect, id: string, patch: KeyPatch, now: number) {
     if ((yield* changes(updateKey, updateKeyParams(id, patch))) !== 1) return false;
     if (patch.budgetPeriod !== undefined) yield* changes(recomputeSpent, { id, now });
+    // A disabled key's webhooks stop with it, in this transaction; enabled again, they resume.
+    if (patch.disabled === true) yield* changes(endKeyDeliveries, { owner: id, now, error: KEY_REVOKED_ERROR });
+    if (patch.disabled === false) yield* changes(resumeKeyDeliveries, { owner: id, now });
     return true;
   }),
-  revokeKey: run(revokeKey, (id: string, now: number) => ({ id, now }), won),
+  /** Revokes a key (false when unknown or already revoked); its pending webhook deliveries end with it. */
+  revokeKey: steps([revokeKey, endKeyDeliveries], true, function* (_dialect, id: string, now: number) {
+    if ((yield* changes(revokeKey, { id, now })) !== 1) return false;
+    yield* changes(endKeyDeliveries, { owner: id, now, error: KEY_REVOKED_ERROR });
+    return true;
+  }),
   /**
    * Keys from the environment (MEDIAGATE_API_KEYS, MEDIAGATE_ADMIN_KEYS; their ids derive from
    * their hashes) mirror it: those in `keys` are (re)activated with their role, the others
    * revoked, so removing a key from the environment stops it working at the next start. Names
    * and settings are never touched.
    */
-  syncEnvKeys: steps([revokeEnvKeys, activateEnvKey], true, function* (_dialect, keys: ReadonlyArray<{ hash: string; role: KeyRole }>, now: number) {
-    yield* changes(revokeEnvKeys, { now });
-    for (const key of keys) yield* changes(activateEnvKey, key);
-  }),
+  syncEnvKeys: steps(
+    [revokeEnvKeys, activateEnvKey, endBlockedKeysDeliveries],
+    true,
+    function* (_dialect, keys: ReadonlyArray<{ hash: string; role: KeyRole }>, now: number) {
+      yield* changes(revokeEnvKeys, { now });
+      for (const key of keys) yield* changes(activateEnvKey, key);
+      yield* changes(endBlockedKeysDeliveries, { now, error: KEY_REVOKED_ERROR });
+    },
+  ),
 };
 
 export const metaOperations = {
@@ -418,6 +439,18 @@ export const webhookOperations = {
     return true;
   }),
   dropWebhookDelivery: run(dropWebhookDelivery, (id: string) => ({ id }), nothing),
+  /** Whether the key's deliveries must not be sent (it is disabled or revoked); false for a key without a row. */
+  keyBlocksDeliveries: one(
+    keyBlocksDeliveries,
+    (owner: string) => ({ owner }),
+    (row) => row !== undefined && Number(row.blocked) === 1,
+  ),
+  /** A claimed delivery of a blocked key ended, not sent (its claim's attempt given back); false when the fence is lost. */
+  endClaimedDelivery: run(
+    endClaimedDelivery,
+    (id: string, lease: string, attempts: number, now: number) => ({ id, lease, attempts, now, error: KEY_REVOKED_ERROR }),
+    won,
+  ),
   /** Due now with the same id; false when not found or an attempt holds it. */
   redeliverWebhook: run(redeliverWebhook, (id: string, endpointId: string, now: number) => ({ id, endpointId, now }), won),
   getWebhookDelivery: one(getWebhookDelivery, (id: string, endpointId: string) => ({ id, endpointId }), maybe(toDelivery)),
@@ -439,12 +472,6 @@ export const webhookOperations = {
 };
 
 export const usageOperations = {
-  /** Whether the key has a budget (creates for it reserve their maximum cost). */
-  keyHasBudget: one(
-    keyBudget,
-    (id: string) => ({ id }),
-    (row) => row !== undefined && row.budget !== null,
-  ),
   /** A key's budget, reservations and spending of the period holding `now`; undefined for an unknown key. */
   keyBudgetState: one(keyBudgetState, (id: string, now: number) => ({ id, now }), maybe(toKeyBudgetState)),
   /** The daily rollup summed over whole days, grouped as asked: one key's rows (its primary key), or every key's (the days' index). */

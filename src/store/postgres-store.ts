@@ -12,6 +12,7 @@ import { completeMany, fail, release, releaseWithJob } from './sql/settle.js';
 import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, type InsertKeyedTasksParams } from './sql/idempotency.js';
 import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
+import { guardKeys, inFlightLimitOf } from './sql/key-guard.js';
 import { releaseReservation, reserveBudget } from './sql/usage.js';
 import { channelHolders, channelWaitingKeys, ensureChannelLimit, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
 import { mayTakeSlot, slotsHeld, waitingKeysCap } from './slot-share.js';
@@ -191,38 +192,71 @@ export class PostgresStore extends TableStore implements Store, Runner {
   }
 
   /**
-   * A batch in which some tasks reserve against a budget or carry stored inputs, in one
-   * transaction: each reservation is the guarded write of its key's row (which holds the row
-   * until the commit, so creates of one key in any process reserve one after the other), taken
-   * in key order, and for each key its input bytes (`key_inputs`) before its budget
-   * (`api_keys`), the order in which a settle's triggers take them, so that two batches never
-   * wait on each other's rows in opposite orders; then the rows that fit, in one statement; then
-   * the reservations of tasks whose idempotency key was held are given back. Batches without a
-   * budgeted key or stored inputs (most) never come here.
+   * A batch in which some tasks reserve (a budget, stored inputs) or are guarded by an in-flight
+   * limit, in one transaction: first the input bytes (`key_inputs`), each a guarded write of
+   * its key's row taken in key order; then the batch's key rows (`api_keys`) locked in id order
+   * (sql/key-guard.ts), the order in which a settle's triggers take the same rows, so two
+   * transactions never wait on each other's rows in opposite orders. Under those locks each
+   * task's key is read as it is now: its active tasks (plus those of this batch before it)
+   * against its in-flight limit, and whether it has a budget, whose reservation is then the
+   * guarded write. Then the rows that fit, in one statement (whose trigger counts them,
+   * migration 16); then the reservations of tasks whose idempotency key was held are given back.
+   * Every lock is held until the commit, so creates of one key in any process decide one after
+   * the other.
    */
   private async insertReserving(db: Executor, tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
     const refused = new Map<NewTask, InsertOutcome>();
-    const reserving = tasks.filter(reserves).sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
-    for (const task of reserving) {
+    const byOwner = [...tasks].sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+    for (const task of byOwner) {
       const bytes = task.inputBytes ?? 0;
       if (bytes > 0 && (await db.changes(reserveInputBytes, { owner: task.owner, bytes, limit: task.inputLimit ?? 0 })) === 0) {
         refused.set(task, 'inputs_over_limit');
-        continue;
-      }
-      if (task.reserve !== undefined && (await db.changes(reserveBudget, { id: task.owner, amount: task.reserve, now: task.createdAt })) === 0) {
-        if (bytes > 0) await db.changes(releaseInputBytes, { owner: task.owner, bytes });
-        refused.set(task, 'budget_exceeded');
       }
     }
-    const fitting = tasks.filter((task) => !refused.has(task));
+    const owners = [...new Set(tasks.map((task) => task.owner))];
+    const keys = new Map((await db.rows(guardKeys, { ids: owners })).map((row) => [row.id, row]));
+    const admitted = new Map<string, number>();
+    const reserved = new Map<NewTask, number>();
+    for (const task of tasks) {
+      if (refused.has(task)) continue;
+      const key = keys.get(task.owner);
+      const refuse = async (outcome: InsertOutcome): Promise<void> => {
+        refused.set(task, outcome);
+        const bytes = task.inputBytes ?? 0;
+        if (bytes > 0) await db.changes(releaseInputBytes, { owner: task.owner, bytes });
+      };
+      if (key && task.inFlightLimit !== undefined) {
+        const limit = inFlightLimitOf(key, task.inFlightLimit);
+        if (limit > 0 && Number(key.active_tasks) + (admitted.get(task.owner) ?? 0) >= limit) {
+          await refuse('tasks_over_limit');
+          continue;
+        }
+      }
+      if (key && Number(key.budgeted) === 1 && task.reserve !== undefined) {
+        if ((await db.changes(reserveBudget, { id: task.owner, amount: task.reserve, now: task.createdAt })) === 0) {
+          await refuse('budget_exceeded');
+          continue;
+        }
+        reserved.set(task, task.reserve);
+      }
+      admitted.set(task.owner, (admitted.get(task.owner) ?? 0) + 1);
+    }
+    // What a task reserves is what its row records: 0 for a key without a budget.
+    const fitting = tasks.filter((task) => !refused.has(task)).map((task) => ({ task, row: { ...task, reserve: reserved.get(task) ?? 0 } }));
     const outcomes = new Map<NewTask, InsertOutcome>();
-    (await this.insertRows(db, fitting)).forEach((outcome, i) => {
-      const task = fitting[i];
+    (
+      await this.insertRows(
+        db,
+        fitting.map((f) => f.row),
+      )
+    ).forEach((outcome, i) => {
+      const task = fitting[i]?.task;
       if (task) outcomes.set(task, outcome);
     });
-    for (const task of reserving) {
+    for (const task of tasks) {
       if (outcomes.get(task) !== 'key_taken') continue;
-      if (task.reserve !== undefined) await db.changes(releaseReservation, { id: task.owner, amount: task.reserve });
+      const amount = reserved.get(task);
+      if (amount !== undefined) await db.changes(releaseReservation, { id: task.owner, amount });
       if ((task.inputBytes ?? 0) > 0) await db.changes(releaseInputBytes, { owner: task.owner, bytes: task.inputBytes ?? 0 });
     }
     return tasks.map((task) => outcomes.get(task) ?? refused.get(task) ?? 'budget_exceeded');
@@ -367,7 +401,7 @@ function refusedByServer(error: unknown): boolean {
   return error instanceof pg.DatabaseError;
 }
 
-/** Whether a new task reserves anything in its insert's transaction (a budget, stored input bytes). */
+/** Whether a new task reserves or is guarded in its insert's transaction (a budget, stored input bytes, an in-flight limit). */
 function reserves(task: NewTask): boolean {
-  return task.reserve !== undefined || (task.inputBytes ?? 0) > 0;
+  return task.reserve !== undefined || task.inFlightLimit !== undefined || (task.inputBytes ?? 0) > 0;
 }

@@ -81,10 +81,17 @@ export interface NewTask {
   /** The route's first target: 'sandbox' (the default) renders here; any other channel goes upstream. */
   readonly channel?: string;
   /**
-   * Micro-units to reserve against the owner's budget, in the insert's transaction (only for a
-   * key with a budget): the guarded reservation refuses the insert when it does not fit.
+   * The task's maximum cost in micro-units, reserved against the owner's budget in the insert's
+   * transaction when the key has a budget then (read under the key row's lock; a key without
+   * one reserves nothing): the guarded reservation refuses the insert when it does not fit.
    */
   readonly reserve?: number;
+  /**
+   * Present: the insert's transaction guards the owner's queued and processing tasks under its
+   * key row's lock (migration 16): the key's own `max_tasks_in_flight`, else this default (0:
+   * none). Absent (store-level inserts): no guard.
+   */
+  readonly inFlightLimit?: number;
   /**
    * Bytes of the task's stored inputs (decoded data URLs), reserved for its owner in the
    * insert's transaction and given back when the task ends (migration 10); default 0.
@@ -98,10 +105,11 @@ export interface NewTask {
 
 /**
  * What an insert did: the task is stored; a live row held its idempotency key; its reservation
- * did not fit the key's budget; its input bytes did not fit under its owner's limit. A refusal
+ * did not fit the key's budget; its input bytes did not fit under its owner's limit; the key has
+ * its limit of tasks queued or processing. A refusal
  * stores nothing.
  */
-export type InsertOutcome = 'inserted' | 'key_taken' | 'budget_exceeded' | 'inputs_over_limit';
+export type InsertOutcome = 'inserted' | 'key_taken' | 'budget_exceeded' | 'inputs_over_limit' | 'tasks_over_limit';
 
 export interface IdempotencyClaim {
   readonly key: string;

@@ -11,6 +11,7 @@ import { complete, fail, release } from './sql/settle.js';
 import { takeIdempotencyKey } from './sql/idempotency.js';
 import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
 import { insertTask } from './sql/tasks-insert.js';
+import { guardKey, inFlightLimitOf } from './sql/key-guard.js';
 import { releaseReservation, reserveBudget } from './sql/usage.js';
 import { channelHolders, channelWaitingKeys, saveUpstream } from './sql/upstream.js';
 import { mayTakeSlot, slotsHeld, waitingKeysCap } from './slot-share.js';
@@ -68,30 +69,44 @@ export class SqliteStore extends TableStore implements Store, Runner {
     super();
     this.driver = database.driver;
     // Per task, in the batch's one transaction: the input bytes' reservation (guarded by the
-    // limit), the budget reservation (guarded), the idempotency key, the row; a refusal gives
-    // back what was reserved before it. The order is PostgreSQL's (postgres-store.ts), so a
-    // create over both limits gets the same answer on both stores. SQLite has one writer, so
-    // each guard reads what every earlier create left.
+    // limit), then the key's row (sql/key-guard.ts: its active tasks against its in-flight
+    // limit, and whether it has a budget now), the budget reservation (guarded), the idempotency
+    // key, the row; a refusal gives back what was reserved before it. The order is PostgreSQL's
+    // (postgres-store.ts), so a create over several limits gets the same answer on both stores.
+    // SQLite has one writer, so each guard reads what every earlier create left (the insert's
+    // trigger counts each task as it goes in, migration 16).
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
-      tasks.map(({ idempotency, reserve, inputBytes = 0, inputLimit = 0, ...task }): InsertOutcome => {
+      tasks.map(({ idempotency, reserve, inFlightLimit, inputBytes = 0, inputLimit = 0, ...task }): InsertOutcome => {
         if (inputBytes > 0 && this.changes(reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) return 'inputs_over_limit';
-        if (reserve !== undefined && this.changes(reserveBudget, { id: task.owner, amount: reserve, now: task.createdAt }) === 0) {
+        const giveInputsBack = (): void => {
           if (inputBytes > 0) this.changes(releaseInputBytes, { owner: task.owner, bytes: inputBytes });
+        };
+        const key = reserve !== undefined || inFlightLimit !== undefined ? this.first(guardKey, { id: task.owner }) : undefined;
+        if (key && inFlightLimit !== undefined) {
+          const limit = inFlightLimitOf(key, inFlightLimit);
+          if (limit > 0 && Number(key.active_tasks) >= limit) {
+            giveInputsBack();
+            return 'tasks_over_limit';
+          }
+        }
+        const reserved = key && Number(key.budgeted) === 1 ? reserve : undefined;
+        if (reserved !== undefined && this.changes(reserveBudget, { id: task.owner, amount: reserved, now: task.createdAt }) === 0) {
+          giveInputsBack();
           return 'budget_exceeded';
         }
         if (
           idempotency &&
           this.changes(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0
         ) {
-          if (reserve !== undefined) this.changes(releaseReservation, { id: task.owner, amount: reserve });
-          if (inputBytes > 0) this.changes(releaseInputBytes, { owner: task.owner, bytes: inputBytes });
+          if (reserved !== undefined) this.changes(releaseReservation, { id: task.owner, amount: reserved });
+          giveInputsBack();
           return 'key_taken';
         }
         this.changes(insertTask, {
           ...task,
           params: JSON.stringify(task.params),
           channel: task.channel ?? 'sandbox',
-          reservedCost: reserve ?? 0,
+          reservedCost: reserved ?? 0,
           inputBytes,
           traceContext: task.traceContext ?? null,
         });

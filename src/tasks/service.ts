@@ -63,19 +63,6 @@ export class BudgetExceeded extends Error {
   }
 }
 
-/** Whether a key has a budget, as last read: `has` once the read answered. */
-interface BudgetPresence {
-  readonly until: number;
-  readonly asked: Promise<boolean>;
-  has: boolean | undefined;
-}
-
-/**
- * How long a key's budget presence is trusted: as long as the key cache trusts a key, and
- * dropped with it when a key changes (at once on PostgreSQL, docs/admin.md).
- */
-const BUDGET_CACHE_MS = 5000;
-
 export interface TaskServiceEvents {
   created: [task: Task];
   settled: [task: SettledTask];
@@ -146,6 +133,36 @@ export class InputsOverLimit extends Error {
 }
 
 /**
+ * A task's maximum cost, or, when prices that large times the request's quantities pass what
+ * micro-units hold exactly (maxTaskCost throws), the largest exact amount: more than any budget
+ * can be (a budgeted key is refused 402), and a key without a budget reserves nothing anyway.
+ */
+function boundedMaxCost(pricing: Pricing, row: ModelRow, params: ResolvedParams): number {
+  try {
+    return maxTaskCost(pricing, row, params);
+  } catch (error) {
+    if (error instanceof RangeError) return Number.MAX_SAFE_INTEGER;
+    throw error;
+  }
+}
+
+/**
+ * A create refused because the key has its limit of tasks queued or processing, as the insert's
+ * transaction read it under the key's row lock; the HTTP layer answers 429.
+ */
+export class TasksOverLimit extends Error {
+  override readonly name = 'TasksOverLimit';
+  constructor() {
+    super('the key has its limit of tasks queued or processing');
+  }
+}
+
+/** What the insert guards besides a budget: the process's default in-flight limit (0: none), which a key's own setting replaces. */
+export interface CreateLimits {
+  readonly inFlight?: number;
+}
+
+/**
  * The one writer of task state. Each method is a named transition of the lifecycle
  *   queued -> processing -> completed | failed,  processing -> queued (handed back),
  *   queued | processing -> cancelled (by the owner)
@@ -158,8 +175,6 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   private readonly channelOf: (model: string) => string;
   private readonly inputs: InputStore | undefined;
   private readonly pricing: Pricing | undefined;
-  /** Whether a key has a budget, per key id, until a time: creates of keys without one reserve nothing and read nothing more. */
-  private readonly budgeted = new Map<string, BudgetPresence>();
   private readonly inputBytesPerKey: number;
 
   constructor(options: TaskServiceOptions) {
@@ -180,11 +195,19 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
   /**
    * Inserts a new task after storing its data-URL inputs, whose bytes the insert reserves for
    * the owner under the per-key limit; the inputs are deleted again when the insert does not
-   * happen (a refusal or a throw). Throws InputsOverLimit when the bytes do not fit.
+   * happen (a refusal or a throw). Throws InputsOverLimit, BudgetExceeded or TasksOverLimit
+   * when the insert's transaction refused it.
    */
-  private async insertWithInputs(task: Task, row: ModelRow, params: ResolvedParams, idempotency?: NewTask['idempotency']): Promise<InsertOutcome> {
-    const reserving = this.reservationFor(task.owner, row, params);
-    const reserve = reserving instanceof Promise ? await reserving : reserving;
+  private async insertWithInputs(
+    task: Task,
+    row: ModelRow,
+    params: ResolvedParams,
+    limits: CreateLimits,
+    idempotency?: NewTask['idempotency'],
+  ): Promise<InsertOutcome> {
+    // The maximum cost goes with every priced create: the insert reserves it only if the key
+    // has a budget at that moment (read under the key's row lock, not from a cache).
+    const reserve = this.pricing === undefined ? undefined : boundedMaxCost(this.pricing, row, params);
     const stored = this.inputs ? await this.inputs.store(task.id, params) : { params, bytes: 0 };
     let outcome: InsertOutcome | undefined;
     try {
@@ -198,53 +221,23 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
         channel: this.channelOf(task.model),
         ...(idempotency === undefined ? {} : { idempotency }),
         ...(reserve === undefined ? {} : { reserve }),
+        ...(limits.inFlight === undefined ? {} : { inFlightLimit: limits.inFlight }),
         ...(stored.bytes > 0 ? { inputBytes: stored.bytes, inputLimit: this.inputBytesPerKey } : {}),
         ...withTraceContext(),
       });
       if (outcome === 'budget_exceeded') throw new BudgetExceeded(reserve ?? 0);
       if (outcome === 'inputs_over_limit') throw new InputsOverLimit(stored.bytes, this.inputBytesPerKey);
+      if (outcome === 'tasks_over_limit') throw new TasksOverLimit();
       return outcome;
     } finally {
       if (outcome !== 'inserted' && stored.params !== params) await this.inputs?.discard(task.id);
     }
   }
 
-  /**
-   * What a create of this key reserves: the task's maximum cost when the key has a budget,
-   * undefined (no reservation, no extra statement) when it has none. Whether it has one is
-   * cached for a few seconds, like the key itself.
-   */
-  private reservationFor(owner: string, row: ModelRow, params: ResolvedParams): number | undefined | Promise<number | undefined> {
-    // Without prices nothing costs anything: no budget can be reached, nothing to reserve or read.
-    if (this.pricing === undefined) return undefined;
-    const now = this.now();
-    let cached = this.budgeted.get(owner);
-    if (cached === undefined || cached.until <= now) {
-      // The promise is cached: a burst of creates of one key asks the store once.
-      const entry: BudgetPresence = { until: now + BUDGET_CACHE_MS, has: undefined, asked: this.store.keyHasBudget(owner) };
-      entry.asked.then(
-        (has) => (entry.has = has),
-        () => this.budgeted.delete(owner),
-      );
-      if (this.budgeted.size > 10_000) this.budgeted.clear();
-      this.budgeted.set(owner, entry);
-      cached = entry;
-    }
-    // Once known, answered without a promise turn (the create path of a key without a budget).
-    const pricing = this.pricing;
-    if (cached.has !== undefined) return cached.has ? maxTaskCost(pricing, row, params) : undefined;
-    return cached.asked.then((has) => (has ? maxTaskCost(pricing, row, params) : undefined));
-  }
-
-  /** Drops what is cached of keys' budgets: a key changed (KeyRegistry.onForget). */
-  forgetBudgets(): void {
-    this.budgeted.clear();
-  }
-
   /** (none) -> queued. The task is durable when this resolves. Throws BudgetExceeded when its maximum cost does not fit the key's budget. */
-  async create(owner: string, row: ModelRow, params: ResolvedParams): Promise<Task> {
+  async create(owner: string, row: ModelRow, params: ResolvedParams, limits: CreateLimits = {}): Promise<Task> {
     const task = this.newTask(owner, row);
-    await this.insertWithInputs(task, row, params);
+    await this.insertWithInputs(task, row, params, limits);
     this.emit('created', task);
     return task;
   }
@@ -268,7 +261,14 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
    * decides against a concurrent create with the same key in another process: the loser reads
    * the winner's row. Callers keep two same-key requests of one process apart (409).
    */
-  async createOnce(owner: string, row: ModelRow, params: ResolvedParams, request: IdempotentRequest, admit: () => Promise<void>): Promise<IdempotentOutcome> {
+  async createOnce(
+    owner: string,
+    row: ModelRow,
+    params: ResolvedParams,
+    request: IdempotentRequest,
+    admit: () => Promise<void>,
+    limits: CreateLimits = {},
+  ): Promise<IdempotentOutcome> {
     this.sweepKeysSometimes();
     let prior = await this.replay(owner, request);
     if (prior && prior.outcome !== 'orphaned') return prior;
@@ -278,7 +278,7 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
       const task = this.newTask(owner, row);
       // A live key whose task retention deleted is free: the insert may take it over.
       const expiredBefore = Math.max(task.createdAt - IDEMPOTENCY_TTL_MS, prior?.outcome === 'orphaned' ? prior.createdAt + 1 : 0);
-      if ((await this.insertWithInputs(task, row, params, { ...request, expiredBefore })) === 'inserted') {
+      if ((await this.insertWithInputs(task, row, params, limits, { ...request, expiredBefore })) === 'inserted') {
         this.emit('created', task);
         return { outcome: 'created', task };
       }

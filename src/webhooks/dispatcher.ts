@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { FetchAllowList } from '../outbound/address-policy.js';
 import { discard, explainFailure, send } from '../outbound/client.js';
 import { createFetchDispatcher } from '../outbound/connection.js';
+import { isUnresolved } from '../outbound/url-refusal.js';
 import { newSortableId } from '../tasks/ids.js';
 import type { TaskService } from '../tasks/service.js';
 import type { ClaimedDelivery, NewWebhookDelivery, WebhookEndpointRecord, WebhookStore } from '../store/store.js';
@@ -202,6 +203,14 @@ export class WebhookDispatcher {
       await store.dropWebhookDelivery(delivery.id);
       return;
     }
+    // Checked before every attempt, not only when the key changed: a delivery announced or
+    // claimed in another process as the key was disabled or revoked is ended here, never sent.
+    if (await store.keyBlocksDeliveries(endpoint.owner)) {
+      if (await store.endClaimedDelivery(delivery.id, this.id, delivery.attempts, Date.now())) {
+        log.warn({ webhook: delivery.id, endpoint: delivery.endpointId, type: delivery.type }, 'webhook delivery ended: its API key is disabled or revoked');
+      }
+      return;
+    }
     const started = Date.now();
     // A producer span in the task's trace (tracing/): the endpoint's id, never its URL.
     const { statusCode, error } = await inTaskSpan(
@@ -273,15 +282,25 @@ export class WebhookDispatcher {
       const redirect = statusCode >= 300 && statusCode <= 399 ? ' (redirects are not followed)' : '';
       return { statusCode, error: `HTTP ${statusCode}${redirect}` };
     } catch (error) {
-      return { statusCode: null, error: describe(error, signal, this.timeoutMs) };
+      return { statusCode: null, error: describe(error, signal, this.timeoutMs, endpoint.url) };
     }
   }
 }
 
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return 'the host';
+  }
+}
+
 /** Why an attempt got no answer, for the delivery log (no addresses, no secrets). */
-function describe(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+function describe(error: unknown, signal: AbortSignal, timeoutMs: number, url: string): string {
   const why = explainFailure(error);
   if (why.refused) return `address_refused: ${why.refused.host} is not a public address`;
+  // One answer for a name that does not resolve and one that resolves inward (outbound/url-refusal.ts).
+  if (isUnresolved(error)) return `address_refused: ${hostOf(url)} is not a public address`;
   if (why.fetchError) return `${why.fetchError.reason}: ${why.fetchError.message}`;
   if (signal.aborted || why.timedOut) return `timeout: no answer within ${timeoutMs} ms`;
   return `network: ${why.code ?? (error instanceof Error ? error.message : 'the request failed')}`.slice(0, 300);

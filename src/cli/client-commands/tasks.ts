@@ -61,7 +61,8 @@ export function formatTask(seen: TaskSnapshot): string {
   }
   for (const url of seen.outputs) rows.push(['output', url]);
   const usage = task.usage;
-  if (usage) rows.push(['usage', `${usage.seconds} s, ${usage.images} images, ${usage.currency} ${amount(usage.cost)}`]);
+  // A cost of 0 is left out: without a pricing file every task costs 0, and "USD 0.00" would say it was priced.
+  if (usage) rows.push(['usage', `${usage.seconds} s, ${usage.images} images${usage.cost > 0 ? `, ${usage.currency} ${amount(usage.cost)}` : ''}`]);
   if (seen.error) {
     if (seen.error.code !== '') rows.push(['code', seen.error.code]);
     if (seen.error.param !== '') rows.push(['param', seen.error.param]);

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { generateKey } from '../../auth/api-keys.js';
-import { keyBody, parseKeyBody } from '../../auth/key-settings.js';
+import { adminKeyPatchFault, keyBody, parseKeyBody } from '../../auth/key-settings.js';
 import { errors } from '../../errors.js';
 import type { ApiKeyRecord } from '../../store/store.js';
 import { pathParam, type Handler, type RouteDeps } from '../route.js';
@@ -76,7 +76,15 @@ export function patchAdminKey(deps: RouteDeps): Handler {
     const now = Date.now();
     const id = pathParam(request, 'id');
     // An unknown id is a 404 whatever the body; a known one with a bad body, the body's 400.
-    if ((await visibleKey(deps, id, now)) === undefined) throw errors.keyNotFound(id);
+    if ((await visibleKey(deps, id, now)) === undefined) {
+      // An admin key is not managed here (404), but a client-only setting sent to one is told why it cannot apply.
+      const admin = KEY_ID.test(id) ? await deps.ctx.store.getKey(id, now) : undefined;
+      const patch = admin?.role === 'admin' && admin.revokedAt === null ? parseKeyBody(requireJsonBody(request), 'patch') : undefined;
+      if (patch instanceof Error) throw patch;
+      const fault = patch === undefined ? undefined : adminKeyPatchFault(patch);
+      if (fault) throw fault;
+      throw errors.keyNotFound(id);
+    }
     const patch = parseKeyBody(requireJsonBody(request), 'patch');
     if (patch instanceof Error) throw patch;
     if (!(await deps.ctx.store.updateKey(id, patch, now))) throw errors.keyNotFound(id);

@@ -2,13 +2,13 @@ import type { FastifyRequest } from 'fastify';
 import { deprecationHeaders, type CheckedMedia, type ModelKind, type ModelRow, type ResolvedParams } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
-import { BudgetExceeded, InputsOverLimit, type TaskService } from '../../tasks/service.js';
+import { BudgetExceeded, InputsOverLimit, TasksOverLimit, type TaskService } from '../../tasks/service.js';
 import { amountText } from '../../billing/index.js';
 import type { Task } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
 import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
 import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
-import { inputBytesRefused } from '../rate-limit.js';
+import { inputBytesRefused, tasksRefused } from '../rate-limit.js';
 import { pathParam, type FastAnswer, type Handler, type RouteDeps, type Serialize } from '../route.js';
 
 declare module 'fastify' {
@@ -110,26 +110,29 @@ export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
     if (row !== undefined && deprecationHeaders(row, now()) !== undefined) ctx.metrics.deprecatedCreates.inc({ model });
   };
   const inFlight = new InFlightKeys();
+  // Amounts in the 402 name their currency, as every other figure of usage does.
+  const money = (micro: number): string => `${deps.currency} ${amountText(micro)}`;
   /** A refused create: 402 with what the key holds against its budget (read only on a refusal). */
   const refuse = async (owner: string, refused: BudgetExceeded): Promise<never> => {
     const state = await ctx.store.keyBudgetState(owner, Date.now());
     ctx.metrics.budgetRefusals.inc({ reason: state?.period ?? 'lifetime' });
     const holds =
       state && state.budget !== null
-        ? ` The key's ${state.period ?? 'lifetime'} budget is ${amountText(state.budget)}; it has spent ${amountText(state.spent)} and holds ${amountText(state.reserved)} for unfinished tasks.`
+        ? ` The key's ${state.period ?? 'lifetime'} budget is ${money(state.budget)}; it has spent ${money(state.spent)} and holds ${money(state.reserved)} for unfinished tasks.`
         : '';
-    throw errors.budgetExceeded(`This task may cost up to ${amountText(refused.maxCost)}, more than what is left of the API key's budget.${holds}`);
+    throw errors.budgetExceeded(`This task may cost up to ${money(refused.maxCost)}, more than what is left of the API key's budget.${holds}`);
   };
   // The insert's reservation refused the inputs (another create of the key got there first): the pre-check's 429.
   const overLimit = async (owner: string, refused: InputsOverLimit): Promise<never> => {
     throw inputBytesRefused(await ctx.service.activeInputBytes(owner), refused.bytes, refused.limit);
   };
-  const budgeted = async <T>(owner: string, create: () => Promise<T>): Promise<T> => {
+  const budgeted = async <T>(request: FastifyRequest, create: () => Promise<T>): Promise<T> => {
     try {
       return await create();
     } catch (error) {
-      if (error instanceof BudgetExceeded) return refuse(owner, error);
-      if (error instanceof InputsOverLimit) return overLimit(owner, error);
+      if (error instanceof BudgetExceeded) return refuse(request.owner, error);
+      if (error instanceof InputsOverLimit) return overLimit(request.owner, error);
+      if (error instanceof TasksOverLimit) throw tasksRefused(request.apiKey.maxTasksInFlight ?? ctx.keyLimits?.inFlightDefault ?? 0);
       throw error;
     }
   };
@@ -152,16 +155,18 @@ export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
       await ctx.keyLimits?.admitTask(request.owner, request.apiKey.maxTasksInFlight);
       await ctx.keyLimits?.admitInputBytes(request.owner, dataUrlInputBytes(params));
     };
+    // The insert's transaction guards the key's tasks in flight (its own limit, else this default).
+    const limits = ctx.keyLimits === undefined ? {} : { inFlight: ctx.keyLimits.inFlightDefault };
     if (key === undefined) {
       const result = validate();
       await admit(result.params);
-      return created(await budgeted(request.owner, () => ctx.service.create(request.owner, result.row, result.params)), result.params);
+      return created(await budgeted(request, () => ctx.service.create(request.owner, result.row, result.params, limits)), result.params);
     }
     // Validation runs under the key, so a second request meanwhile is 409; a refused one takes no key.
     return inFlight.hold(request.owner, key, async () => {
       const result = validate();
-      const done = await budgeted(request.owner, () =>
-        ctx.service.createOnce(request.owner, result.row, result.params, { key, requestHash: requestHash(kind, body) }, () => admit(result.params)),
+      const done = await budgeted(request, () =>
+        ctx.service.createOnce(request.owner, result.row, result.params, { key, requestHash: requestHash(kind, body) }, () => admit(result.params), limits),
       );
       if (done.outcome === 'reused') throw errors.idempotencyKeyReused();
       if (done.outcome === 'created') return created(done.task, result.params);

@@ -3,6 +3,7 @@ import { operations } from '../operations.js';
 import { claimById, claimByIds, claimQueued, claimTakeovers } from './claim.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, takeIdempotencyKey } from './idempotency.js';
 import { releaseInputBytes, reserveInputBytes } from './inputs.js';
+import { guardKey, guardKeys } from './key-guard.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './migrations.js';
 import { requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, release, releaseWithJob } from './settle.js';
@@ -27,6 +28,8 @@ function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
     insertKeyedTasksWithJobs(jobs),
     reserveBudget,
     releaseReservation,
+    guardKey,
+    guardKeys,
     claimTakeovers,
     claimQueued,
     claimById,

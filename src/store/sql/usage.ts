@@ -8,9 +8,6 @@ import { periodStart } from '../usage-sql.js';
  * rollup. These statements reserve at create and read the figures back.
  */
 
-/** Whether a key has a budget (the create path caches the answer for a few seconds). */
-export const keyBudget = operation<{ id: string }, { budget: Int | null }>('key-budget', () => `SELECT budget FROM api_keys WHERE id = @id`);
-
 /**
  * What the key spent in the period holding `now` (ms): `spent` if it belongs to that period,
  * else 0 (the period rolled over and nothing has been charged in the new one yet).

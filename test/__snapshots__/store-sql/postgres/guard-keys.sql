@@ -1,0 +1,2 @@
+SELECT id, active_tasks, max_tasks_in_flight, CASE WHEN budget IS NULL THEN 0 ELSE 1 END AS budgeted
+       FROM api_keys WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE

@@ -1,1 +1,0 @@
-SELECT budget FROM api_keys WHERE id = $1

@@ -1,0 +1,2 @@
+UPDATE api_keys SET active_tasks = active_tasks WHERE id = ?
+      RETURNING id, active_tasks, max_tasks_in_flight, CASE WHEN budget IS NULL THEN 0 ELSE 1 END AS budgeted
