@@ -1,5 +1,6 @@
 import type { EventStreamLimits } from './event-streams.js';
 import type { Pricing } from '../billing/index.js';
+import type { Health } from '../outages.js';
 import type { ModelRow, Validator } from '../catalog/index.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
 import type { InputStore } from '../storage/inputs.js';
@@ -63,6 +64,8 @@ export interface HttpContext {
    * kept serialized (final-bodies.ts); absent = no cache.
    */
   readonly finalBodyCache?: { readonly maxBytes: number; readonly retentionMs: number };
+  /** What this process cannot do now (outages.ts): readiness answers from it, outages are recorded in it. */
+  readonly health?: Health;
   /** MEDIAGATE_CORS_ORIGINS; absent or empty = CORS off. */
   readonly corsOrigins?: readonly string[] | '*';
 }

@@ -4,6 +4,7 @@ import { renderDocsPage } from '../docs-page.js';
 import { setTaskGauge } from '../metrics.js';
 import { metricsAuthorized } from '../metrics-auth.js';
 import { buildOpenApi } from '../openapi.js';
+import { checkReadiness, readinessAnswer } from '../readiness.js';
 import type { Handler, RouteDeps } from '../route.js';
 
 /** `GET /openapi.json`, built on first request (the public URL may be known only at listen). */
@@ -45,11 +46,11 @@ export function getHealth(): Handler {
   return () => Promise.resolve({ status: 'ok' });
 }
 
-/** `GET /readyz`: the store answers too. */
+/** `GET /readyz`: the database and the media store answer, and this process's workers can work (http/readiness.ts). */
 export function getReadiness({ ctx }: RouteDeps): Handler {
-  return async () => {
-    await ctx.store.countKeys();
-    return { status: 'ready' };
+  return async (_request, reply) => {
+    const answer = readinessAnswer(await checkReadiness({ store: ctx.store, storage: ctx.storage, health: ctx.health }));
+    return reply.code(answer.status).headers(answer.headers).send(answer.body);
   };
 }
 
