@@ -588,7 +588,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
     return { ...core, start: () => startWork() };
   }
   const [
-    { createTaskMetrics, observeSettled, setTaskGauge },
+    { createTaskMetrics, observeSettled, refreshTaskGauge },
     { startMetricsListener },
     { createChannelMetrics },
     { registerHealthMetrics },
@@ -614,7 +614,7 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
         port,
         host: config.host,
         token: config.metricsToken,
-        refresh: async () => setTaskGauge(metrics, await core.store.countByStatus()),
+        refresh: () => refreshTaskGauge(metrics, core.store),
         readiness: async () => readinessAnswer(await checkReadiness({ store: core.store, storage, health })),
       });
       await startWork((outcome) => metrics.webhookDeliveries.inc({ outcome }));

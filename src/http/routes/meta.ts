@@ -1,7 +1,7 @@
 import { errors } from '../../errors.js';
 import { consoleScriptUrl } from '../console-assets.js';
 import { renderDocsPage } from '../docs-page.js';
-import { setTaskGauge } from '../metrics.js';
+import { refreshTaskGauge } from '../metrics.js';
 import { metricsAuthorized } from '../metrics-auth.js';
 import { buildOpenApi } from '../openapi.js';
 import { checkReadiness, readinessAnswer } from '../readiness.js';
@@ -61,7 +61,7 @@ export function getMetrics({ ctx }: RouteDeps): Handler {
       reply.header('www-authenticate', 'Bearer');
       throw errors.invalidApiKey('/metrics requires the metrics token (MEDIAGATE_METRICS_TOKEN) as a bearer token.');
     }
-    setTaskGauge(ctx.metrics, await ctx.store.countByStatus());
+    await refreshTaskGauge(ctx.metrics, ctx.store);
     return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   };
 }
