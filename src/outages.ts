@@ -86,6 +86,9 @@ export function isDiskFull(error: unknown): boolean {
 /** Seconds a client is told to wait after a 503 for an outage: a restart or failover takes about this. */
 export const OUTAGE_RETRY_AFTER_S = 5;
 
+/** How long an outage seen in passing (a failed request or write) is reported without being seen again. */
+export const OUTAGE_SEEN_MS = 10_000;
+
 /**
  * What this process cannot do now, by check name (`database`, `storage`, `job_runner`, `disk`),
  * with a sentence for an operator; readiness (/readyz, a worker's metrics listener) answers from
@@ -93,22 +96,31 @@ export const OUTAGE_RETRY_AFTER_S = 5;
  * write retried) ride along for the metrics.
  */
 export class Health {
-  private readonly problems = new Map<string, string>();
+  private readonly problems = new Map<string, { problem: string; until: number }>();
   private readonly counts = new Map<string, number>();
 
-  /** Records a problem (a sentence), or clears it with undefined. */
-  set(check: string, problem: string | undefined): void {
+  /**
+   * Records a problem (a sentence), or clears it with undefined. One seen in passing (a request
+   * that failed) is given `forMs`: it lapses unless seen again, since nothing may look again.
+   */
+  set(check: string, problem: string | undefined, forMs = Number.POSITIVE_INFINITY): void {
     if (problem === undefined) this.problems.delete(check);
-    else this.problems.set(check, problem);
+    else this.problems.set(check, { problem, until: Date.now() + forMs });
   }
 
   problem(check: string): string | undefined {
-    return this.problems.get(check);
+    const entry = this.problems.get(check);
+    if (entry === undefined || entry.until > Date.now()) return entry?.problem;
+    this.problems.delete(check);
+    return undefined;
   }
 
   /** Every problem now, by check name. */
   list(): { check: string; problem: string }[] {
-    return [...this.problems].map(([check, problem]) => ({ check, problem }));
+    return [...this.problems.keys()].flatMap((check) => {
+      const problem = this.problem(check);
+      return problem === undefined ? [] : [{ check, problem }];
+    });
   }
 
   count(event: string, by = 1): void {

@@ -140,9 +140,9 @@ describe.each(STORE_BACKENDS)('storage outages and a full disk in the worker poo
   it('hands the task back on a full disk, claims nothing until there is room, then completes every task', async () => {
     const disk = diskEngine();
     let probes = 0;
-    const diskProbe = async (): Promise<boolean> => {
+    const diskProbe = (): Promise<boolean> => {
       probes += 1;
-      return !disk.state.full;
+      return Promise.resolve(!disk.state.full);
     };
     disk.state.full = true;
     await pool(disk.engine, new LocalBlobStore(dir), { diskProbe, diskProbeMs: 50 }).start();

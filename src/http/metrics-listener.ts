@@ -9,8 +9,8 @@ export interface MetricsListener {
 }
 
 /**
- * The /metrics of a `mediagate worker` process (MEDIAGATE_METRICS_PORT): a bare node:http
- * listener, so a worker loads no HTTP framework: /metrics, and /readyz (its readiness). `refresh` runs before each
+ * The /metrics of a `mediagate worker` process (MEDIAGATE_METRICS_PORT), and its /readyz: a
+ * bare node:http listener, so a worker loads no HTTP framework. `refresh` runs before each
  * scrape (the tasks gauge reads the store).
  */
 export async function startMetricsListener(options: {

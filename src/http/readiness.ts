@@ -1,5 +1,5 @@
 import { errors } from '../errors.js';
-import { OUTAGE_RETRY_AFTER_S, outageOf, type Health } from '../outages.js';
+import { OUTAGE_RETRY_AFTER_S, OUTAGE_SEEN_MS, outageOf, type Health } from '../outages.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { Store } from '../store/store.js';
 
@@ -43,8 +43,8 @@ async function probe(check: () => Promise<unknown>): Promise<string> {
 export async function checkReadiness(parts: { store: Store; storage: OutputStorage | undefined; health: Health | undefined }): Promise<Readiness> {
   const { store, storage, health } = parts;
   const [database, media] = await Promise.all([probe(() => store.countKeys()), storage ? probe(() => storage.open(PROBE_KEY)) : Promise.resolve('ok')]);
-  health?.set('database', database === 'ok' ? undefined : `the database is ${database}`);
-  health?.set('storage', media === 'ok' ? undefined : `the media store is ${media}`);
+  health?.set('database', database === 'ok' ? undefined : `the database is ${database}`, OUTAGE_SEEN_MS);
+  health?.set('storage', media === 'ok' ? undefined : `the media store is ${media}`, OUTAGE_SEEN_MS);
   const checks: Record<string, string> = { database, storage: media };
   for (const { check, problem } of health?.list() ?? []) if (!(check in checks)) checks[check] = problem;
   return { ready: Object.values(checks).every((value) => value === 'ok'), checks };

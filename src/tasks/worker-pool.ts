@@ -10,7 +10,7 @@ import type { OutputStorage } from '../storage/storage.js';
 import type { TaskRunner, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
 import type { ClaimedTask, TaskError, TaskOutput } from '../store/records.js';
-import { isDiskFull, outageOf, type Health } from '../outages.js';
+import { isDiskFull, OUTAGE_SEEN_MS, outageOf, type Health } from '../outages.js';
 import { DiskWatch, type DiskProbe } from './disk-watch.js';
 import { StorageUnavailableError, withStorageRetry } from './storage-retry.js';
 
@@ -504,6 +504,7 @@ export class WorkerPool implements TaskRunner {
       signal,
       onRetry: (error, waitMs) => {
         health?.count('storage_write_retry');
+        health?.set('storage', 'the media store is unreachable: finished work waits to be stored', OUTAGE_SEEN_MS);
         // One line per task, not one per try.
         if (!warned) log.warn({ err: error, task: task.id, waitMs }, 'storing the outputs failed: the media store is unreachable; retrying');
         warned = true;
