@@ -174,7 +174,7 @@ describe.skipIf(s3.target === undefined)(`an S3 gateway outage ${s3.reason}`, ()
   let server: TestServer | undefined;
 
   afterEach(async () => {
-    proxy?.restore();
+    await proxy?.restore();
     await server?.close();
     await proxy?.close();
     server = undefined;
@@ -241,7 +241,7 @@ describe.skipIf(s3.target === undefined)(`an S3 gateway outage ${s3.reason}`, ()
     });
     const duringOutage = await Promise.all(accepted.map((id) => statusOf(app, id)));
     expect(duringOutage.filter((s) => s === 'failed')).toEqual([]);
-    cut.restore();
+    await cut.restore();
 
     await eventually(async () => (await Promise.all(accepted.map((id) => statusOf(app, id)))).every((s) => s === 'completed'), {
       deadline: 30_000,

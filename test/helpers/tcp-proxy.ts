@@ -3,28 +3,28 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
 /**
  * A TCP proxy in front of a dependency (PostgreSQL, an S3 gateway) that a spec can cut and
  * restore, to play an outage without touching the shared service behind it. Cut: every open
- * connection is destroyed (a reset, as a crashed server's) and new ones are refused (accepted,
- * then destroyed at once, as a refusal would look to a client that connected already); restore:
- * new connections go through again.
+ * connection is reset (as a crashed server's) and the port stops listening, so new
+ * connections are refused (ECONNREFUSED, as a stopped server's); restore: it listens on the
+ * same port again and connections go through.
  */
 export interface TcpProxy {
   /** `host:port` of the proxy. */
   readonly host: string;
   readonly port: number;
-  /** Connections made through the proxy so far (an outage shows in it as refusals). */
-  readonly stats: { connections: number; refused: number };
+  /** Connections made through the proxy so far. */
+  readonly stats: { connections: number };
   cut(): void;
-  restore(): void;
+  restore(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const open = new Set<Socket>();
-  const stats = { connections: 0, refused: 0 };
+  const stats = { connections: 0 };
   let down = false;
   const server: Server = createServer((client) => {
+    // Accepted just as the cut began.
     if (down) {
-      stats.refused += 1;
       client.destroy();
       return;
     }
@@ -55,15 +55,26 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     stats,
     cut() {
       down = true;
+      server.close();
       cutAll();
     },
-    restore() {
+    async restore() {
+      if (!down) return;
       down = false;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
     },
     close: () =>
       new Promise<void>((resolve) => {
+        down = true;
         cutAll();
-        server.close(() => resolve());
+        if (server.listening) server.close(() => resolve());
+        else resolve();
       }),
   };
 }

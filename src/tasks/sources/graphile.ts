@@ -353,6 +353,10 @@ export class GraphileTaskSource implements TaskSource {
           // statement and commit each. A job whose task is settled delivers nothing, so one left
           // behind by a crash between the settle and the deletion is a no-op when it runs again.
           completeJobBatchDelay: 0,
+          // Failed jobs the same way. This also routes a failure to record a job's failure (the
+          // database gone) to graphile-worker's handler, which stops the runner (and ours starts
+          // it again), where the unbatched call leaves an unhandled rejection that ends the process.
+          failJobBatchDelay: 0,
         },
       },
     });
