@@ -110,7 +110,7 @@ describe.skipIf(!availability.enabled)(`a PostgreSQL outage ${availability.reaso
 
   it('answers 503 with Retry-After where the database is needed, serves final tasks it holds, names the database in /readyz, and loses nothing', async () => {
     // Renders of 300 ms, two at a time: tasks are still queued and rendering when the database goes.
-    const app = await start({ MEDIAGATE_INSTANT_DELAY_MS: '300' });
+    const app = await start({ MEDIAGATE_INSTANT_DELAY_MS: '300', LOG_LEVEL: process.env['OUTAGE_LOG'] ?? 'silent' });
     const cut = proxy as TcpProxy;
     // Before: tasks accepted and finished, each polled once (the process now holds their final bodies).
     const before: string[] = [];

@@ -368,6 +368,14 @@ export class GraphileTaskSource implements TaskSource {
     this.graphile = graphile;
     // Settles when the runner stops, asked to or not (a failure is logged by graphile-worker).
     void graphile.promise.catch(() => {}).then(() => this.runnerStopped(graphile));
+    // A failing worker pool shuts down "gracefully": it returns its locked jobs and fails its
+    // unfinished ones, each with up to 20 retries over minutes while the database is gone, and
+    // claims nothing meanwhile. The runner counts as stopped from the start of that shutdown
+    // (ours start after the flags are set, so this is graphile-worker's own), and the next one
+    // starts without waiting for it: the jobs it still holds are released by the dead-worker pass.
+    graphile.events.on('pool:gracefulShutdown', () => {
+      if (!this.stopping && !this.paused) this.runnerStopped(graphile);
+    });
   }
 
   private async handle(payload: unknown, helpers: JobHelpers, runner: TaskRunner): Promise<void> {
