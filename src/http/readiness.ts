@@ -15,7 +15,12 @@ export interface Readiness {
   readonly checks: Record<string, string>;
 }
 
-async function probe(check: () => Promise<unknown>): Promise<string> {
+/**
+ * `ok`, `unreachable` (an outage), `failed: ...` (any other error, unless `reachedIsOk`: an
+ * answer that is not an outage, such as S3's 403 for a missing object to a role that may not
+ * list the bucket, still shows the store is there), or no answer in time.
+ */
+async function probe(check: () => Promise<unknown>, reachedIsOk = false): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<string>((resolve) => {
     timer = setTimeout(() => resolve(`no answer within ${PROBE_MS / 1000} s`), PROBE_MS);
@@ -24,8 +29,10 @@ async function probe(check: () => Promise<unknown>): Promise<string> {
     return await Promise.race([
       check().then(
         () => 'ok',
-        (error: unknown) =>
-          outageOf(error) === undefined ? `failed: ${error instanceof Error ? error.message.slice(0, 200) : 'unknown error'}` : 'unreachable',
+        (error: unknown) => {
+          if (outageOf(error) !== undefined) return 'unreachable';
+          return reachedIsOk ? 'ok' : `failed: ${error instanceof Error ? error.message.slice(0, 200) : 'unknown error'}`;
+        },
       ),
       late,
     ]);
@@ -42,7 +49,7 @@ async function probe(check: () => Promise<unknown>): Promise<string> {
  */
 export async function checkReadiness(parts: { store: Store; storage: OutputStorage | undefined; health: Health | undefined }): Promise<Readiness> {
   const { store, storage, health } = parts;
-  const [database, media] = await Promise.all([probe(() => store.countKeys()), storage ? probe(() => storage.open(PROBE_KEY)) : Promise.resolve('ok')]);
+  const [database, media] = await Promise.all([probe(() => store.countKeys()), storage ? probe(() => storage.open(PROBE_KEY), true) : Promise.resolve('ok')]);
   health?.set('database', database === 'ok' ? undefined : `the database is ${database}`, OUTAGE_SEEN_MS);
   health?.set('storage', media === 'ok' ? undefined : `the media store is ${media}`, OUTAGE_SEEN_MS);
   const checks: Record<string, string> = { database, storage: media };
