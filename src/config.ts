@@ -45,6 +45,8 @@ export interface Config {
   readonly maxAttempts: number;
   /** MEDIAGATE_RENDER_TIMEOUT_S: longest a single render may take, in seconds. Default 600; held in ms. */
   readonly renderTimeoutMs: number;
+  /** MEDIAGATE_STORAGE_RETRY_S: how long a finished task's storage write is retried through a media store outage. Default 300; held in ms. */
+  readonly storageRetryMs: number;
   /** MEDIAGATE_SWEEP_INTERVAL_S: how often expired outputs are deleted, in seconds. Default 60; held in ms. */
   readonly sweepIntervalMs: number;
   /** MEDIAGATE_SSE_KEEPALIVE_S: the longest an event stream stays silent (a comment line), in seconds. Default 15; held in ms. */
@@ -392,6 +394,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     leaseMs: seconds(env, 'MEDIAGATE_LEASE_S', 15, 2, 3600),
     maxAttempts: integer(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 100),
     renderTimeoutMs: seconds(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),
+    storageRetryMs: seconds(env, 'MEDIAGATE_STORAGE_RETRY_S', 300, 0, 86_400),
     sweepIntervalMs: seconds(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
     sseKeepAliveMs: seconds(env, 'MEDIAGATE_SSE_KEEPALIVE_S', 15, 1, 15),
     syncWaitMs: seconds(env, 'MEDIAGATE_SYNC_WAIT_S', 600, 1, 86_400),

@@ -27,6 +27,8 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'invalid_signature'
   | 'internal_error'
+  // A dependency (the database, the media store) is unreachable: retry after Retry-After.
+  | 'service_unavailable'
   // Connection-level limits (http/connection-limits.ts) and expired output URLs.
   | 'url_expired'
   | 'request_timeout'
@@ -142,5 +144,14 @@ export const errors = {
   headersTooLarge: (limit: number) => new ApiError(431, 'headers_too_large', '', `The request headers are larger than the limit of ${limit} bytes.`),
   fileGone: () => new ApiError(404, 'not_found', '', 'The file no longer exists.'),
   assetNotFound: (name: string) => new ApiError(404, 'not_found', 'name', `No console asset named ${name.slice(0, 100)}.`),
+  serviceUnavailable: (dependency: 'database' | 'storage', retryAfterS: number, cause?: unknown) =>
+    new ApiError(
+      503,
+      'service_unavailable',
+      '',
+      `The ${dependency === 'database' ? 'database' : 'media store'} is unreachable for now; retry after ${retryAfterS} seconds (a create with the same Idempotency-Key).`,
+      'server_error',
+      { cause, headers: { 'retry-after': String(retryAfterS) } },
+    ),
   internal: (cause: unknown) => new ApiError(500, 'internal_error', '', 'An unexpected error occurred; it has been logged.', 'server_error', { cause }),
 } as const;

@@ -34,6 +34,9 @@ export const TASK_FAILURE_CODES = [
   'timeout',
   /** Anything else (also a task whose workers stopped MEDIAGATE_MAX_ATTEMPTS times). */
   'generation_failed',
+  // The worker pool, after the render.
+  /** The render was done, but the media store stayed unreachable for MEDIAGATE_STORAGE_RETRY_S. */
+  'storage_unavailable',
   // Upstream channels.
   ...CHANNEL_FAILURE_CODES,
 ] as const;

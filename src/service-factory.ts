@@ -29,6 +29,7 @@ import type { Store } from './store/store.js';
 import type { Task } from './store/records.js';
 import { WorkerPool } from './tasks/worker-pool.js';
 import type { MetricsListener } from './http/metrics-listener.js';
+import { Health } from './outages.js';
 import { DEFAULT_EVENT_STREAM_LIMITS } from './http/event-streams.js';
 import type { SchedulerTimings, UpstreamScheduler } from './tasks/upstream/scheduler.js';
 import { WebhookDispatcher, type DeliveryOutcome } from './webhooks/dispatcher.js';
@@ -299,10 +300,10 @@ async function createUpstream(parts: UpstreamParts): Promise<{ scheduler: Upstre
 function createPool(
   config: Config,
   engine: Engine | undefined,
-  parts: { service: TaskService; storage: OutputFiles; inputs: InputStore; workRoot: string; backend: TaskBackend; log: Logger },
+  parts: { service: TaskService; storage: OutputFiles; inputs: InputStore; workRoot: string; backend: TaskBackend; log: Logger; health: Health },
 ): WorkerPool | undefined {
   if (engine === undefined) return undefined;
-  const { service, storage, inputs, workRoot, backend, log } = parts;
+  const { service, storage, inputs, workRoot, backend, log, health } = parts;
   return new WorkerPool({
     service,
     engine,
@@ -315,6 +316,8 @@ function createPool(
     maxAttempts: config.maxAttempts,
     renderTimeoutMs: config.renderTimeoutMs,
     workRoot,
+    storageRetryMs: config.storageRetryMs,
+    health,
     source: backend.taskSource({
       service,
       concurrency: config.concurrency,
@@ -322,6 +325,7 @@ function createPool(
       maxAttempts: config.maxAttempts,
       localQueueSize: config.pgLocalQueue,
       log,
+      health,
     }),
     log,
   });
@@ -397,6 +401,8 @@ interface Core {
   readonly openFeed: () => TaskFeed;
   /** Starts the workers, if any, the sweeper and the webhook dispatcher, whose attempts `observe` counts. */
   readonly startWork: (observe?: (outcome: DeliveryOutcome) => void) => Promise<void>;
+  /** What this process cannot do now (outages.ts): readiness and the metrics read it. */
+  readonly health: Health;
 }
 
 /**
@@ -425,7 +431,8 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
   // An API-only process (`serve --no-workers`) renders nothing and loads no engine.
   const engine = config.workers ? (options.engine ?? (await chooseEngine(config, logger))) : undefined;
   const workerLog = logger.child({ component: 'worker' });
-  const pool = createPool(config, engine, { service, storage, inputs, workRoot, backend, log: workerLog });
+  const health = new Health();
+  const pool = createPool(config, engine, { service, storage, inputs, workRoot, backend, log: workerLog, health });
   const scheduler = upstream?.scheduler;
   // Each wakes for its own tasks only: a render claim woken by every upstream task created would
   // read past all the queued upstream tasks to find none (measured: the upstream bench phase).
@@ -464,6 +471,7 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
     inputs,
     signer,
     openFeed,
+    health,
     async startWork(observeOutcome) {
       await pool?.start();
       // SQLite has one process: its cancels reach the pool through the service's own event.
@@ -482,15 +490,26 @@ async function createCore(config: Config, options: MediagateOptions, publicUrl: 
  */
 export async function createMediagate(config: Config, options: MediagateOptions = {}): Promise<Mediagate> {
   // Loaded here: a worker-only process never loads the HTTP stack.
-  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }] = await Promise.all([
+  const [{ createMetrics, observeSettled }, { KeyLimits }, { buildHttpServer }, { registerHealthMetrics }] = await Promise.all([
     import('./http/metrics.js'),
     import('./http/rate-limit.js'),
     import('./http/server.js'),
+    import('./http/health-metrics.js'),
   ]);
   const metrics = createMetrics();
   // With PORT=0 the address is known only after listen; output URLs follow it.
   let publicUrl = config.publicUrl;
-  const { process: core, channels, storage, inputs, signer, startWork, openFeed } = await createCore(config, options, () => publicUrl, metrics.channels);
+  const {
+    process: core,
+    channels,
+    storage,
+    inputs,
+    signer,
+    startWork,
+    openFeed,
+    health,
+  } = await createCore(config, options, () => publicUrl, metrics.channels);
+  registerHealthMetrics(metrics.registry, health);
   const { store, keys, service } = core;
   const feed = openFeed();
   // A key another process disabled, revoked or changed is refused here at once, not after the cache's 5 s.
@@ -528,6 +547,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       }),
       jsonLimits: { maxDepth: config.jsonMaxDepth, maxItems: config.jsonMaxItems, maxStringBytes: config.jsonMaxStringBytes },
       corsOrigins: config.corsOrigins,
+      health,
       finalBodyCache: { maxBytes: config.finalBodyCacheBytes, retentionMs: config.taskRetentionMs },
       connectionLimits: {
         headersTimeoutMs: config.headersTimeoutMs,
@@ -576,14 +596,23 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
     const { process: core, startWork } = await createCore(config, options, publicUrl);
     return { ...core, start: () => startWork() };
   }
-  const [{ createTaskMetrics, observeSettled, setTaskGauge }, { startMetricsListener }, { createChannelMetrics }] = await Promise.all([
+  const [
+    { createTaskMetrics, observeSettled, refreshTaskGauge },
+    { startMetricsListener },
+    { createChannelMetrics },
+    { registerHealthMetrics },
+    { checkReadiness, readinessAnswer },
+  ] = await Promise.all([
     import('./http/metrics.js'),
     import('./http/metrics-listener.js'),
     import('./channels/metrics.js'),
+    import('./http/health-metrics.js'),
+    import('./http/readiness.js'),
   ]);
   const metrics = createTaskMetrics();
   // The channel series on the same registry: a worker process is where upstream tasks run.
-  const { process: core, startWork } = await createCore(config, options, publicUrl, createChannelMetrics(metrics.registry));
+  const { process: core, startWork, health, storage } = await createCore(config, options, publicUrl, createChannelMetrics(metrics.registry));
+  registerHealthMetrics(metrics.registry, health);
   core.service.on('settled', (task) => observeSettled(metrics, task));
   let listener: MetricsListener | undefined;
   return {
@@ -594,7 +623,8 @@ export async function createMediagateWorker(config: Config, options: MediagateOp
         port,
         host: config.host,
         token: config.metricsToken,
-        refresh: async () => setTaskGauge(metrics, await core.store.countByStatus()),
+        refresh: () => refreshTaskGauge(metrics, core.store),
+        readiness: async () => readinessAnswer(await checkReadiness({ store: core.store, storage, health })),
       });
       await startWork((outcome) => metrics.webhookDeliveries.inc({ outcome }));
     },

@@ -140,6 +140,14 @@ describe.skipIf(split)('metrics of a `mediagate worker` process', () => {
     expect(series(text, 'mediagate_task_queue_wait_seconds_count', { model: 'vendora/famw-2.7-t2v' })).toBe(1);
     expect(series(text, 'mediagate_tasks', { status: 'cancelled' })).toBe(0);
     expect(series(text, 'mediagate_tasks', { status: 'completed' })).toBe(1);
+    // What keeps it from working: nothing now.
+    expect(series(text, 'mediagate_dependency_down', { check: 'database' })).toBe(0);
+    expect(series(text, 'mediagate_dependency_down', { check: 'disk' })).toBe(0);
+    expect(series(text, 'mediagate_job_runner_restarts_total', {})).toBe(0);
+    // Its readiness, without the token, as an API process's.
+    const ready = await fetch(metricsUrl.replace('/metrics', '/readyz'));
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', storage: 'ok' } });
     // The API process settled nothing itself: its counter has no series for it.
     expect(
       series(await (await fetch(`${api.url}/metrics`)).text(), 'mediagate_tasks_settled_total', {

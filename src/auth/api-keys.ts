@@ -1,3 +1,4 @@
+import { outageOf } from '../outages.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { KeyAuthRecord, KeyRole, KeySettings, KeyStore } from '../store/store.js';
@@ -173,7 +174,16 @@ export class KeyRegistry {
   async resolve(key: string): Promise<KeyInfo | undefined> {
     const cached = this.resolveCached(key);
     if (cached !== undefined) return cached;
-    return this.resolveFresh(key);
+    try {
+      return await this.resolveFresh(key);
+    } catch (error) {
+      // The database is unreachable: a key this process knew keeps its last answer, so that
+      // what needs no database (polls of final tasks held in memory) still answers; whatever
+      // needs it fails as the outage (503) anyway, and no key can change meanwhile.
+      const stale = this.cache.get(key);
+      if (stale !== undefined && outageOf(error) === 'database') return stale.info;
+      throw error;
+    }
   }
 
   /**

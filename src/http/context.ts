@@ -1,5 +1,6 @@
 import type { EventStreamLimits } from './event-streams.js';
 import type { Pricing } from '../billing/index.js';
+import type { Health } from '../outages.js';
 import type { ModelRow, Validator } from '../catalog/index.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
 import type { InputStore } from '../storage/inputs.js';
@@ -67,6 +68,8 @@ export interface HttpContext {
   readonly finalBodyCache?: { readonly maxBytes: number; readonly retentionMs: number };
   /** MEDIAGATE_SYNC_WAIT_S: longest a synchronous front-door request (`POST /v1/images/generations`) is held; absent = 600 s. */
   readonly syncWaitMs?: number;
+  /** What this process cannot do now (outages.ts): readiness answers from it, outages are recorded in it. */
+  readonly health?: Health;
   /** MEDIAGATE_CORS_ORIGINS; absent or empty = CORS off. */
   readonly corsOrigins?: readonly string[] | '*';
 }

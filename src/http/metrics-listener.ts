@@ -9,8 +9,8 @@ export interface MetricsListener {
 }
 
 /**
- * The /metrics of a `mediagate worker` process (MEDIAGATE_METRICS_PORT): a bare node:http
- * listener, so a worker loads no HTTP framework, and one path. `refresh` runs before each
+ * The /metrics of a `mediagate worker` process (MEDIAGATE_METRICS_PORT), and its /readyz: a
+ * bare node:http listener, so a worker loads no HTTP framework. `refresh` runs before each
  * scrape (the tasks gauge reads the store).
  */
 export async function startMetricsListener(options: {
@@ -19,14 +19,27 @@ export async function startMetricsListener(options: {
   readonly host: string;
   readonly token: string | undefined;
   readonly refresh: () => Promise<void>;
+  /** `GET /readyz` (no token, as on the API): whether this worker can work (http/readiness.ts). */
+  readonly readiness?: () => Promise<{ status: number; headers: Record<string, string>; body: object }>;
 }): Promise<MetricsListener> {
-  const { metrics, token, refresh } = options;
+  const { metrics, token, refresh, readiness } = options;
   const answer = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers });
     res.end(body);
   };
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
+    if (path === '/readyz' && readiness !== undefined && (req.method === 'GET' || req.method === 'HEAD')) {
+      readiness().then(
+        (ready) =>
+          answer(res, ready.status, req.method === 'HEAD' ? '' : JSON.stringify(ready.body), {
+            ...ready.headers,
+            'content-type': 'application/json; charset=utf-8',
+          }),
+        () => answer(res, 500, 'readiness unavailable\n'),
+      );
+      return;
+    }
     if (path !== '/metrics') return answer(res, 404, 'not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') return answer(res, 405, 'method not allowed\n', { allow: 'GET, HEAD' });
     if (!metricsAuthorized(req.headers.authorization, token)) return answer(res, 401, 'unauthorized\n', { 'www-authenticate': 'Bearer' });

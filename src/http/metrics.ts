@@ -2,6 +2,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { createChannelMetrics, type ChannelMetrics } from '../channels/metrics.js';
 import type { SettledTask } from '../tasks/service.js';
 import type { TaskStatus } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { outageOf } from '../outages.js';
 
 /** Every status the tasks gauge reports, 0 when no task has it (a scrape never sees a gap). */
 export const GAUGE_STATUSES: readonly TaskStatus[] = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
@@ -136,4 +138,14 @@ export function observeSettled(metrics: TaskMetrics, task: SettledTask): void {
 /** Sets the tasks gauge from the store's counts; a status with no task is 0, not absent. */
 export function setTaskGauge(metrics: TaskMetrics, counts: Readonly<Record<string, number>>): void {
   for (const status of new Set([...GAUGE_STATUSES, ...Object.keys(counts)])) metrics.tasksByStatus.set({ status }, counts[status] ?? 0);
+}
+
+/** The tasks gauge read from the store now; during a database outage it keeps its last counts, and the other series are still served. */
+export async function refreshTaskGauge(metrics: TaskMetrics, store: Pick<Store, 'countByStatus'>): Promise<void> {
+  await store.countByStatus().then(
+    (counts) => setTaskGauge(metrics, counts),
+    (error: unknown) => {
+      if (outageOf(error) === undefined) throw error;
+    },
+  );
 }

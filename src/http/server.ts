@@ -15,6 +15,7 @@ import type { HttpContext } from './context.js';
 import { defaultHeaders } from './default-headers.js';
 import { createDispatch } from './dispatch.js';
 import { FinalBodies } from './final-bodies.js';
+import { outageAnswer } from './outage-answer.js';
 import { errorBody, familyOf } from '../wire/envelopes.js';
 import { registerCors } from './cors.js';
 import { LazyChildLogger } from './lazy-logger.js';
@@ -316,8 +317,11 @@ function registerErrorAnswers(app: FastifyInstance, ctx: HttpContext, allowedMet
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const family = request.routeOptions.config.route?.family ?? familyOf(request.url);
     const apiError =
-      error instanceof ApiError ? error : (fromFrameworkError(error, ctx.bodyLimitBytes, request.headers['content-type']) ?? errors.internal(error));
-    if (apiError.status >= 500) request.log.error({ err: withoutPrompts(error, request.body) }, 'unexpected error');
+      error instanceof ApiError
+        ? error
+        : (fromFrameworkError(error, ctx.bodyLimitBytes, request.headers['content-type']) ?? outageAnswer(error, ctx.health) ?? errors.internal(error));
+    if (apiError.code === 'service_unavailable') request.log.warn({ err: withoutPrompts(error, request.body) }, 'a dependency is unreachable');
+    else if (apiError.status >= 500) request.log.error({ err: withoutPrompts(error, request.body) }, 'unexpected error');
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     return reply.code(apiError.status).send(errorBody(family, apiError));
   });

@@ -2,6 +2,9 @@ import pg from 'pg';
 import { PostgresStore } from './postgres-store.js';
 import type { JobQueueSql, Store } from './store.js';
 
+/** The longest wait for a connection from the pool (docs/operations/running.md, "When a dependency fails"). */
+export const CONNECT_TIMEOUT_MS = 5000;
+
 export interface PostgresOptions {
   /** `postgres://user:password@host:port/database` (DATABASE_URL). */
   readonly connectionString: string;
@@ -28,6 +31,10 @@ export function openPostgresStore(options: PostgresOptions): OpenedPostgres {
     connectionString: options.connectionString,
     max: options.poolSize,
     application_name: 'mediagate',
+    // A request waits this long at most for a connection (a new one, or the pool's turn) before
+    // it fails, as an outage (a 503 with Retry-After, outages.ts): without it, a database that
+    // accepts no connections makes every request hang.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // Prepared (named) statements, ours and graphile-worker's, planned for the parameters and
     // table sizes of each execution. Left to PostgreSQL, a statement prepared while its table
     // was nearly empty (a fresh database, a quiet hour) keeps a generic plan that scans the

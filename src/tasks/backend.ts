@@ -1,3 +1,4 @@
+import type { Health } from '../outages.js';
 import { GraphileTaskSource, graphileJobs, migrateQueue } from './sources/graphile.js';
 import { PollingTaskSource } from './sources/polling.js';
 import type { TaskLog, TaskSource } from './sources/source.js';
@@ -39,6 +40,8 @@ export interface TaskSourceOptions {
   readonly reapMs?: number;
   /** PostgreSQL: jobs a worker process fetches and locks at once (see GraphileTaskSource). Default `concurrency`. */
   readonly localQueueSize?: number;
+  /** Where the source reports what keeps it from claiming (readiness, metrics). */
+  readonly health?: Health;
 }
 
 export interface BackendOptions {
@@ -83,7 +86,7 @@ export function openBackend(options: BackendOptions): TaskBackend {
       await migrateQueue(pool, log);
       return { store: await store.migrate() };
     },
-    taskSource: ({ service, concurrency, leaseMs, maxAttempts, log, reapMs, localQueueSize }) =>
+    taskSource: ({ service, concurrency, leaseMs, maxAttempts, log, reapMs, localQueueSize, health }) =>
       new GraphileTaskSource({
         pool,
         service,
@@ -93,6 +96,7 @@ export function openBackend(options: BackendOptions): TaskBackend {
         log,
         ...(reapMs === undefined ? {} : { reapMs }),
         ...(localQueueSize === undefined ? {} : { localQueueSize }),
+        ...(health === undefined ? {} : { health }),
       }),
     openFeed: () => postgresFeed({ connectionString: databaseUrl, store, log }),
     close: () => store.close(),

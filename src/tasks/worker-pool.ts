@@ -11,6 +11,9 @@ import type { OutputStorage } from '../storage/storage.js';
 import type { TaskRunner, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
 import type { ClaimedTask, TaskError, TaskOutput } from '../store/records.js';
+import { isDiskFull, OUTAGE_SEEN_MS, outageOf, type Health } from '../outages.js';
+import { DiskWatch, type DiskProbe } from './disk-watch.js';
+import { StorageUnavailableError, withStorageRetry } from './storage-retry.js';
 
 export interface WorkerPoolOptions {
   readonly service: TaskService;
@@ -34,6 +37,13 @@ export interface WorkerPoolOptions {
   readonly workRoot: string;
   /** Where claimed tasks come from: the backend's (tasks/backend.ts, the one place the modes differ). */
   readonly source: TaskSource;
+  /** How long storing a finished render's files is retried through a media store outage (MEDIAGATE_STORAGE_RETRY_S). Default 300 s. */
+  readonly storageRetryMs?: number;
+  /** Where a full disk is reported (readiness, metrics). */
+  readonly health?: Health;
+  /** Tests: whether the scratch disk has room (default: a small file written into `workRoot`), and how often a full one is probed. */
+  readonly diskProbe?: DiskProbe;
+  readonly diskProbeMs?: number;
   readonly log: {
     info(obj: object, msg: string): void;
     warn(obj: object, msg: string): void;
@@ -134,9 +144,27 @@ export class WorkerPool implements TaskRunner {
   private stopping = false;
   private readonly stopReasons = new WeakMap<AbortController, Stop>();
   private readonly source: TaskSource;
+  /** Set while the scratch disk is full: nothing is claimed until its probe finds room. */
+  private readonly disk: DiskWatch;
 
   constructor(private readonly options: WorkerPoolOptions) {
     this.source = options.source;
+    this.disk = new DiskWatch({
+      root: options.workRoot,
+      log: options.log,
+      ...(options.health === undefined ? {} : { health: options.health }),
+      ...(options.diskProbe === undefined ? {} : { probe: options.diskProbe }),
+      ...(options.diskProbeMs === undefined ? {} : { intervalMs: options.diskProbeMs }),
+      onFull: () => {
+        this.source.pause?.();
+        this.roomChanged();
+      },
+      onRoom: () => {
+        this.source.resume?.();
+        this.roomChanged();
+        if (!this.stopping) this.source.notify();
+      },
+    });
     this.fetchConcurrency = Math.max(1, options.fetchConcurrency ?? FETCH_DEFAULTS.concurrency);
     this.fetchPerKey = Math.max(1, options.fetchPerKey ?? FETCH_DEFAULTS.perKey);
     this.renderSlots = new Slots(options.concurrency);
@@ -186,7 +214,7 @@ export class WorkerPool implements TaskRunner {
    * its render slot to the next task claimed, so a key's slow inputs delay only its own tasks.
    */
   get idle(): number {
-    if (this.stopping) return 0;
+    if (this.stopping || this.disk.full) return 0;
     const { concurrency } = this.options;
     const held = this.running.size + this.reserved + this.pendingPlaces.size;
     const holdingRender = held - this.stagedTotal;
@@ -217,7 +245,8 @@ export class WorkerPool implements TaskRunner {
   renderRoom(): Promise<(() => void) | undefined> {
     return new Promise((resolve) => {
       const grant = (): void => {
-        if (this.stopping) {
+        // A full disk: the task goes back unclaimed, for another process or for later.
+        if (this.stopping || this.disk.full) {
           resolve(undefined);
           return;
         }
@@ -230,7 +259,7 @@ export class WorkerPool implements TaskRunner {
           this.roomChanged();
         });
       };
-      if (this.stopping || this.idle > 0) grant();
+      if (this.stopping || this.disk.full || this.idle > 0) grant();
       else this.roomWaiters.push(grant);
     });
   }
@@ -243,7 +272,7 @@ export class WorkerPool implements TaskRunner {
   }
 
   private roomChanged(): void {
-    while (this.roomWaiters.length > 0 && (this.stopping || this.idle > 0)) this.roomWaiters.shift()?.();
+    while (this.roomWaiters.length > 0 && (this.stopping || this.disk.full || this.idle > 0)) this.roomWaiters.shift()?.();
   }
 
   /**
@@ -253,7 +282,7 @@ export class WorkerPool implements TaskRunner {
    * with the task, or call it if nothing was claimed.
    */
   takeFetchPlace(key: string): (() => void) | undefined {
-    if (this.stopping || (this.staged.get(key) ?? 0) >= this.fetchPerKey) return undefined;
+    if (this.stopping || this.disk.full || (this.staged.get(key) ?? 0) >= this.fetchPerKey) return undefined;
     this.enterFetchStage(key);
     const release = (): void => {
       if (!this.pendingPlaces.delete(release)) return;
@@ -448,14 +477,41 @@ export class WorkerPool implements TaskRunner {
       ...(inputs ? { inputs } : {}),
     });
     if (controller.signal.aborted) throw controller.signal.reason;
+    // The render is done: storing its files is bounded by the storage retry window instead.
+    clearTimeout(attempt.timeout);
     // Billed from the files themselves (the delivered duration, not the requested one), before they move into storage.
     const metered = await meter(result.files);
     if (!metered.ok) this.options.log.warn({ task: task.id, reason: metered.reason }, 'could not measure the outputs; billing the requested duration');
     const outputs: TaskOutput[] = [];
     for (const file of result.files) {
-      outputs.push({ type: file.type, key: await storage.put(task.id, file.path, file.ext), contentType: file.contentType });
+      outputs.push({
+        type: file.type,
+        key: await this.store(task, controller.signal, () => storage.put(task.id, file.path, file.ext)),
+        contentType: file.contentType,
+      });
     }
     return { outputs, metered: metered.ok ? metered.value : undefined };
+  }
+
+  /**
+   * A storage write of finished work, tried again through a media store outage for up to
+   * MEDIAGATE_STORAGE_RETRY_S while the task stays `processing` (storage-retry.ts): an upload
+   * that fails for a while must not throw away a finished render.
+   */
+  private store<T>(task: ClaimedTask, signal: AbortSignal, write: () => Promise<T>): Promise<T> {
+    const { log, health } = this.options;
+    let warned = false;
+    return withStorageRetry(write, {
+      windowMs: this.options.storageRetryMs ?? 300_000,
+      signal,
+      onRetry: (error, waitMs) => {
+        health?.count('storage_write_retry');
+        health?.set('storage', 'the media store is unreachable: finished work waits to be stored', OUTAGE_SEEN_MS);
+        // One line per task, not one per try.
+        if (!warned) log.warn({ err: error, task: task.id, waitMs }, 'storing the outputs failed: the media store is unreachable; retrying');
+        warned = true;
+      },
+    });
   }
 
   /** The engine's progress, written once per visible step and at most five times a second. */
@@ -502,6 +558,16 @@ export class WorkerPool implements TaskRunner {
       if (current?.status === 'cancelled') await storage.discard(task.id);
       return { outcome: 'failed', won: false, failure: 'lost_lease' };
     }
+    // Neither is the task's fault: it goes back to the queue, unfailed (a full disk also stops
+    // claiming here until there is room; a database that is gone gets the task back through
+    // its lease if this hand-back cannot be written either).
+    if (isDiskFull(error)) this.disk.markFull();
+    else if (toTaskError(error, reason).code === 'generation_failed') await this.disk.check();
+    if (this.disk.full || (!(error instanceof EngineError) && outageOf(error) === 'database')) {
+      if (this.disk.full) this.options.health?.count('disk_full_handback');
+      await this.removeScratch(attempt);
+      return { outcome: 'released', won: await service.release(task), failure: undefined };
+    }
     const taskError = toTaskError(error, reason);
     if (taskError.code === 'generation_failed') log.error({ err: error, task: task.id }, 'render failed');
     await this.removeScratch(attempt);
@@ -536,6 +602,7 @@ export class WorkerPool implements TaskRunner {
    */
   async close(deadlineMs = 10_000): Promise<void> {
     this.stopping = true;
+    this.disk.stop();
     this.roomChanged();
     // The source stops claiming now, and resolves once every run it started has returned.
     const sourceStopped = this.source.stop();
@@ -583,5 +650,13 @@ function toTaskError(error: unknown, reason: Stop | undefined): TaskError {
     return { type: 'generation_error', code: 'timeout', message: 'The render took longer than the configured limit.', param: '' };
   }
   if (error instanceof EngineError) return { type: 'generation_error', code: error.code, message: error.message, param: error.param };
+  if (error instanceof StorageUnavailableError) {
+    return {
+      type: 'generation_error',
+      code: 'storage_unavailable',
+      message: `The render was done, but its files could not be stored: ${error.message}.`,
+      param: '',
+    };
+  }
   return { type: 'generation_error', code: 'generation_failed', message: 'The engine failed to render this task.', param: '' };
 }

@@ -1,10 +1,11 @@
 import { errors } from '../../errors.js';
 import { consoleScriptUrl } from '../console-assets.js';
 import { renderDocsPage } from '../docs-page.js';
-import { setTaskGauge } from '../metrics.js';
+import { refreshTaskGauge } from '../metrics.js';
 import { metricsAuthorized } from '../metrics-auth.js';
 import { offeredView } from '../model-views.js';
 import { buildOpenApi } from '../openapi.js';
+import { checkReadiness, readinessAnswer } from '../readiness.js';
 import type { Handler, RouteDeps } from '../route.js';
 
 /**
@@ -45,11 +46,11 @@ export function getHealth(): Handler {
   return () => Promise.resolve({ status: 'ok' });
 }
 
-/** `GET /readyz`: the store answers too. */
+/** `GET /readyz`: the database and the media store answer, and this process's workers can work (http/readiness.ts). */
 export function getReadiness({ ctx }: RouteDeps): Handler {
-  return async () => {
-    await ctx.store.countKeys();
-    return { status: 'ready' };
+  return async (_request, reply) => {
+    const answer = readinessAnswer(await checkReadiness({ store: ctx.store, storage: ctx.storage, health: ctx.health }));
+    return reply.code(answer.status).headers(answer.headers).send(answer.body);
   };
 }
 
@@ -60,7 +61,7 @@ export function getMetrics({ ctx }: RouteDeps): Handler {
       reply.header('www-authenticate', 'Bearer');
       throw errors.invalidApiKey('/metrics requires the metrics token (MEDIAGATE_METRICS_TOKEN) as a bearer token.');
     }
-    setTaskGauge(ctx.metrics, await ctx.store.countByStatus());
+    await refreshTaskGauge(ctx.metrics, ctx.store);
     return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   };
 }

@@ -1,3 +1,4 @@
+import { outageOf } from '../../outages.js';
 import type { FastifyRequest } from 'fastify';
 import { deprecationHeaders, type CheckedMedia, type ModelKind, type ModelRow, type ResolvedParams } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
@@ -194,7 +195,17 @@ export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
 export function getTask(family: Family): (deps: RouteDeps) => Handler {
   return (deps) => {
     const body = taskBody(deps, family);
-    return async (request) => body(await requireOwnedTask(deps.ctx.service, request, family));
+    return async (request, reply) => {
+      try {
+        return body(await requireOwnedTask(deps.ctx.service, request, family));
+      } catch (error) {
+        // The database is unreachable: a final task this process holds the body of still
+        // answers (a final task never changes); anything else is the outage's 503.
+        const held = outageOf(error) === 'database' ? deps.finalBodies.get(request.owner, family, pathParam(request, 'task_id')) : undefined;
+        if (held === undefined) throw error;
+        return reply.type('application/json; charset=utf-8').send(held);
+      }
+    };
   };
 }
 

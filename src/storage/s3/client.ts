@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { discard, headerValue, readCapped, send, type ResponseBody } from '../../outbound/client.js';
+import { discard, FetchError, headerValue, readCapped, send, type ResponseBody } from '../../outbound/client.js';
 import { createTrustedDispatcher } from '../../outbound/connection.js';
 import { presignGet, signHeaders, UNSIGNED_PAYLOAD, uriEncode, type S3Credentials } from './sigv4.js';
 
@@ -26,6 +26,12 @@ export class S3Error extends Error {
   ) {
     super(message);
   }
+}
+
+/** The upload's own file could not be read: not the gateway's fault. */
+function isLocalFileError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR' || code === 'EMFILE';
 }
 
 /** How long to wait for an answer's headers, or between two chunks of a body. */
@@ -95,15 +101,20 @@ export class S3Client {
       credentials: this.options.credentials,
       region: this.options.region,
     });
-    const response = await send(url, {
+    const signal = extra.signal ?? new AbortController().signal;
+    return send(url, {
       method,
       headers,
-      signal: extra.signal ?? new AbortController().signal,
+      signal,
       timeoutMs: TIMEOUT_MS,
       trusted: { origin: this.origin, dispatcher: this.dispatcher },
       ...(extra.body === undefined ? {} : { body: extra.body }),
+    }).catch((cause: unknown) => {
+      if (cause instanceof FetchError || signal.aborted || isLocalFileError(cause)) throw cause;
+      // Refused, reset or silent: the gateway is unreachable, which callers tell from an S3
+      // answer (outages.ts: a 503 for a download, a retried write for a finished render).
+      throw new FetchError('network', `S3 ${method} could not reach ${this.origin}: ${cause instanceof Error ? cause.message : 'unknown error'}`, { cause });
     });
-    return response;
   }
 
   /** Throws the S3Error of an answer that is not 2xx (its body read for S3's code). */

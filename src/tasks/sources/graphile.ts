@@ -2,6 +2,7 @@ import { Logger, run, runMigrations, type JobHelpers, type LogLevel, type Runner
 import type pg from 'pg';
 import type { TaskService } from '../service.js';
 import type { JobQueueSql } from '../../store/store.js';
+import type { Health } from '../../outages.js';
 import type { TaskLog, TaskRunner, TaskSource } from './source.js';
 
 /**
@@ -176,7 +177,12 @@ export interface GraphileSourceOptions {
    */
   readonly localQueueSize?: number;
   readonly log: TaskLog;
+  /** Where a stopped job runner is reported (readiness, metrics) until it runs again. */
+  readonly health?: Health;
 }
+
+/** Waits before starting a stopped job runner again: doubling from the first, up to the last. */
+const RESTART_BACKOFF_MS = { first: 250, max: 30_000 } as const;
 
 /**
  * Tasks from graphile-worker jobs. A stopped worker's task is back in at most
@@ -190,6 +196,15 @@ export class GraphileTaskSource implements TaskSource {
   private stopping = false;
   private stopped: Promise<void> | undefined;
   private releasedAt = 0;
+  private runner: TaskRunner | undefined;
+  /** A start of the job runner under way (the first, a restart, or a resume). */
+  private starting: Promise<void> | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private restarts = 0;
+  /** Claiming is paused (the worker pool's disk is full): the runner stays stopped until resume(). */
+  private paused = false;
+  /** The stop of the runner that pause() stopped, awaited by stop(). */
+  private pausing: Promise<void> | undefined;
 
   constructor(private readonly options: GraphileSourceOptions) {}
 
@@ -228,8 +243,90 @@ export class GraphileTaskSource implements TaskSource {
   }
 
   async start(runner: TaskRunner): Promise<void> {
+    this.runner = runner;
+    // The first start fails the process's start: a database that is not there at start is the
+    // operator's to see. Later stops are supervised (runnerStopped).
+    await this.startRunner(runner);
+    void this.reap();
+    this.timer = setInterval(() => void this.reap(), this.reapMs);
+    this.timer.unref();
+  }
+
+  /**
+   * graphile-worker's runner stops for good when its worker pool fails, e.g. when completing
+   * jobs finds the database gone, and the process would then live on and claim nothing. A
+   * runner that stops unasked for is started again, after a backoff that doubles while the
+   * starts fail; it is logged, counted (mediagate_job_runner_restarts_total) and reported in
+   * readiness until it runs again. Its jobs in flight lose nothing: their tasks settle through
+   * the store as before, and the jobs it held locked are released by the dead-worker pass.
+   */
+  private runnerStopped(graphile: Runner): void {
+    if (this.graphile !== graphile) return;
+    this.graphile = undefined;
+    if (this.stopping || this.paused) return;
+    const { log, health } = this.options;
+    log.error({ component: 'graphile-worker' }, 'the job runner stopped; starting it again');
+    health?.set('job_runner', 'the job runner stopped and is being started again');
+    health?.count('job_runner_restart');
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    const delay = Math.min(RESTART_BACKOFF_MS.max, RESTART_BACKOFF_MS.first * 2 ** this.restarts);
+    this.restarts += 1;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => void this.restart(), delay);
+  }
+
+  private async restart(): Promise<void> {
+    const runner = this.runner;
+    if (this.stopping || this.paused || this.graphile !== undefined || this.starting !== undefined || runner === undefined) return;
+    const { log, health } = this.options;
+    try {
+      await this.startRunner(runner);
+      this.restarts = 0;
+      health?.set('job_runner', undefined);
+      log.info({ component: 'graphile-worker' }, 'the job runner runs again');
+    } catch (error) {
+      health?.set(
+        'job_runner',
+        `the job runner is stopped and could not be started again: ${error instanceof Error ? error.message.slice(0, 200) : 'unknown error'}`,
+      );
+      log.warn({ err: error, component: 'graphile-worker' }, 'starting the job runner again failed; trying later');
+      if (!this.stopping && !this.paused) this.scheduleRestart();
+    }
+  }
+
+  /** Stops claiming (the worker cannot take work now); running jobs finish as they would. */
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    clearTimeout(this.restartTimer);
+    const graphile = this.graphile;
+    this.graphile = undefined;
+    this.pausing = graphile?.stop().catch(() => {});
+  }
+
+  /** Claims again after pause(). */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.restarts = 0;
+    void this.restart();
+  }
+
+  private async startRunner(runner: TaskRunner): Promise<void> {
+    this.starting = this.runGraphile(runner);
+    try {
+      await this.starting;
+    } finally {
+      this.starting = undefined;
+    }
+  }
+
+  private async runGraphile(runner: TaskRunner): Promise<void> {
     const { pool, log } = this.options;
-    this.graphile = await run({
+    const graphile = await run({
       pgPool: pool,
       // Handlers hold a task from its claim to its settle, fetch stage included (worker-pool.ts).
       concurrency: runner.capacity,
@@ -256,12 +353,29 @@ export class GraphileTaskSource implements TaskSource {
           // statement and commit each. A job whose task is settled delivers nothing, so one left
           // behind by a crash between the settle and the deletion is a no-op when it runs again.
           completeJobBatchDelay: 0,
+          // Failed jobs the same way. This also routes a failure to record a job's failure (the
+          // database gone) to graphile-worker's handler, which stops the runner (and ours starts
+          // it again), where the unbatched call leaves an unhandled rejection that ends the process.
+          failJobBatchDelay: 0,
         },
       },
     });
-    void this.reap();
-    this.timer = setInterval(() => void this.reap(), this.reapMs);
-    this.timer.unref();
+    if (this.stopping || this.paused) {
+      // Stopped or paused while it started: it must not claim.
+      await graphile.stop().catch(() => {});
+      return;
+    }
+    this.graphile = graphile;
+    // Settles when the runner stops, asked to or not (a failure is logged by graphile-worker).
+    void graphile.promise.catch(() => {}).then(() => this.runnerStopped(graphile));
+    // A failing worker pool shuts down "gracefully": it returns its locked jobs and fails its
+    // unfinished ones, each with up to 20 retries over minutes while the database is gone, and
+    // claims nothing meanwhile. The runner counts as stopped from the start of that shutdown
+    // (ours start after the flags are set, so this is graphile-worker's own), and the next one
+    // starts without waiting for it: the jobs it still holds are released by the dead-worker pass.
+    graphile.events.on('pool:gracefulShutdown', () => {
+      if (!this.stopping && !this.paused) this.runnerStopped(graphile);
+    });
   }
 
   private async handle(payload: unknown, helpers: JobHelpers, runner: TaskRunner): Promise<void> {
@@ -368,10 +482,13 @@ export class GraphileTaskSource implements TaskSource {
     this.stopped ??= (async () => {
       this.stopping = true;
       if (this.timer) clearInterval(this.timer);
+      clearTimeout(this.restartTimer);
       await this.reaping;
+      await this.starting?.catch(() => {});
       // Stops fetching jobs and waits for running handlers (the pool ends or hands back their
-      // renders by its drain deadline).
-      await this.graphile?.stop();
+      // renders by its drain deadline). A runner that stopped by itself is stopped already.
+      await this.graphile?.stop().catch(() => {});
+      await this.pausing;
     })();
     return this.stopped;
   }

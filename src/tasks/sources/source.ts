@@ -43,6 +43,12 @@ export interface TaskSource {
   notify(): void;
   /** Stops claiming; resolves when no claim is in flight and every run it started has returned. */
   stop(): Promise<void>;
+  /**
+   * Claims nothing until resume() (the runner cannot work: its disk is full). A source that
+   * claims only while the runner is `idle` needs neither: the runner answers 0 meanwhile.
+   */
+  pause?(): void;
+  resume?(): void;
 }
 
 export interface TaskLog {
