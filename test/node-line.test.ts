@@ -21,7 +21,7 @@ function testFiles(dir: string): string[] {
   });
 }
 
-/** `./x.js` imported from `test/a.ts` is `test/x.ts`; packages and builtins are not ours. Type-only imports load nothing. */
+/** The files of test/ and src/ a file loads (relative specifiers, `.js` read as `.ts`); type-only imports load nothing. */
 function loadedFiles(file: string, text: string): string[] {
   return readImports(file, text)
     .filter((imported) => !imported.typeOnly && imported.specifier.startsWith('.'))
@@ -65,15 +65,15 @@ describe('the second Node line runs every spec that opens SQLite through the dri
     // The seam's own spec imports it; the usage specs reach it through helpers/ledger.ts only.
     expect(specs).toContain('test/sqlite-driver.test.ts');
     expect(specs).toContain('test/usage-http.test.ts');
-    expect(
-      seamUsers(
-        new Map([
-          ['test/a.test.ts', "import { x } from './helpers/h.js';"],
-          ['test/helpers/h.ts', "export { openSqlite as x } from '../../src/store/sqlite-driver.js';"],
-        ]),
-      ),
-    ).toEqual(['test/a.test.ts', 'test/helpers/h.ts']);
-    expect(seamUsers(new Map([['test/b.test.ts', "import type { SqliteConnection } from '../src/store/sqlite-driver.js';"]]))).toEqual([]);
+    // Made-up files, their names built from parts (no such files exist).
+    const made = (...parts: string[]): string => parts.join('/');
+    const [spec, helper, seam] = [made('test', 'made-up.test.ts'), made('test', 'helpers', 'made-up.ts'), made('..', '..', 'src', 'store', 'sqlite-driver.js')];
+    const throughHelper = new Map([
+      [spec, `import { x } from './${made('helpers', 'made-up.js')}';`],
+      [helper, `export { openSqlite as x } from '${seam}';`],
+    ]);
+    expect(seamUsers(throughHelper)).toEqual([helper, spec].sort());
+    expect(seamUsers(new Map([[spec, `import type { SqliteConnection } from '${seam.slice(3)}';`]]))).toEqual([]);
   });
 
   it('has each of them in the node-line projects', () => {
