@@ -7,8 +7,12 @@
 # is reachable. docs/operations/install.md has the commands, the volume and the roles.
 ARG BASE_IMAGE=debian:bookworm-slim
 
-# Debian with Node on PATH; the npm tarballs unpack into /opt/<name>/package.
+# Debian with Node on PATH; the npm tarballs unpack into /opt/<name>/package. Node 26 links
+# libatomic, which a minbase Debian lacks.
 FROM ${BASE_IMAGE} AS node
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libatomic1 \
+ && rm -rf /var/lib/apt/lists/*
 ADD .container/node.tgz /opt/node/
 RUN ln -s /opt/node/package/bin/node /usr/local/bin/node && node --version
 
