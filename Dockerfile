@@ -7,15 +7,21 @@
 # is reachable. docs/operations/install.md has the commands, the volume and the roles.
 ARG BASE_IMAGE=debian:bookworm-slim
 
-# Debian with Node on PATH; the npm tarballs unpack into /opt/<name>/package.
+# Debian with Node on PATH; the npm tarballs unpack into /opt/<name>/package. Node 26 links
+# libatomic, which a minbase Debian lacks.
 FROM ${BASE_IMAGE} AS node
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libatomic1 \
+ && rm -rf /var/lib/apt/lists/*
 ADD .container/node.tgz /opt/node/
 RUN ln -s /opt/node/package/bin/node /usr/local/bin/node && node --version
 
-# Build: the whole development install (compilers for better-sqlite3's native module), the build
-# (server, console, client), then the development dependencies removed: what is left in
-# node_modules is exactly a production install's (`npm ci --omit=dev`) with the native module
-# already compiled.
+# Build: the whole development install, the build (server, console, client), then the
+# development dependencies removed: what is left in node_modules is a production install's
+# (`npm ci --omit=dev`) with the native modules already built. The image's Node (build.sh's
+# NODE_VERSION, default 26) has node:sqlite, which the store uses there: better-sqlite3, an
+# optional dependency only Node 20 needs (and which aborts on Node 24 and later), is neither
+# compiled nor shipped. The compilers stay for a NODE_VERSION=20 build, which needs it.
 FROM node AS build
 ADD .container/npm.tgz /opt/npm/
 RUN ln -s /opt/npm/package/bin/npm-cli.js /usr/local/bin/npm \
@@ -27,8 +33,8 @@ RUN ln -s /opt/npm/package/bin/npm-cli.js /usr/local/bin/npm \
 COPY .container/extra-ca.pem /tmp/extra-ca.pem
 RUN cat /tmp/extra-ca.pem >> /etc/ssl/certs/ca-certificates.crt
 ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
-# node-gyp compiles against the headers the Node package ships (nothing to download), and the
-# build stops here if better-sqlite3, an optional dependency Node 20 needs, did not build.
+# node-gyp compiles against the headers the Node package ships (nothing to download); on a Node
+# without node:sqlite the build stops here if better-sqlite3 did not build.
 ENV npm_config_nodedir=/opt/node/package
 WORKDIR /src
 # The dependencies first, from the manifests alone, so a change of the sources reuses this layer
@@ -37,12 +43,17 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 COPY packages/client/package.json packages/client/package.json
 RUN npm ci --ignore-scripts --no-audit --no-fund \
- && npm rebuild better-sqlite3 sharp esbuild @ffmpeg-installer/linux-x64 @ffprobe-installer/linux-x64 \
- && node -e "require('better-sqlite3')"
+ && npm rebuild sharp esbuild @ffmpeg-installer/linux-x64 @ffprobe-installer/linux-x64 \
+ && if node -e "process.exit(process.getBuiltinModule('node:sqlite') ? 0 : 1)"; then echo "node:sqlite: better-sqlite3 not built"; \
+    else npm rebuild better-sqlite3 && node -e "require('better-sqlite3')"; fi
 COPY . .
+# better-sqlite3 goes after the prune (which would put back what the lockfile lists); the last
+# line fails the build when the store would find no SQLite driver on this Node.
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
- && rm -f node_modules/@mediagate/client
+ && rm -f node_modules/@mediagate/client \
+ && if node -e "process.exit(process.getBuiltinModule('node:sqlite') ? 0 : 1)"; then rm -rf node_modules/better-sqlite3; fi \
+ && node --input-type=module -e "const { sqliteDrivers } = await import('./dist/store/sqlite-driver.js'); const found = sqliteDrivers(); if (found.length === 0) process.exit(1); console.log('SQLite: ' + found.join(', '))"
 
 # Runtime: no compiler, no npm, no sources; a user of its own; data in a volume.
 FROM node AS runtime

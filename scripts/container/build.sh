@@ -6,7 +6,8 @@
 #  - the base image: BASE_IMAGE when given (e.g. debian:bookworm-slim, where a registry has
 #    it); otherwise localhost/mediagate-debian:bookworm, made once with debootstrap (minbase)
 #    from the Debian mirror and imported.
-# Environment: IMAGE (default localhost/mediagate:dev), BASE_IMAGE, NODE_VERSION (default 20),
+# Environment: IMAGE (default localhost/mediagate:dev), BASE_IMAGE, NODE_VERSION (default 26, the
+# newest LTS line; 24 works too, and 20, end of life, builds better-sqlite3 in; docs/operations/install.md),
 # NPM_VERSION (default 10), CONTAINER_CLI (docker, podman or buildah; default docker when its daemon
 # answers, else the first installed),
 # DEBIAN_MIRROR (default http://deb.debian.org/debian), EXTRA_CA_CERTS (a PEM file the build
@@ -26,7 +27,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 image=${IMAGE:-localhost/mediagate:dev}
-node_version=${NODE_VERSION:-20}
+node_version=${NODE_VERSION:-26}
 npm_version=${NPM_VERSION:-10}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cli=${CONTAINER_CLI:-}

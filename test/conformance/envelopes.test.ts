@@ -33,7 +33,8 @@ let videoIdA: string;
 let imageIdA: string;
 
 beforeAll(async () => {
-  server = await startServer({ MEDIAGATE_CONCURRENCY: '1' });
+  // Validation answers before any render: no workers, so the tasks it queues cost no CPU.
+  server = await startServer({ MEDIAGATE_WORKERS: 'false' });
   api = new Api(server);
   videoIdA = expectQueuedVideoTask(await api.createVideo(VIDEO_BODY), 'vendora/famw-2.7-t2v');
   imageIdA = expectImageCreated(await api.createImage(IMAGE_BODY));

@@ -40,7 +40,8 @@ let server: TestServer;
 let api: Api;
 
 beforeAll(async () => {
-  server = await startServer({ MEDIAGATE_CONCURRENCY: '1' });
+  // Validation answers before any render: no workers, so the tasks it queues cost no CPU.
+  server = await startServer({ MEDIAGATE_WORKERS: 'false' });
   api = new Api(server);
 });
 

@@ -71,7 +71,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });
   client.on('error', () => {});
   await client.connect();
@@ -82,10 +82,22 @@ async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A new, empty database `mediagate_test_<random>`; drop() removes it (MEDIAGATE_TEST_KEEP_DB=1 keeps it). */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * The migrated database the run's test databases are cloned from, named by the global setup
+ * (test/setup/postgres-template.ts) for the test processes it starts.
+ */
+export const TEMPLATE_VARIABLE = 'MEDIAGATE_TEST_PG_TEMPLATE';
+
+/**
+ * A new database `mediagate_test_<random>`; drop() removes it (MEDIAGATE_TEST_KEEP_DB=1 keeps it).
+ * It is a copy of the run's template when there is one, so it already holds the store's and the
+ * job queue's schemas (migrating it again changes nothing); `{ empty: true }`, or a process
+ * started outside Vitest, gets an empty one.
+ */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const name = `mediagate_test_${randomBytes(6).toString('hex')}`;
-  await admin((client) => client.query(`CREATE DATABASE ${name}`));
+  const template = options.empty ? undefined : process.env[TEMPLATE_VARIABLE];
+  await admin((client) => client.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`));
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
   return {
