@@ -56,6 +56,13 @@ export const NODE_LINE_SPECS = [
   'test/usage-exactly-once.test.ts',
   'test/usage-http.test.ts',
   'test/usage-store.test.ts',
+  'test/frontdoors.test.ts',
+  'test/grafana-dashboard.test.ts',
+  'test/limits-across-processes.test.ts',
+  'test/money-bounds.test.ts',
+  'test/small-refusals.test.ts',
+  'test/usage-export.test.ts',
+  'test/webhooks-revoked-key.test.ts',
   // The store specs (helpers/stores.ts: every backend, so SQLite on this line).
   'test/fairness.test.ts',
   'test/secrets-rotate.test.ts',
