@@ -32,7 +32,15 @@ function contextWith(source: ReturnType<typeof createGoogleTokenSource>, model =
 }
 
 beforeAll(async () => {
-  fake = await startVertexFake({ project: PROJECT, location: LOCATION, clientEmail: EMAIL, publicKey: pair.publicKey, clock: () => now, queuedMs: 1_000, runMs: 10_000 });
+  fake = await startVertexFake({
+    project: PROJECT,
+    location: LOCATION,
+    clientEmail: EMAIL,
+    publicKey: pair.publicKey,
+    clock: () => now,
+    queuedMs: 1_000,
+    runMs: 10_000,
+  });
   key = { clientEmail: EMAIL, privateKey: PRIVATE_PEM, privateKeyId: 'k1', tokenUri: fake.tokenUri };
   const source = createGoogleTokenSource(key);
   closeTokens = () => source.close();
@@ -91,7 +99,9 @@ describe('vertex (Veo on Vertex AI)', () => {
 
   it('submits predictLongRunning on the project and location, with seed and generateAudio, never storageUri', async () => {
     const name = await accepted({ prompt: 'a cat', image: PNG, seed: 7, audio_enable: false, resolution: '1080p', aspect_ratio: '16:9' });
-    expect(name).toMatch(new RegExp(`^projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/${MODEL.replace(/\./g, '\\.')}/operations/[0-9a-f-]{36}$`));
+    expect(name).toMatch(
+      new RegExp(`^projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/${MODEL.replace(/\./g, '\\.')}/operations/[0-9a-f-]{36}$`),
+    );
     expect(fake.bodyOf(opId(name))).toEqual({
       instances: [{ prompt: 'a cat', image: { bytesBase64Encoded: TINY_PNG.toString('base64'), mimeType: 'image/png' } }],
       parameters: { sampleCount: 1, durationSeconds: 8, resolution: '1080p', aspectRatio: '16:9', seed: 7, generateAudio: false },
@@ -117,7 +127,11 @@ describe('vertex (Veo on Vertex AI)', () => {
     const missing = await accepted({ prompt: 'x [fake:missing-output]' });
     now += 20_000;
     expect(await vertexAdapter.poll(ctx, failed)).toMatchObject({ state: 'failed', error: { code: 'upstream_error' } });
-    expect(await vertexAdapter.poll(ctx, filtered)).toMatchObject({ state: 'failed', upstreamWord: 'done: filtered', error: { code: 'content_policy_violation' } });
+    expect(await vertexAdapter.poll(ctx, filtered)).toMatchObject({
+      state: 'failed',
+      upstreamWord: 'done: filtered',
+      error: { code: 'content_policy_violation' },
+    });
     expect(await vertexAdapter.poll(ctx, missing)).toMatchObject({ state: 'failed', error: { code: 'output_invalid' } });
     const bad = await vertexAdapter.poll(ctx, notMedia);
     expect(await copyFirstOutput(bad, fake.origin)).toMatchObject({ ok: false, code: 'output_invalid', message: expect.stringContaining('not an MP4') });
@@ -128,7 +142,10 @@ describe('vertex (Veo on Vertex AI)', () => {
       outcome: 'rejected',
       error: { code: 'content_policy_violation' },
     });
-    expect(await vertexAdapter.submit(ctx, videoJob({ prompt: 'x [fake:rate-limit]', duration: 8 }))).toMatchObject({ outcome: 'refused', retryAfterMs: 7_000 });
+    expect(await vertexAdapter.submit(ctx, videoJob({ prompt: 'x [fake:rate-limit]', duration: 8 }))).toMatchObject({
+      outcome: 'refused',
+      retryAfterMs: 7_000,
+    });
     fake.http.inject({ on: 'submit', kind: '429-retry-after', retryAfterS: 12 });
     expect(await vertexAdapter.submit(ctx, videoJob({ prompt: 'x', duration: 8 }))).toMatchObject({ outcome: 'refused', retryAfterMs: 12_000 });
     const name = await accepted({ prompt: 'x' });
@@ -142,7 +159,9 @@ describe('vertex (Veo on Vertex AI)', () => {
     const before = fake.http.stats.byRole.get('submit') ?? 0;
     expect(await vertexAdapter.submit(dead, videoJob({ prompt: 'x', duration: 8 }))).toMatchObject({ outcome: 'refused' });
     expect(fake.http.stats.byRole.get('submit') ?? 0).toBe(before);
-    expect((await vertexAdapter.poll(dead, `projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/${MODEL}/operations/x`)).state).toBe('transient');
+    expect((await vertexAdapter.poll(dead, `projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/${MODEL}/operations/x`)).state).toBe(
+      'transient',
+    );
     expect((await vertexAdapter.probe(dead)).ok).toBe(false);
     await dead.close();
     await down.close();
@@ -153,9 +172,11 @@ describe('vertex (Veo on Vertex AI)', () => {
     const before = fake.http.stats.accepted;
     expect((await vertexAdapter.submit(ctx, videoJob({ prompt: 'x [fake:lose-answer]', duration: 8 }))).outcome).toBe('unknown');
     expect(fake.http.stats.accepted).toBe(before + 1);
-    expect(vertexAdapter.reconcile).toBeUndefined();
-    expect(vertexAdapter.cancel).toBeUndefined();
-    expect((await vertexAdapter.poll(ctx, `projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/${MODEL}/operations/nope`)).state).toBe('not_found');
+    expect('reconcile' in vertexAdapter).toBe(false);
+    expect('cancel' in vertexAdapter).toBe(false);
+    expect((await vertexAdapter.poll(ctx, `projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/${MODEL}/operations/nope`)).state).toBe(
+      'not_found',
+    );
   });
 
   it('the vertex profile takes a seed and the audio switch, and refuses what Veo 3.1 cannot render', () => {
@@ -176,14 +197,30 @@ describe('vertex channel configuration', () => {
   });
 
   const file = (channel: Record<string, unknown>): string =>
-    JSON.stringify({ channels: { veo: { protocol: 'vertex', ...channel } }, routes: [{ model: 'vendora/famw-3.0-i2v-spicy', to: [{ channel: 'veo', upstream_model: MODEL }] }] });
+    JSON.stringify({
+      channels: { veo: { protocol: 'vertex', ...channel } },
+      routes: [{ model: 'vendora/famw-3.0-i2v-spicy', to: [{ channel: 'veo', upstream_model: MODEL }] }],
+    });
 
   it('reads project, location and the key file; base_url defaults to the regional host; the private key is a secret', async () => {
     const path = join(dir, 'sa.json');
-    await writeFile(path, JSON.stringify({ type: 'service_account', client_email: EMAIL, private_key: PRIVATE_PEM, private_key_id: 'k1', token_uri: 'https://oauth2.googleapis.com/token' }));
+    await writeFile(
+      path,
+      JSON.stringify({
+        type: 'service_account',
+        client_email: EMAIL,
+        private_key: PRIVATE_PEM,
+        private_key_id: 'k1',
+        token_uri: 'https://oauth2.googleapis.com/token',
+      }),
+    );
     const config = parseChannelsConfig(file({ project: PROJECT, location: 'europe-west4', credentials_file_env: 'SA_FILE' }), { SA_FILE: path });
     const channel = config.channels.get('veo');
-    expect(channel).toMatchObject({ baseUrl: 'https://europe-west4-aiplatform.googleapis.com', apiKey: '', vertex: { project: PROJECT, location: 'europe-west4' } });
+    expect(channel).toMatchObject({
+      baseUrl: 'https://europe-west4-aiplatform.googleapis.com',
+      apiKey: '',
+      vertex: { project: PROJECT, location: 'europe-west4' },
+    });
     expect(config.secrets).toContain(PRIVATE_PEM);
     const gemini = parseChannelsConfig(
       JSON.stringify({ channels: { g: { protocol: 'gemini', api_key_env: 'K' } }, routes: [{ model: '*', to: [{ channel: 'g' }] }] }),

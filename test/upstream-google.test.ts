@@ -60,7 +60,9 @@ describe.skipIf(split).each(BACKENDS)('gemini and vertex through the real servic
     expect(res.status, JSON.stringify(created)).toBe(200);
     return eventually(
       async () => {
-        const task = (await (await fetch(`${server.url}/v1/video/generations/${created.id ?? ''}`, { headers: { authorization: `Bearer ${server.keys[0]}` } })).json()) as TaskBody;
+        const task = (await (
+          await fetch(`${server.url}/v1/video/generations/${created.id ?? ''}`, { headers: { authorization: `Bearer ${server.keys[0]}` } })
+        ).json()) as TaskBody;
         return task.status === 'completed' || task.status === 'failed' ? task : undefined;
       },
       { deadline: 20_000, interval: 50, what: `task ${created.id ?? ''} to settle` },
@@ -91,7 +93,14 @@ describe.skipIf(split).each(BACKENDS)('gemini and vertex through the real servic
       JSON.stringify({
         channels: {
           veo: { protocol: 'gemini', base_url: gemini.origin, api_key_env: 'T_GEMINI', timeout_s: 5 },
-          'veo-vertex': { protocol: 'vertex', base_url: vertex.origin, project: PROJECT, location: LOCATION, credentials_file_env: 'T_VERTEX_KEY', timeout_s: 5 },
+          'veo-vertex': {
+            protocol: 'vertex',
+            base_url: vertex.origin,
+            project: PROJECT,
+            location: LOCATION,
+            credentials_file_env: 'T_VERTEX_KEY',
+            timeout_s: 5,
+          },
         },
         routes: [
           {

@@ -88,7 +88,17 @@ const SANDBOX: ChannelConfig = {
   timeoutS: CHANNEL_DEFAULTS.timeout_s,
 };
 
-const CHANNEL_FIELDS = new Set(['protocol', 'base_url', 'api_key_env', 'max_in_flight', 'max_in_flight_per_key', 'submit_per_s', 'poll_per_s', 'timeout_s', ...GOOGLE_FIELDS]);
+const CHANNEL_FIELDS = new Set([
+  'protocol',
+  'base_url',
+  'api_key_env',
+  'max_in_flight',
+  'max_in_flight_per_key',
+  'submit_per_s',
+  'poll_per_s',
+  'timeout_s',
+  ...GOOGLE_FIELDS,
+]);
 const SECRET_FIELDS = new Set(['api_key', 'apikey', 'key', 'token', 'secret', 'password', 'authorization']);
 const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

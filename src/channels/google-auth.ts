@@ -26,8 +26,7 @@ const ASSERTION_TTL_S = 3600;
 export const TOKEN_RENEW_BEFORE_MS = 5 * 60_000;
 
 export type TokenOutcome =
-  | { readonly ok: true; readonly token: string }
-  | { readonly ok: false; readonly kind: 'not_sent' | 'refused' | 'lost'; readonly reason: string };
+  { readonly ok: true; readonly token: string } | { readonly ok: false; readonly kind: 'not_sent' | 'refused' | 'lost'; readonly reason: string };
 
 export interface GoogleTokenSource {
   token(): Promise<TokenOutcome>;
@@ -46,7 +45,10 @@ export function signAssertion(key: ServiceAccountKey, nowMs: number): string {
   return `${unsigned}.${b64url(signature)}`;
 }
 
-export function createGoogleTokenSource(key: ServiceAccountKey, options: { now?: () => number; dispatcher?: Dispatcher; timeoutMs?: number } = {}): GoogleTokenSource {
+export function createGoogleTokenSource(
+  key: ServiceAccountKey,
+  options: { now?: () => number; dispatcher?: Dispatcher; timeoutMs?: number } = {},
+): GoogleTokenSource {
   const now = options.now ?? Date.now;
   const origin = new URL(key.tokenUri).origin;
   const dispatcher = options.dispatcher ?? createTrustedDispatcher({ keepAliveTimeoutMs: 10_000 });

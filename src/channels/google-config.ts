@@ -79,7 +79,13 @@ export function parseServiceAccountKey(text: string): ServiceAccountKey | string
  * Checks the Google fields of one channel (its other fields are config.ts's). Pushes faults with
  * the JSON path; returns the Vertex settings for a valid `vertex` channel.
  */
-export function parseGoogleFields(at: string, protocol: unknown, raw: Readonly<Record<string, unknown>>, env: Env, faults: string[]): VertexSettings | undefined {
+export function parseGoogleFields(
+  at: string,
+  protocol: unknown,
+  raw: Readonly<Record<string, unknown>>,
+  env: Env,
+  faults: string[],
+): VertexSettings | undefined {
   if (protocol !== 'vertex') {
     for (const name of GOOGLE_FIELDS) if (raw[name] !== undefined) faults.push(`${at}.${name}: only a vertex channel takes it`);
     return undefined;
@@ -112,6 +118,7 @@ export function parseGoogleFields(at: string, protocol: unknown, raw: Readonly<R
       }
     }
   }
-  if (faults.length > before || key === undefined || typeof project !== 'string' || typeof location !== 'string' || typeof fileEnv !== 'string') return undefined;
+  if (faults.length > before || key === undefined || typeof project !== 'string' || typeof location !== 'string' || typeof fileEnv !== 'string')
+    return undefined;
   return { project, location, credentialsFileEnv: fileEnv, key };
 }

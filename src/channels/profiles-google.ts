@@ -32,8 +32,7 @@ export function veoAcross(params: ResolvedParams, target: string): ParamProblem 
   if (refs > 0 && duration !== 8) return { param: 'images', message: `reference images need an 8 s video on ${target}; ask for "duration": 8.` };
   if (params['end_image'] !== undefined && params['image'] === undefined)
     return { param: 'end_image', message: `'end_image' (the last frame) needs 'image' (the first frame) on ${target}.` };
-  if (refs > 0 && params['image'] !== undefined)
-    return { param: 'images', message: `${target} takes reference images or a first frame, not both.` };
+  if (refs > 0 && params['image'] !== undefined) return { param: 'images', message: `${target} takes reference images or a first frame, not both.` };
   return undefined;
 }
 
@@ -66,4 +65,6 @@ function veoProfile(protocol: 'gemini' | 'vertex', model: string): TargetProfile
   };
 }
 
-export const GOOGLE_PROFILES: readonly TargetProfile[] = (['gemini', 'vertex'] as const).flatMap((protocol) => VEO_MODELS.map((model) => veoProfile(protocol, model)));
+export const GOOGLE_PROFILES: readonly TargetProfile[] = (['gemini', 'vertex'] as const).flatMap((protocol) =>
+  VEO_MODELS.map((model) => veoProfile(protocol, model)),
+);

@@ -437,7 +437,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
       aspect_ratio: { field: 'aspect_ratio', values: PIXVERSE_RATIOS },
       seed: { field: 'seed', type: 'integer', min: 0, max: 2147483647, omit: [-1] },
     },
-  })),  // Gemini API and Vertex AI (Veo 3.1): profiles-google.ts ------------------------------------
+  })), // Gemini API and Vertex AI (Veo 3.1): profiles-google.ts ------------------------------------
   ...GOOGLE_PROFILES,
 ];
 

@@ -1,6 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { planRefusal, RAI_OUTPUT_REASON, rpc, veoRefusal } from './veo-kit.js';
-import { FakeHttp, NOT_A_VIDEO, TaskBook, TINY_MP4, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route } from './upstream-kit.js';
+import {
+  FakeHttp,
+  NOT_A_VIDEO,
+  TaskBook,
+  TINY_MP4,
+  type Answer,
+  type FakeRequest,
+  type FakeTask,
+  type KitOptions,
+  type Reply,
+  type Route,
+} from './upstream-kit.js';
 
 /**
  * A fake Gemini API for Veo (docs/channels.md#protocol-gemini; https://ai.google.dev/gemini-api/docs/video,
@@ -39,7 +50,8 @@ export async function startGeminiFake(options: KitOptions = {}): Promise<GeminiF
 
   function authFault(req: FakeRequest): Reply | undefined {
     const key = req.headers['x-goog-api-key'];
-    if (key === undefined || key === '') return rpc(403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers (callers without established identity).");
+    if (key === undefined || key === '')
+      return rpc(403, 'PERMISSION_DENIED', "Method doesn't allow unregistered callers (callers without established identity).");
     if (key !== apiKey)
       return rpc(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', [
         { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' },
@@ -71,7 +83,10 @@ export async function startGeminiFake(options: KitOptions = {}): Promise<GeminiF
         return {
           name,
           done: true,
-          response: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse', generateVideoResponse: { generatedSamples: samples } },
+          response: {
+            '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse',
+            generateVideoResponse: { generatedSamples: samples },
+          },
         };
       }
     }
@@ -132,7 +147,8 @@ export async function startGeminiFake(options: KitOptions = {}): Promise<GeminiF
       const name = model[1];
       return {
         role: 'other',
-        answer: () => authFault(req) ?? { status: 200, json: { name: `models/${name}`, displayName: name, supportedGenerationMethods: ['predictLongRunning'] } },
+        answer: () =>
+          authFault(req) ?? { status: 200, json: { name: `models/${name}`, displayName: name, supportedGenerationMethods: ['predictLongRunning'] } },
       };
     }
     return undefined;

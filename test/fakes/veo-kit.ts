@@ -18,8 +18,7 @@ export function exhausted(retryDelayS?: number): Reply {
 
 export const RAI_PROMPT_REFUSAL =
   "The prompt could not be submitted. This prompt contains sensitive words that violate Google's Responsible AI practices. Try rephrasing the prompt.";
-export const RAI_OUTPUT_REASON =
-  "The video could not be generated because it may violate Google's Responsible AI practices (support code 29310472).";
+export const RAI_OUTPUT_REASON = "The video could not be generated because it may violate Google's Responsible AI practices (support code 29310472).";
 
 /** Parameters each service knows (js-genai generateVideosConfigTo{Mldev,Vertex}); anything else is refused. */
 const COMMON_PARAMETERS = ['sampleCount', 'durationSeconds', 'aspectRatio', 'resolution', 'personGeneration', 'negativePrompt', 'enhancePrompt'];
@@ -54,16 +53,23 @@ export function veoRefusal(body: unknown, vertex: boolean): string | undefined {
   if (instance['lastFrame'] !== undefined && instance['image'] === undefined) return 'lastFrame requires image';
   const refs = instance['referenceImages'];
   const refCount = Array.isArray(refs) ? refs.length : 0;
-  if (refs !== undefined && (!Array.isArray(refs) || refs.length > 3 || !refs.every((r) => isRecord(r) && isRecord(r['image']) && r['referenceType'] === 'asset')))
+  if (
+    refs !== undefined &&
+    (!Array.isArray(refs) || refs.length > 3 || !refs.every((r) => isRecord(r) && isRecord(r['image']) && r['referenceType'] === 'asset'))
+  )
     return 'referenceImages: at most 3 {image, referenceType: "asset"}';
   const duration = parameters['durationSeconds'] ?? 8;
   if (![4, 6, 8].includes(duration as number)) return `durationSeconds must be 4, 6 or 8; got ${JSON.stringify(duration)}`;
   const resolution = parameters['resolution'] ?? '720p';
   if (!['720p', '1080p', '4k'].includes(resolution as string)) return `resolution must be 720p, 1080p or 4k`;
-  if (resolution !== '720p' && duration !== 8) return `${String(resolution)} requires durationSeconds 8`;
+  if (resolution !== '720p' && duration !== 8) return `${resolution as string} requires durationSeconds 8`;
   if (refCount > 0 && duration !== 8) return 'referenceImages require durationSeconds 8';
   if (parameters['aspectRatio'] !== undefined && !['16:9', '9:16'].includes(parameters['aspectRatio'] as string)) return 'aspectRatio must be 16:9 or 9:16';
-  if (parameters['sampleCount'] !== undefined && parameters['sampleCount'] !== 1 && !(typeof parameters['sampleCount'] === 'number' && parameters['sampleCount'] <= 4))
+  if (
+    parameters['sampleCount'] !== undefined &&
+    parameters['sampleCount'] !== 1 &&
+    !(typeof parameters['sampleCount'] === 'number' && parameters['sampleCount'] <= 4)
+  )
     return 'sampleCount must be 1 to 4';
   const seed = parameters['seed'];
   if (seed !== undefined && !(typeof seed === 'number' && Number.isInteger(seed) && seed >= 0 && seed <= 4294967295)) return 'seed must be 0..4294967295';

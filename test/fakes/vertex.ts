@@ -1,5 +1,17 @@
 import { createVerify, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
-import { NOT_A_VIDEO, FakeHttp, TaskBook, TINY_MP4, bearer, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route } from './upstream-kit.js';
+import {
+  NOT_A_VIDEO,
+  FakeHttp,
+  TaskBook,
+  TINY_MP4,
+  bearer,
+  type Answer,
+  type FakeRequest,
+  type FakeTask,
+  type KitOptions,
+  type Reply,
+  type Route,
+} from './upstream-kit.js';
 import { planRefusal, RAI_OUTPUT_REASON, rpc, veoRefusal } from './veo-kit.js';
 
 /**
@@ -91,7 +103,8 @@ export async function startVertexFake(options: VertexFakeOptions): Promise<Verte
     if (claims['iss'] !== options.clientEmail) return invalid('Invalid issuer');
     if (claims['aud'] !== `${http.origin}/token`) return invalid('Invalid audience');
     if (claims['scope'] !== SCOPE) return invalid('Invalid scope');
-    if (!(exp > nowS) || !(exp - iat <= 3600) || iat > nowS + 60) return invalid('Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.');
+    if (!(exp > nowS) || !(exp - iat <= 3600) || iat > nowS + 60)
+      return invalid('Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.');
     claimsSeen = claims;
     grants.ok += 1;
     const token = `ya29.fake-${randomBytes(12).toString('hex')}`;
@@ -102,7 +115,11 @@ export async function startVertexFake(options: VertexFakeOptions): Promise<Verte
   function authFault(req: FakeRequest, project: string, location: string): Reply | undefined {
     const expires = tokens.get(bearer(req));
     if (expires === undefined || expires <= Date.now())
-      return rpc(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+      return rpc(
+        401,
+        'UNAUTHENTICATED',
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+      );
     if (project !== options.project || location !== options.location) return rpc(403, 'PERMISSION_DENIED', `Permission denied on resource project ${project}.`);
     return undefined;
   }
@@ -153,7 +170,10 @@ export async function startVertexFake(options: VertexFakeOptions): Promise<Verte
   function fetchOperation(req: FakeRequest, project: string, location: string, model: string): Answer {
     const fault = authFault(req, project, location);
     if (fault) return fault;
-    const name = typeof (req.json as Record<string, unknown> | undefined)?.['operationName'] === 'string' ? String((req.json as Record<string, unknown>)['operationName']) : '';
+    const name =
+      typeof (req.json as Record<string, unknown> | undefined)?.['operationName'] === 'string'
+        ? String((req.json as Record<string, unknown>)['operationName'])
+        : '';
     const id = name.split('/operations/')[1] ?? '';
     const task = book.get(id);
     if (!task || task.meta['resource'] !== `projects/${project}/locations/${location}/publishers/google/models/${model}`)
@@ -164,7 +184,9 @@ export async function startVertexFake(options: VertexFakeOptions): Promise<Verte
   function route(req: FakeRequest): Route | undefined {
     const path = req.url.pathname;
     if (req.method === 'POST' && path === '/token') return { role: 'other', answer: () => grant(req) };
-    const call = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([A-Za-z0-9._-]+):(predictLongRunning|fetchPredictOperation)$/.exec(path);
+    const call = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([A-Za-z0-9._-]+):(predictLongRunning|fetchPredictOperation)$/.exec(
+      path,
+    );
     if (req.method === 'POST' && call) {
       const [, project = '', location = '', model = '', verb] = call;
       if (verb === 'predictLongRunning') return { role: 'submit', answer: () => create(req, project, location, model) };

@@ -31,7 +31,8 @@ const auth = (ctx: ChannelContext): Record<string, string> => ({ 'x-goog-api-key
 const OPERATION = /^models\/[A-Za-z0-9._-]+\/operations\/[A-Za-z0-9._-]+$/;
 
 function check(target: TargetSpec, kind: ChannelJob['kind'], params: ChannelJob['params']) {
-  if (kind !== 'video') return { param: 'model', message: `'model' cannot be sent through channel ${target.channel}: the gemini protocol makes Veo videos only` };
+  if (kind !== 'video')
+    return { param: 'model', message: `'model' cannot be sent through channel ${target.channel}: the gemini protocol makes Veo videos only` };
   return checkProfile(target.profile, kind, params, `Gemini API model ${target.upstreamModel}`);
 }
 
@@ -43,7 +44,9 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
   const path = `${API}/models/${encodeURIComponent(ctx.upstreamModel)}:predictLongRunning`;
   const answer = await ctx.http.request({ method: 'POST', path, headers: auth(ctx), json: built.body });
   if (answer.kind === 'response' && answer.status === 400 && keyInvalid(answer.json)) return { outcome: 'refused', reason: 'HTTP 400 API_KEY_INVALID' };
-  const byClass = submitByHttpClass(answer, () => (answer.kind === 'response' ? rpcFailure('Gemini API', answer) : upstreamError('Gemini API refused the request')));
+  const byClass = submitByHttpClass(answer, () =>
+    answer.kind === 'response' ? rpcFailure('Gemini API', answer) : upstreamError('Gemini API refused the request'),
+  );
   if (byClass) {
     const retry = retryAfterOf(answer);
     return byClass.outcome === 'refused' && byClass.retryAfterMs === undefined && retry !== undefined ? { ...byClass, retryAfterMs: retry } : byClass;
@@ -87,7 +90,11 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
   for (const uri of uris) {
     const file = fileIdOf(uri);
     if (file === undefined)
-      return { state: 'failed', error: failure('output_invalid', `Gemini API operation ${id} names a video that is not a file (${clip(uri, 60)})`, '', id), upstreamWord: 'done' };
+      return {
+        state: 'failed',
+        error: failure('output_invalid', `Gemini API operation ${id} names a video that is not a file (${clip(uri, 60)})`, '', id),
+        upstreamWord: 'done',
+      };
     // Rebuilt on the channel's origin: the key goes nowhere else (the SDK downloads it the same way).
     outputs.push({ type: 'video' as const, url: `${ctx.baseUrl}${API}/files/${file}:download?alt=media`, headers: auth(ctx) });
   }

@@ -83,7 +83,10 @@ export function filteredFailure(provider: string, response: unknown, operation: 
     .map((reason) => asString(reason))
     .filter((reason): reason is string => reason !== undefined);
   if (count <= 0 && reasons.length === 0) return undefined;
-  return policyViolation(`${provider} filtered the output: ${reasons.length > 0 ? reasons.join('; ') : `${count} sample(s) removed by safety filters`}`, operation);
+  return policyViolation(
+    `${provider} filtered the output: ${reasons.length > 0 ? reasons.join('; ') : `${count} sample(s) removed by safety filters`}`,
+    operation,
+  );
 }
 
 export interface VeoBodyOptions {
@@ -102,7 +105,11 @@ async function inlineImage(ctx: ChannelContext, value: unknown, param: string): 
  * no URL at all (imageToMldev refuses gcsUri), and Vertex would need a Cloud Storage URI.
  * One sample per task (`sampleCount: 1`): a task is one video.
  */
-export async function veoBody(ctx: ChannelContext, job: ChannelJob, options: VeoBodyOptions): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; outcome: ReturnType<typeof mediaRejection> }> {
+export async function veoBody(
+  ctx: ChannelContext,
+  job: ChannelJob,
+  options: VeoBodyOptions,
+): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; outcome: ReturnType<typeof mediaRejection> }> {
   const p = job.params;
   const instance: Record<string, unknown> = { prompt: p['prompt'] };
   const parameters: Record<string, unknown> = { sampleCount: 1 };

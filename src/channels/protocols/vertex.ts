@@ -33,7 +33,8 @@ export const VERTEX_MAX_ANSWER = 700 * 1024 * 1024;
 const OPERATION = /^(projects\/[^/]+\/locations\/[^/]+\/publishers\/google\/models\/[A-Za-z0-9._-]+)\/operations\/[A-Za-z0-9._-]+$/;
 
 function check(target: TargetSpec, kind: ChannelJob['kind'], params: ChannelJob['params']) {
-  if (kind !== 'video') return { param: 'model', message: `'model' cannot be sent through channel ${target.channel}: the vertex protocol makes Veo videos only` };
+  if (kind !== 'video')
+    return { param: 'model', message: `'model' cannot be sent through channel ${target.channel}: the vertex protocol makes Veo videos only` };
   return checkProfile(target.profile, kind, params, `Vertex AI model ${target.upstreamModel}`);
 }
 
@@ -61,8 +62,15 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
   const auth = await bearer(google);
   // No token: nothing was sent to Vertex, whatever happened at the token endpoint.
   if (!('headers' in auth)) return { outcome: 'refused', reason: `no access token (${auth.reason})` };
-  const answer = await ctx.http.request({ method: 'POST', path: `${modelPath(google, ctx.upstreamModel)}:predictLongRunning`, headers: auth.headers, json: built.body });
-  const byClass = submitByHttpClass(answer, () => (answer.kind === 'response' ? rpcFailure('Vertex AI', answer) : upstreamError('Vertex AI refused the request')));
+  const answer = await ctx.http.request({
+    method: 'POST',
+    path: `${modelPath(google, ctx.upstreamModel)}:predictLongRunning`,
+    headers: auth.headers,
+    json: built.body,
+  });
+  const byClass = submitByHttpClass(answer, () =>
+    answer.kind === 'response' ? rpcFailure('Vertex AI', answer) : upstreamError('Vertex AI refused the request'),
+  );
   if (byClass) {
     const retry = retryAfterOf(answer);
     return byClass.outcome === 'refused' && byClass.retryAfterMs === undefined && retry !== undefined ? { ...byClass, retryAfterMs: retry } : byClass;
@@ -110,7 +118,8 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
     const inline = asString(pick(video, 'bytesBase64Encoded'));
     if (inline === undefined || inline === '') {
       const gcs = asString(pick(video, 'gcsUri'));
-      const why = gcs === undefined ? 'neither inline bytes nor a URI' : 'a Cloud Storage URI (storageUri is set on the model side), which this channel cannot read';
+      const why =
+        gcs === undefined ? 'neither inline bytes nor a URI' : 'a Cloud Storage URI (storageUri is set on the model side), which this channel cannot read';
       return { state: 'failed', error: failure('output_invalid', `Vertex AI operation ${id} answered ${clip(why)}`, '', id), upstreamWord: 'done' };
     }
     outputs.push({ type: 'video', url: `data:${asString(pick(video, 'mimeType')) ?? 'video/mp4'};base64,${inline}` });
