@@ -9,7 +9,7 @@
  *
  * The channel's key is never sent, except where an output names headers for the channel's own
  * origin (the Gemini API's file download: https://ai.google.dev/api/files, `files/{id}:download`
- * with `x-goog-api-key`, as googleapis/js-genai src/node/_node_downloader.ts does): those go to
+ * with `x-goog-api-key`, as googleapis/js-genai/src/node/_node_downloader.ts does): those go to
  * that origin only, never to a host a redirect points at. A `data:` URL (Vertex AI answers a
  * video inline as `bytesBase64Encoded`) is decoded and checked like a download.
  */

@@ -8,10 +8,38 @@
  * reference images; a last frame goes with a first frame; Veo 3.1 always makes sound on the Gemini
  * API), https://cloud.google.com/vertex-ai/generative-ai/docs/models/veo/3-1-generate (the same
  * values; `seed` 0..4294967295 and `generateAudio` on Vertex AI), and googleapis/js-genai
- * src/converters/_models_converters.ts (`seed`, `generateAudio` refused in Gemini API mode).
+ * js-genai/src/converters/_models_converters.ts (`seed`, `generateAudio` refused in Gemini API mode).
  */
 import type { ResolvedParams } from '../catalog/index.js';
-import type { ParamProblem, ParamRule, TargetProfile } from './profiles.js';
+
+/*
+ * The shapes below are profiles.ts's (TargetProfile, ParamRule, ParamProblem), spelled out here
+ * because profiles.ts imports this file: BUILT_IN's spread checks that they still fit.
+ */
+interface ParamProblem {
+  readonly param: string;
+  readonly message: string;
+}
+type Scalar = string | number | boolean | null;
+type ParamRule =
+  | { readonly refuse: string; readonly accept?: readonly Scalar[] }
+  | {
+      readonly field: string;
+      readonly type?: 'integer';
+      readonly values?: readonly Scalar[];
+      readonly min?: number;
+      readonly max?: number;
+      readonly omit?: readonly Scalar[];
+    };
+interface GoogleProfile {
+  readonly protocol: 'gemini' | 'vertex';
+  readonly model: string;
+  readonly kind: 'video';
+  readonly source: string;
+  readonly closed: false;
+  readonly params: Readonly<Record<string, ParamRule>>;
+  readonly across: (params: ResolvedParams, target: string) => ParamProblem | undefined;
+}
 
 const GEMINI_DOCS = 'https://ai.google.dev/gemini-api/docs/video';
 const VERTEX_DOCS = 'https://cloud.google.com/vertex-ai/generative-ai/docs/models/veo/3-1-generate';
@@ -36,7 +64,7 @@ export function veoAcross(params: ResolvedParams, target: string): ParamProblem 
   return undefined;
 }
 
-function veoProfile(protocol: 'gemini' | 'vertex', model: string): TargetProfile {
+function veoProfile(protocol: 'gemini' | 'vertex', model: string): GoogleProfile {
   const fast = model.includes('fast');
   const params: Record<string, ParamRule> = {
     duration: { field: 'parameters.durationSeconds', type: 'integer', values: [4, 6, 8] },
@@ -65,6 +93,6 @@ function veoProfile(protocol: 'gemini' | 'vertex', model: string): TargetProfile
   };
 }
 
-export const GOOGLE_PROFILES: readonly TargetProfile[] = (['gemini', 'vertex'] as const).flatMap((protocol) =>
+export const GOOGLE_PROFILES: readonly GoogleProfile[] = (['gemini', 'vertex'] as const).flatMap((protocol) =>
   VEO_MODELS.map((model) => veoProfile(protocol, model)),
 );

@@ -16,7 +16,7 @@ import {
 /**
  * A fake Gemini API for Veo (docs/channels.md#protocol-gemini; https://ai.google.dev/gemini-api/docs/video,
  * https://ai.google.dev/api/models#method:-models.predictlongrunning; googleapis/js-genai
- * src/converters/_models_converters.ts and src/node/_node_downloader.ts):
+ * js-genai/src/converters/_models_converters.ts and js-genai/src/node/_node_downloader.ts):
  * - `x-goog-api-key` on every call. A wrong key is HTTP 400 INVALID_ARGUMENT with an ErrorInfo
  *   `reason: API_KEY_INVALID` (the Gemini API's own answer); no key is 403 PERMISSION_DENIED.
  * - `POST /v1beta/models/{model}:predictLongRunning` -> `{name: "models/{model}/operations/{id}"}`;

@@ -18,7 +18,7 @@ import { planRefusal, RAI_OUTPUT_REASON, rpc, veoRefusal } from './veo-kit.js';
  * A fake Vertex AI for Veo, with its own OAuth token endpoint (docs/channels.md#protocol-vertex;
  * https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/veo-video-generation;
  * https://developers.google.com/identity/protocols/oauth2/service-account#httprest;
- * googleapis/js-genai src/operations.ts and src/converters/_models_converters.ts):
+ * googleapis/js-genai/src/operations.ts and js-genai/src/converters/_models_converters.ts):
  * - `POST /token` (the key file's `token_uri` points here): form-encoded
  *   `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=<JWT>`. The JWT must be
  *   RS256, signed by the service account's key (verified with the public key of the test's key

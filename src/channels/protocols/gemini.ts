@@ -1,8 +1,8 @@
 /**
  * `gemini`: Veo through the Gemini API (docs/channels.md#protocol-gemini;
  * https://ai.google.dev/gemini-api/docs/video, https://ai.google.dev/api/models#method:-models.predictlongrunning,
- * https://ai.google.dev/api/batch-mode#Operation; googleapis/js-genai src/models.ts `generateVideos`,
- * src/operations.ts `getVideosOperation`, src/node/_node_downloader.ts).
+ * https://ai.google.dev/api/batch-mode#Operation; googleapis/js-genai/src/models.ts `generateVideos`,
+ * js-genai/src/operations.ts `getVideosOperation`, js-genai/src/node/_node_downloader.ts).
  *
  * - Auth: `x-goog-api-key: <key>` on every call (https://ai.google.dev/gemini-api/docs/api-key).
  * - Submit: `POST /v1beta/models/{model}:predictLongRunning` (body in veo.ts) -> an operation
@@ -56,7 +56,7 @@ async function submit(ctx: ChannelContext, job: ChannelJob): Promise<SubmitOutco
   return { outcome: 'accepted', upstreamId: name, requestId: name.split('/').pop() ?? name };
 }
 
-/** The Files API id of a sample URI (js-genai src/_transformers.ts `tFileName`). */
+/** The Files API id of a sample URI (js-genai/src/_transformers.ts `tFileName`). */
 export function fileIdOf(uri: string): string | undefined {
   const after = uri.split('files/')[1];
   const id = after === undefined ? undefined : /^[a-z0-9]+/.exec(after)?.[0];

@@ -3,7 +3,7 @@
  * long-running operation it returns, Google's RPC error shape, and the parameter mapping.
  *
  * Sources (each rule below names the one it follows):
- * - googleapis/js-genai src/converters/_models_converters.ts: `generateVideosParametersTo{Mldev,Vertex}`
+ * - googleapis/js-genai/src/converters/_models_converters.ts: `generateVideosParametersTo{Mldev,Vertex}`
  *   and `generateVideosConfigTo{Mldev,Vertex}` (the body: `instances[0].{prompt,image,lastFrame,
  *   referenceImages}`, `parameters.{sampleCount,durationSeconds,aspectRatio,resolution,negativePrompt,
  *   enhancePrompt,seed,generateAudio}`; seed and generateAudio are refused in Gemini API mode),

@@ -1,7 +1,7 @@
 /**
  * `vertex`: Veo on Vertex AI (docs/channels.md#protocol-vertex;
  * https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/veo-video-generation;
- * googleapis/js-genai src/models.ts `generateVideos` and src/operations.ts `fetchPredictVideosOperationInternal`).
+ * googleapis/js-genai/src/models.ts `generateVideos` and js-genai/src/operations.ts `fetchPredictVideosOperationInternal`).
  *
  * - Auth: `Authorization: Bearer <access token>` from the service account's JWT-bearer grant
  *   (google-auth.ts), cached per channel. A grant that fails means nothing reached Vertex: the
