@@ -111,6 +111,9 @@ describe('gemini (Veo through the Gemini API)', () => {
     expect((await geminiAdapter.probe(wrong)).ok).toBe(false);
     await wrong.close();
     expect(await geminiAdapter.probe(ctx)).toEqual({ ok: true, detail: `model models/${MODEL}` });
+    const unrouted = adapterContext({ baseUrl: fake.origin, apiKey: KEY, upstreamModel: '' });
+    expect(await geminiAdapter.probe(unrouted)).toEqual({ ok: true, detail: 'model list' });
+    await unrouted.close();
   });
 
   it('a lost submit answer is unknown with exactly one operation upstream; there is no reconcile and no cancel', async () => {

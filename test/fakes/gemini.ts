@@ -142,6 +142,8 @@ export async function startGeminiFake(options: KitOptions = {}): Promise<GeminiF
       const id = file[1];
       return { role: 'file', answer: () => download(req, id) };
     }
+    if (req.method === 'GET' && path === '/v1beta/models')
+      return { role: 'other', answer: () => authFault(req) ?? { status: 200, json: { models: [{ name: 'models/veo-3.1-generate-preview' }] } } };
     const model = /^\/v1beta\/models\/([A-Za-z0-9._-]+)$/.exec(path);
     if (req.method === 'GET' && model?.[1] !== undefined) {
       const name = model[1];

@@ -109,9 +109,11 @@ export const geminiAdapter: ProtocolAdapter = {
   poll,
   async probe(ctx) {
     // models.get: cheap, authenticated, and proves the model name too (https://ai.google.dev/api/models#method:-models.get).
-    const answer = await ctx.http.request({ method: 'GET', path: `${API}/models/${encodeURIComponent(ctx.upstreamModel)}`, headers: auth(ctx) });
+    // A channel no route names has no model to ask about: models.list proves the key alone.
+    const path = ctx.upstreamModel === '' ? `${API}/models?pageSize=1` : `${API}/models/${encodeURIComponent(ctx.upstreamModel)}`;
+    const answer = await ctx.http.request({ method: 'GET', path, headers: auth(ctx) });
     if (answer.kind !== 'response') return { ok: false, reason: `${answer.kind}: ${answer.reason}` };
-    if (answer.status === 200) return { ok: true, detail: `model ${clip(asString(pick(answer.json, 'name')) ?? ctx.upstreamModel, 80)}` };
+    if (answer.status === 200) return { ok: true, detail: `model ${clip(asString(pick(answer.json, 'name')) ?? (ctx.upstreamModel || 'list'), 80)}` };
     return { ok: false, reason: `HTTP ${answer.status}` };
   },
 };
