@@ -4,10 +4,14 @@
 // the fake (which refuses what the provider refuses), and polled to a finished output. The
 // fakes record inputs a model does not declare; none may arrive. `mediagate` targets are this
 // interface itself (test/channels-via-mediagate.test.ts runs them against a real mediagate).
-import { readFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS, createValidator, type ModelKind, type ResolvedParams } from '../src/catalog/index.js';
 import { parseChannelsConfig, type ChannelsConfig } from '../src/channels/config.js';
+import { createGoogleTokenSource } from '../src/channels/google-auth.js';
 import { isRefusal, planInputs, profileFor, type TargetProfile } from '../src/channels/profiles.js';
 import { ADAPTERS } from '../src/channels/protocols/index.js';
 import type { ProtocolName } from '../src/channels/protocol.js';
@@ -16,13 +20,24 @@ import { adapterContext, pollUntilSettled } from './fakes/adapter-context.js';
 import { startArkFake } from './fakes/ark.js';
 import { startDashscopeFake } from './fakes/dashscope.js';
 import { startFalFake, type FalFake } from './fakes/fal.js';
+import { startGeminiFake } from './fakes/gemini.js';
 import { startMinimaxFake } from './fakes/minimax.js';
 import { startPixverseFake } from './fakes/pixverse.js';
 import { startReplicateFake, type ReplicateFake } from './fakes/replicate.js';
 import { TINY_PNG, type FakeHttp, type TaskBook } from './fakes/upstream-kit.js';
+import { startVertexFake, type VertexFake } from './fakes/vertex.js';
 
 const KEY = 'example-key';
 const HTTPS_IMAGE = 'https://img.example/first-frame.png';
+/** A vertex example's service account: the key file its `credentials_file_env` names; the fake checks the grant with the public half. */
+const SERVICE_ACCOUNT = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const SA_EMAIL = 'examples@mediagate-examples.iam.gserviceaccount.com';
+const SA_FILE = join(mkdtempSync(join(tmpdir(), 'mg-examples-')), 'service-account.json');
+const SA_PEM = SERVICE_ACCOUNT.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+writeFileSync(
+  SA_FILE,
+  JSON.stringify({ type: 'service_account', client_email: SA_EMAIL, private_key: SA_PEM, token_uri: 'https://oauth2.googleapis.com/token' }),
+);
 
 interface Example {
   readonly where: string;
@@ -38,9 +53,16 @@ function examplesOf(file: string): Example[] {
   const text = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
   const out: Example[] = [];
   for (const [, block = ''] of text.matchAll(/```json\n([\s\S]*?)```/g)) {
-    const doc = JSON.parse(block) as { channels?: Record<string, { protocol: string; api_key_env: string }>; routes?: unknown[] };
+    const doc = JSON.parse(block) as {
+      channels?: Record<string, { protocol: string; api_key_env?: string; credentials_file_env?: string }>;
+      routes?: unknown[];
+    };
     if (!doc.channels || !doc.routes) continue;
-    const env = Object.fromEntries(Object.values(doc.channels).map((c) => [c.api_key_env, KEY]));
+    const env: Record<string, string> = {};
+    for (const c of Object.values(doc.channels)) {
+      if (c.api_key_env) env[c.api_key_env] = KEY;
+      if (c.credentials_file_env) env[c.credentials_file_env] = SA_FILE;
+    }
     const config = parseChannelsConfig(block, env);
     for (const [model, targets] of config.routes) {
       const target = targets[0];
@@ -99,7 +121,8 @@ function arrival(example: Example, kind: ModelKind, params: ResolvedParams, body
   const problems: string[] = [];
   const texts = strings(body);
   if (!texts.some((text) => text.includes(String(params['prompt'])))) problems.push('the prompt did not arrive');
-  if (example.protocol !== 'pixverse') {
+  // PixVerse uploads images; Veo takes them as inline bytes: neither sends the URL.
+  if (!['pixverse', 'gemini', 'vertex'].includes(example.protocol)) {
     const urls = [params['image'], params['end_image'], ...(Array.isArray(params['images']) ? params['images'] : [])].filter((v) => typeof v === 'string');
     for (const url of urls) if (!texts.includes(url)) problems.push(`${url} did not arrive`);
   }
@@ -135,6 +158,9 @@ const CHOSEN: Readonly<Record<string, Record<string, unknown>>> = {
   'vendorb/famsd-2.0-i2v-spicy -> fal-ai/kling-video/v2.1/pro/image-to-video?end_image=tail_image_url': { resolution: '1080p' },
   'vendora/famz-image-spicy -> fal-ai/flux/dev': { prompt_extend: false },
   'vendora/famz-image-spicy -> wan2.6-t2i': { size: '1280x1280' },
+  // Veo renders 4, 6 or 8 s; the catalog's default is 5.
+  'vendora/famw-3.0-i2v-spicy -> veo-3.1-generate-preview': { duration: 8 },
+  'vendora/famw-2.7-t2v -> veo-3.1-generate-001': { duration: 8 },
 };
 
 function requestFor(example: Example): { kind: ModelKind; body: Record<string, unknown> } {
@@ -142,7 +168,7 @@ function requestFor(example: Example): { kind: ModelKind; body: Record<string, u
   if (!row) throw new Error(`no catalog row ${example.model}`);
   const body: Record<string, unknown> = { model: row.id, prompt: `example ${example.where} ${row.id}` };
   // PixVerse takes images as uploaded bytes only: an https image would be fetched by us (no network here).
-  const IMAGE = example.protocol === 'pixverse' ? `data:image/png;base64,${TINY_PNG.toString('base64')}` : HTTPS_IMAGE;
+  const IMAGE = ['pixverse', 'gemini', 'vertex'].includes(example.protocol) ? `data:image/png;base64,${TINY_PNG.toString('base64')}` : HTTPS_IMAGE;
   if (row.kind === 'video') {
     if (row.required.includes('image')) body['image'] = IMAGE;
     if (row.required.includes('images')) body['images'] = [IMAGE];
@@ -164,6 +190,7 @@ interface Fake {
 const fakes = new Map<ProtocolName, Fake>();
 let fal: FalFake;
 let replicate: ReplicateFake;
+let vertex: VertexFake;
 
 beforeAll(async () => {
   const fast = { apiKey: KEY, queuedMs: 0, runMs: 0 };
@@ -175,6 +202,9 @@ beforeAll(async () => {
   fakes.set('ark', await startArkFake(fast));
   fakes.set('minimax', await startMinimaxFake(fast));
   fakes.set('pixverse', await startPixverseFake(fast));
+  fakes.set('gemini', await startGeminiFake(fast));
+  vertex = await startVertexFake({ ...fast, project: 'my-project', location: 'us-central1', clientEmail: SA_EMAIL, publicKey: SERVICE_ACCOUNT.publicKey });
+  fakes.set('vertex', vertex);
 });
 afterAll(async () => {
   await Promise.all([...fakes.values()].map((fake) => fake.close()));
@@ -182,7 +212,9 @@ afterAll(async () => {
 
 describe('the route examples of the docs', () => {
   it('are found (one per protocol at least), every route of every example file', () => {
-    expect(new Set(EXAMPLES.map((example) => example.protocol))).toEqual(new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate']));
+    expect(new Set(EXAMPLES.map((example) => example.protocol))).toEqual(
+      new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex']),
+    );
     expect(EXAMPLES.length).toBe(routesIn('docs/guides/channels.md') + routesIn('docs/channels.md'));
     // README links to the guide for examples; were it to grow a channels file, it would be read too.
     expect(readFileSync(new URL('../README.md', import.meta.url), 'utf8')).not.toContain('"upstream_model"');
@@ -201,12 +233,19 @@ describe('the route examples of the docs', () => {
       const adapter = ADAPTERS[example.protocol];
       if (!fake || !adapter) throw new Error(`no fake for ${example.protocol}`);
       const target = example.config.targetsFor(example.model)[0];
-      const ctx = adapterContext({
+      const base = adapterContext({
         baseUrl: fake.origin,
         apiKey: KEY,
         upstreamModel: example.upstreamModel,
         profile: profileFor(example.protocol, example.upstreamModel, target?.profile),
       });
+      // A vertex channel's project and location as the example configures them; its grant goes to the fake's token endpoint.
+      const vertexSettings = example.config.channels.get(example.channel)?.vertex;
+      const tokens = vertexSettings ? createGoogleTokenSource({ ...vertexSettings.key, tokenUri: vertex.tokenUri }) : undefined;
+      const ctx =
+        vertexSettings && tokens
+          ? { ...base, google: { project: vertexSettings.project, location: vertexSettings.location, token: () => tokens.token() } }
+          : base;
       try {
         const submitted = await adapter.submit(ctx, { taskId: 'tsk_example', kind, model: example.model, params: validated.params });
         if (submitted.outcome !== 'accepted') throw new Error(`not accepted: ${JSON.stringify(submitted)}`);
@@ -220,6 +259,7 @@ describe('the route examples of the docs', () => {
         expect(arrival(example, kind, validated.params, received?.body, ctx.profile)).toEqual([]);
       } finally {
         await ctx.close();
+        await tokens?.close();
       }
     },
   );

@@ -8,10 +8,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { allModels, type ModelRow } from '../catalog/index.js';
+import { GOOGLE_FIELDS, googleDefaultBaseUrl, parseGoogleFields, type VertexSettings } from './google-config.js';
 import { parseProfile, type TargetProfile } from './profiles.js';
 import type { ProtocolName } from './protocol.js';
 
-export const PROTOCOLS: readonly ProtocolName[] = ['sandbox', 'mediagate', 'dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate'];
+export const PROTOCOLS: readonly ProtocolName[] = ['sandbox', 'mediagate', 'dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex'];
 
 /** Documented defaults for the optional limits of a channel. */
 export const CHANNEL_DEFAULTS = {
@@ -42,6 +43,8 @@ export interface ChannelConfig {
   readonly submitPerS: number;
   readonly pollPerS: number;
   readonly timeoutS: number;
+  /** A `vertex` channel's project, location and service-account key (google-config.ts). */
+  readonly vertex?: VertexSettings;
 }
 
 export interface RouteTarget {
@@ -85,7 +88,17 @@ const SANDBOX: ChannelConfig = {
   timeoutS: CHANNEL_DEFAULTS.timeout_s,
 };
 
-const CHANNEL_FIELDS = new Set(['protocol', 'base_url', 'api_key_env', 'max_in_flight', 'max_in_flight_per_key', 'submit_per_s', 'poll_per_s', 'timeout_s']);
+const CHANNEL_FIELDS = new Set([
+  'protocol',
+  'base_url',
+  'api_key_env',
+  'max_in_flight',
+  'max_in_flight_per_key',
+  'submit_per_s',
+  'poll_per_s',
+  'timeout_s',
+  ...GOOGLE_FIELDS,
+]);
 const SECRET_FIELDS = new Set(['api_key', 'apikey', 'key', 'token', 'secret', 'password', 'authorization']);
 const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -139,8 +152,11 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
   const isSandbox = protocol === 'sandbox';
 
   let baseUrl = '';
+  const defaultBaseUrl = googleDefaultBaseUrl(protocol, raw);
+  const vertex = parseGoogleFields(at, protocol, raw, env, faults);
   if (raw.base_url === undefined) {
-    if (!isSandbox) faults.push(`${at}.base_url: is required`);
+    if (defaultBaseUrl !== undefined) baseUrl = defaultBaseUrl;
+    else if (!isSandbox && protocol !== 'vertex') faults.push(`${at}.base_url: is required`);
   } else if (typeof raw.base_url !== 'string') {
     faults.push(`${at}.base_url: must be an http:// or https:// URL`);
   } else {
@@ -164,7 +180,7 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
   let apiKeyEnv = '';
   let apiKey = '';
   if (raw.api_key_env === undefined) {
-    if (!isSandbox) faults.push(`${at}.api_key_env: is required (the name of the environment variable holding the key)`);
+    if (!isSandbox && protocol !== 'vertex') faults.push(`${at}.api_key_env: is required (the name of the environment variable holding the key)`);
   } else if (typeof raw.api_key_env !== 'string' || !ENV_NAME.test(raw.api_key_env)) {
     faults.push(`${at}.api_key_env: must be an environment variable name`);
   } else {
@@ -195,7 +211,19 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
     } else maxInFlightPerKey = perKey;
   }
   if (faults.length > before) return undefined;
-  return { name, protocol: protocol as ProtocolName, baseUrl, apiKeyEnv, apiKey, maxInFlight, maxInFlightPerKey, submitPerS, pollPerS, timeoutS };
+  return {
+    name,
+    protocol: protocol as ProtocolName,
+    baseUrl,
+    apiKeyEnv,
+    apiKey,
+    maxInFlight,
+    maxInFlightPerKey,
+    submitPerS,
+    pollPerS,
+    timeoutS,
+    ...(vertex === undefined ? {} : { vertex }),
+  };
 }
 
 /** Validates the file's text. Throws ChannelsConfigError with every fault found. */
@@ -299,7 +327,7 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
     });
   }
   if (faults.length > 0) throw new ChannelsConfigError(faults);
-  const secrets = [...channels.values()].map((c) => c.apiKey).filter((k) => k !== '');
+  const secrets = [...channels.values()].flatMap((c) => [c.apiKey, c.vertex?.key.privateKey ?? '']).filter((k) => k !== '');
   return routed(channels, routes, secrets);
 }
 

@@ -5,9 +5,10 @@
  */
 import type { Dispatcher } from 'undici';
 import type { ChannelConfig, ChannelsConfig, RouteTarget } from './config.js';
+import { createGoogleTokenSource, type GoogleTokenSource } from './google-auth.js';
 import { createChannelHttp } from './http.js';
 import { profileFor } from './profiles.js';
-import type { ChannelContext, ChannelHttp, ChannelLog, ChannelMedia } from './protocol.js';
+import type { ChannelContext, ChannelHttp, ChannelLog, ChannelMedia, GoogleAccess } from './protocol.js';
 
 export interface ChannelContextsOptions {
   readonly media: ChannelMedia;
@@ -28,6 +29,17 @@ export interface ChannelContexts {
 export function createChannelContexts(config: ChannelsConfig, options: ChannelContextsOptions): ChannelContexts {
   const pools = new Map<string, ChannelHttp & { close(): Promise<void> }>();
   const now = options.now ?? Date.now;
+  const tokens = new Map<string, GoogleTokenSource>();
+
+  /** A vertex channel's access: one token source per channel, shared by all its tasks. */
+  function google(channel: ChannelConfig): GoogleAccess | undefined {
+    const vertex = channel.vertex;
+    if (vertex === undefined) return undefined;
+    let source = tokens.get(channel.name);
+    if (!source) tokens.set(channel.name, (source = createGoogleTokenSource(vertex.key, { now })));
+    const shared = source;
+    return { project: vertex.project, location: vertex.location, token: () => shared.token() };
+  }
 
   function pool(channel: ChannelConfig): ChannelHttp {
     let http = pools.get(channel.name);
@@ -57,11 +69,14 @@ export function createChannelContexts(config: ChannelsConfig, options: ChannelCo
         media: options.media,
         log: options.log,
         now,
+        google: google(channel),
       };
     },
     async close() {
       await Promise.all([...pools.values()].map((http) => http.close()));
+      await Promise.all([...tokens.values()].map((source) => source.close()));
       pools.clear();
+      tokens.clear();
     },
   };
 }

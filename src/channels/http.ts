@@ -79,12 +79,14 @@ export function createChannelHttp(options: ChannelHttpOptions): ChannelHttp & { 
         ...(body === undefined ? {} : { body }),
       });
       sent = true;
-      const raw = await readCapped(response.body, MAX_BODY);
-      if (raw === undefined) return { kind: 'lost', reason: `answer larger than ${MAX_BODY} bytes` };
+      const cap = Math.max(MAX_BODY, spec.maxBytes ?? 0);
+      const raw = await readCapped(response.body, cap);
+      if (raw === undefined) return { kind: 'lost', reason: `answer larger than ${cap} bytes` };
       const text = raw.subarray(0, MAX_TEXT).toString('utf8');
       let json: unknown;
       try {
-        json = text === '' ? undefined : JSON.parse(text);
+        // Parsed whole: an answer longer than the text cap (an inline video) is still read.
+        json = raw.length === 0 ? undefined : JSON.parse(raw.length > MAX_TEXT ? raw.toString('utf8') : text);
       } catch {
         json = undefined;
       }

@@ -1,2 +1,2 @@
 /** The protocols a channel can speak (a leaf module: protocol.ts and profiles.ts both name them). */
-export type ProtocolName = 'sandbox' | 'mediagate' | 'dashscope' | 'ark' | 'minimax' | 'pixverse' | 'fal' | 'replicate';
+export type ProtocolName = 'sandbox' | 'mediagate' | 'dashscope' | 'ark' | 'minimax' | 'pixverse' | 'fal' | 'replicate' | 'gemini' | 'vertex';

@@ -7,10 +7,14 @@
  * media by its bytes (MP4: an `ftyp` box first; PNG: its signature). Failures are values with
  * code `output_invalid`; `transient` says whether trying again later may help (network, 5xx).
  *
- * The channel's key is never sent: output URLs are signed by the upstream itself.
+ * The channel's key is never sent, except where an output names headers for the channel's own
+ * origin (the Gemini API's file download: https://ai.google.dev/api/files, `files/{id}:download`
+ * with `x-goog-api-key`, as googleapis/js-genai/src/node/_node_downloader.ts does): those go to
+ * that origin only, never to a host a redirect points at. A `data:` URL (Vertex AI answers a
+ * video inline as `bytesBase64Encoded`) is decoded and checked like a download.
  */
 import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Dispatcher } from 'undici';
@@ -41,6 +45,8 @@ export interface OutputCopyOptions {
   /** MEDIAGATE_FETCH_ALLOW_*, used when no policedDispatcher is given. */
   readonly allow?: FetchAllowList;
   readonly signal?: AbortSignal;
+  /** Sent only to the channel's own origin (UpstreamOutput.headers). */
+  readonly originHeaders?: Readonly<Record<string, string>>;
 }
 
 export type OutputCopyOutcome =
@@ -124,6 +130,7 @@ export async function copyOutput(rawUrl: string, options: OutputCopyOptions): Pr
     transient,
   });
 
+  if (rawUrl.startsWith('data:')) return copyInline(rawUrl, options.expect, maxBytes, options.destination, fail);
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -139,6 +146,7 @@ export async function copyOutput(rawUrl: string, options: OutputCopyOptions): Pr
       signal,
       timeoutMs,
       headers: { 'user-agent': 'mediagate', accept: options.expect === 'video' ? 'video/mp4,*/*;q=0.5' : 'image/png,*/*;q=0.5' },
+      ...(options.originHeaders === undefined ? {} : { trustedHeaders: { ...options.originHeaders } }),
     });
     if (response.status !== 200) {
       discard(response.body);
@@ -157,4 +165,28 @@ export async function copyOutput(rawUrl: string, options: OutputCopyOptions): Pr
     if (signal.aborted) return fail(`the transfer took longer than ${timeoutMs} ms`, true);
     return fail('the transfer failed', true);
   }
+}
+
+/** A Base64 `data:` URL, decoded under the same cap and checks as a download. */
+async function copyInline(
+  dataUrl: string,
+  expect: 'video' | 'image',
+  maxBytes: number,
+  destination: string,
+  fail: (message: string, transient: boolean) => OutputCopyOutcome,
+): Promise<OutputCopyOutcome> {
+  const comma = dataUrl.indexOf(',');
+  if (comma < 0 || !dataUrl.slice(0, comma).endsWith(';base64')) return fail('its inline data is not Base64', false);
+  // Base64 is 4 characters per 3 bytes: refuse before decoding what would pass the cap.
+  if (((dataUrl.length - comma - 1) / 4) * 3 > maxBytes + 3) return fail(`the output is larger than ${maxBytes} bytes`, false);
+  const bytes = Buffer.from(dataUrl.slice(comma + 1), 'base64');
+  if (bytes.length === 0) return fail('the output is empty', false);
+  if (!looksLike(expect, bytes.subarray(0, 16))) return fail(`the output is not ${expect === 'video' ? 'an MP4 video' : 'a PNG image'}`, false);
+  try {
+    await writeFile(destination, bytes);
+  } catch {
+    await rm(destination, { force: true });
+    return fail('it could not be written', true);
+  }
+  return { ok: true, bytes: bytes.length, contentType: expect === 'video' ? 'video/mp4' : 'image/png' };
 }

@@ -26,6 +26,7 @@
  */
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type { ProtocolName } from './names.js';
+import { GOOGLE_PROFILES } from './profiles-google.js';
 
 export type Scalar = string | number | boolean | null;
 
@@ -436,7 +437,8 @@ export const BUILT_IN: readonly TargetProfile[] = [
       aspect_ratio: { field: 'aspect_ratio', values: PIXVERSE_RATIOS },
       seed: { field: 'seed', type: 'integer', min: 0, max: 2147483647, omit: [-1] },
     },
-  })),
+  })), // Gemini API and Vertex AI (Veo 3.1): profiles-google.ts ------------------------------------
+  ...GOOGLE_PROFILES,
 ];
 
 const BY_KEY = new Map(BUILT_IN.map((profile) => [`${profile.protocol}:${profile.model}`, profile]));

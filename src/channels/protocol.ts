@@ -25,6 +25,7 @@
 import type { FormData } from 'undici';
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type { UpstreamFailure } from './failure.js';
+import type { TokenOutcome } from './google-auth.js';
 import type { ParamProblem, TargetProfile } from './profiles.js';
 
 import type { ProtocolName } from './names.js';
@@ -61,6 +62,8 @@ export interface HttpCall {
   readonly form?: FormData;
   /** Deadline for the whole call; default the channel's request timeout (30 s). */
   readonly timeoutMs?: number;
+  /** A larger cap on the answer than the default 8 MiB (Vertex answers a finished video inline, in Base64). */
+  readonly maxBytes?: number;
 }
 
 /**
@@ -139,6 +142,15 @@ export interface ChannelContext {
   readonly log: ChannelLog;
   /** Milliseconds since the epoch; injectable for fakes and benches. */
   now(): number;
+  /** A `vertex` channel's project, location and OAuth access tokens (google-auth.ts); absent elsewhere. */
+  readonly google?: GoogleAccess | undefined;
+}
+
+export interface GoogleAccess {
+  readonly project: string;
+  readonly location: string;
+  /** A cached access token, renewed shortly before it expires; never logged. */
+  token(): Promise<TokenOutcome>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,8 +172,16 @@ export type SubmitOutcome =
 
 export interface UpstreamOutput {
   readonly type: 'video' | 'image';
-  /** Where to fetch the file; copied by output-copy.ts before the task completes. */
+  /**
+   * Where to fetch the file; copied by output-copy.ts before the task completes. A `data:` URL
+   * (Vertex's inline Base64 answer) is decoded and checked the same way.
+   */
   readonly url: string;
+  /**
+   * Headers the copy sends only to the channel's own origin, never across a redirect to another
+   * host (the Gemini API's file download needs the channel key). Never stored.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export type PollOutcome =

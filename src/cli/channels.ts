@@ -21,7 +21,16 @@ function channelRows(config: ChannelsConfig): string[][] {
   const rows = [['CHANNEL', 'PROTOCOL', 'BASE URL', 'KEY FROM', 'MAX IN FLIGHT', 'SUBMIT/S', 'POLL/S', 'TIMEOUT S']];
   for (const c of config.channels.values()) {
     if (c.protocol === 'sandbox') continue;
-    rows.push([c.name, c.protocol, c.baseUrl, c.apiKeyEnv, String(c.maxInFlight), perSecond(c.submitPerS), perSecond(c.pollPerS), String(c.timeoutS)]);
+    rows.push([
+      c.name,
+      c.protocol,
+      c.baseUrl,
+      c.apiKeyEnv || (c.vertex?.credentialsFileEnv ?? ''),
+      String(c.maxInFlight),
+      perSecond(c.submitPerS),
+      perSecond(c.pollPerS),
+      String(c.timeoutS),
+    ]);
   }
   return rows;
 }

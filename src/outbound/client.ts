@@ -70,6 +70,8 @@ export interface SendOptions {
    * the URL or address policy: a channel's base_url.
    */
   readonly trusted?: { readonly origin: string; readonly dispatcher: Dispatcher };
+  /** Headers added only on hops to the trusted origin (a channel's key), never across a redirect elsewhere. */
+  readonly trustedHeaders?: Record<string, string>;
   /**
    * The pool for every other URL; build it with `createFetchDispatcher` so the address policy
    * applies to each connection. Each such URL, first or redirect hop, must also pass
@@ -137,8 +139,10 @@ export async function send(first: string | URL, options: SendOptions): Promise<S
   }
   for (let redirects = 0; ; redirects += 1) {
     let dispatcher: Dispatcher;
+    let sentHeaders = options.headers;
     if (options.trusted !== undefined && url.origin === options.trusted.origin) {
       dispatcher = options.trusted.dispatcher;
+      if (options.trustedHeaders !== undefined) sentHeaders = { ...options.headers, ...options.trustedHeaders };
     } else if (options.policed !== undefined) {
       url = assertFetchableUrl(url);
       dispatcher = options.policed;
@@ -151,7 +155,7 @@ export async function send(first: string | URL, options: SendOptions): Promise<S
       signal: options.signal,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
-      ...(options.headers === undefined ? {} : { headers: options.headers }),
+      ...(sentHeaders === undefined ? {} : { headers: sentHeaders }),
       ...(options.body === undefined ? {} : { body: options.body }),
     });
     const { statusCode: status, headers, body } = response;

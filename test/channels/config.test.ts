@@ -82,7 +82,7 @@ describe('channels file', () => {
     {
       name: 'bad protocol',
       doc: { channels: { w: { ...wan, protocol: 'sora' } }, routes: [star] },
-      faults: ['channels.w.protocol: must be one of sandbox, mediagate, dashscope, ark, minimax, pixverse, fal, replicate'],
+      faults: ['channels.w.protocol: must be one of sandbox, mediagate, dashscope, ark, minimax, pixverse, fal, replicate, gemini, vertex'],
     },
     {
       name: 'literal key',

@@ -77,15 +77,22 @@ export async function pollUntilSettled(
 export async function copyFirstOutput(
   outcome: PollOutcome,
   channelBaseUrl: string,
-): Promise<{ ok: true; bytes: Buffer } | { ok: false; code: string; transient: boolean }> {
+): Promise<{ ok: true; bytes: Buffer } | { ok: false; code: string; transient: boolean; message: string }> {
   if (outcome.state !== 'succeeded') throw new Error(`expected success: ${JSON.stringify(outcome)}`);
   const output = outcome.outputs[0];
   if (!output) throw new Error('no output');
   const dir = await mkdtemp(join(tmpdir(), 'mg-copy-'));
   try {
     const destination = join(dir, 'out');
-    const copied = await copyOutput(output.url, { channelBaseUrl, expect: output.type, destination, timeoutMs: 5_000 });
-    if (!copied.ok) return { ok: false, code: copied.error.code, transient: copied.transient };
+    const copied = await copyOutput(output.url, {
+      channelBaseUrl,
+      expect: output.type,
+      destination,
+      timeoutMs: 5_000,
+      // As the lifecycle does: an output's headers go to the channel origin only.
+      ...(output.headers === undefined ? {} : { originHeaders: output.headers }),
+    });
+    if (!copied.ok) return { ok: false, code: copied.error.code, transient: copied.transient, message: copied.error.message };
     return { ok: true, bytes: await readFile(destination) };
   } finally {
     await rm(dir, { recursive: true, force: true });

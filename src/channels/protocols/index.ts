@@ -3,10 +3,12 @@ import type { ProtocolAdapter, ProtocolName } from '../protocol.js';
 import { arkAdapter } from './ark.js';
 import { dashscopeAdapter } from './dashscope.js';
 import { falAdapter } from './fal.js';
+import { geminiAdapter } from './gemini.js';
 import { mediagateAdapter } from './mediagate.js';
 import { minimaxAdapter } from './minimax.js';
 import { pixverseAdapter } from './pixverse.js';
 import { replicateAdapter } from './replicate.js';
+import { vertexAdapter } from './vertex.js';
 
 export const ADAPTERS: Partial<Record<ProtocolName, ProtocolAdapter>> = {
   mediagate: mediagateAdapter,
@@ -16,4 +18,6 @@ export const ADAPTERS: Partial<Record<ProtocolName, ProtocolAdapter>> = {
   pixverse: pixverseAdapter,
   fal: falAdapter,
   replicate: replicateAdapter,
+  gemini: geminiAdapter,
+  vertex: vertexAdapter,
 };

@@ -23,7 +23,7 @@ import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
 import type { ChannelMetrics } from '../../channels/metrics.js';
 import type { UpstreamFailure } from '../../channels/failure.js';
-import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome } from '../../channels/protocol.js';
+import type { ChannelContext, ChannelJob, PollOutcome, ProtocolAdapter, ProtocolName, SubmitOutcome, UpstreamOutput } from '../../channels/protocol.js';
 import { isTaskFailureCode } from '../../failure-codes.js';
 import { publishingTask, type InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
@@ -543,7 +543,7 @@ export class UpstreamScheduler {
 
   private async copyAndComplete(
     task: UpstreamTask,
-    outputs: readonly { readonly type: 'video' | 'image'; readonly url: string }[],
+    outputs: readonly UpstreamOutput[],
     baseUrl: string,
     retryMs: number,
     reportedUsage: unknown,
@@ -572,7 +572,7 @@ export class UpstreamScheduler {
   private async copyInto(
     scratch: string,
     task: UpstreamTask,
-    wanted: readonly { readonly url: string }[],
+    wanted: readonly UpstreamOutput[],
     expect: 'video' | 'image',
     baseUrl: string,
     retryMs: number,
@@ -583,7 +583,13 @@ export class UpstreamScheduler {
     const copies: { path: string; type: 'video' | 'image'; contentType: string }[] = [];
     for (const [index, output] of wanted.entries()) {
       const destination = join(scratch, `${task.attempt}-${index}.${ext}`);
-      const copied = await copyOutput(output.url, { channelBaseUrl: baseUrl, expect, destination, allow: this.options.fetchAllow });
+      const copied = await copyOutput(output.url, {
+        channelBaseUrl: baseUrl,
+        expect,
+        destination,
+        allow: this.options.fetchAllow,
+        ...(output.headers === undefined ? {} : { originHeaders: output.headers }),
+      });
       if (!copied.ok) {
         if (copied.transient) {
           this.options.log.warn({ task: task.id, reason: copied.error.message }, 'output copy failed; trying again');
