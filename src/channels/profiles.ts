@@ -27,6 +27,7 @@
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type { ProtocolName } from './names.js';
 import { GOOGLE_PROFILES } from './profiles-google.js';
+import { KLING_PROFILES } from './profiles-kling.js';
 
 export type Scalar = string | number | boolean | null;
 
@@ -439,6 +440,8 @@ export const BUILT_IN: readonly TargetProfile[] = [
     },
   })), // Gemini API and Vertex AI (Veo 3.1): profiles-google.ts ------------------------------------
   ...GOOGLE_PROFILES,
+  // Kling, Runway, Luma, xAI: profiles-<vendor>.ts -------------------------------------------------
+  ...KLING_PROFILES,
 ];
 
 const BY_KEY = new Map(BUILT_IN.map((profile) => [`${profile.protocol}:${profile.model}`, profile]));

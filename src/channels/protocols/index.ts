@@ -4,6 +4,7 @@ import { arkAdapter } from './ark.js';
 import { dashscopeAdapter } from './dashscope.js';
 import { falAdapter } from './fal.js';
 import { geminiAdapter } from './gemini.js';
+import { klingAdapter } from './kling.js';
 import { mediagateAdapter } from './mediagate.js';
 import { minimaxAdapter } from './minimax.js';
 import { pixverseAdapter } from './pixverse.js';
@@ -20,4 +21,5 @@ export const ADAPTERS: Partial<Record<ProtocolName, ProtocolAdapter>> = {
   replicate: replicateAdapter,
   gemini: geminiAdapter,
   vertex: vertexAdapter,
+  kling: klingAdapter,
 };

@@ -1,0 +1,169 @@
+// The `kling` and `runway` protocols end to end: a real mediagate routes tasks to the fake Kling
+// and Runway APIs over real HTTP; the client sees the task complete with our own URL and the
+// upstream's bytes, or fail with the mapped code, with one accepted submission per task. Runs on
+// SQLite and PostgreSQL; skipped in the split topology, whose child workers get no routing table.
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseChannelsConfig } from '../src/channels/config.js';
+import { startKlingFake, type KlingFake } from './fakes/kling.js';
+import { TINY_MP4 } from './fakes/upstream-kit.js';
+import { eventually } from './helpers/eventually.js';
+import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+const split = process.env['MEDIAGATE_TEST_TOPOLOGY'] === 'split';
+const ACCESS = 'kling-e2e-access';
+const SECRET = 'kling-e2e-secret';
+const TIMINGS = { pollStartMs: 100, pollMaxMs: 400, leaseMs: 5_000, idleMs: 100, notFoundGraceMs: 1_000 };
+/** Routed to kling-v2-6 (image to video). */
+const KLING_I2V = 'vendora/famw-3.0-i2v-spicy';
+/** Routed to kling-v3 (text to video). */
+const KLING_T2V = 'vendora/famw-2.7-t2v';
+
+interface TaskBody {
+  id: string;
+  status: string;
+  outputs?: { type: string; url: string }[];
+  error?: { code: string; message: string; param: string } | null;
+}
+
+const BACKENDS = [...(selectedBackends().includes('sqlite') ? ['sqlite'] : []), ...((await postgresAvailability()).enabled ? ['postgres'] : [])];
+
+describe.skipIf(split).each(BACKENDS)('kling and runway through the real service (%s)', (backend) => {
+  let kling: KlingFake;
+  let server: TestServer;
+  let database: TestDatabase | undefined;
+  let image: string;
+
+  async function create(body: Record<string, unknown>): Promise<Response> {
+    return fetch(`${server.url}/v1/video/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.keys[0]}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  }
+
+  async function task(id: string): Promise<TaskBody> {
+    return (await (await fetch(`${server.url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${server.keys[0]}` } })).json()) as TaskBody;
+  }
+
+  async function settle(body: Record<string, unknown>): Promise<TaskBody> {
+    const res = await create(body);
+    const created = (await res.json()) as { id?: string };
+    expect(res.status, JSON.stringify(created)).toBe(200);
+    return eventually(
+      async () => {
+        const got = await task(created.id ?? '');
+        return got.status === 'completed' || got.status === 'failed' ? got : undefined;
+      },
+      { deadline: 20_000, interval: 50, what: `task ${created.id ?? ''} to settle` },
+    );
+  }
+
+  beforeAll(async () => {
+    kling = await startKlingFake({ accessKey: ACCESS, secretKey: SECRET, queuedMs: 100, runMs: 400 });
+    const png = await sharp({ create: { width: 512, height: 512, channels: 3, background: '#3366aa' } })
+      .png()
+      .toBuffer();
+    image = `data:image/png;base64,${png.toString('base64')}`;
+    const channels = parseChannelsConfig(
+      JSON.stringify({
+        channels: {
+          kling: { protocol: 'kling', base_url: kling.origin, access_key_env: 'T_KLING_AK', secret_key_env: 'T_KLING_SK', timeout_s: 5 },
+        },
+        routes: [
+          { model: KLING_I2V, to: [{ channel: 'kling', upstream_model: 'kling-v2-6' }] },
+          { model: KLING_T2V, to: [{ channel: 'kling', upstream_model: 'kling-v3' }] },
+          { model: '*', to: [{ channel: 'sandbox' }] },
+        ],
+      }),
+      { T_KLING_AK: ACCESS, T_KLING_SK: SECRET },
+    );
+    if (backend === 'postgres' && process.env['MEDIAGATE_TEST_BACKEND'] !== 'postgres') database = await createTestDatabase();
+    const env = { MEDIAGATE_ENGINE: 'instant', ...(database ? { DATABASE_URL: database.url } : {}) };
+    server = await startServer(env, { channels, upstreamTimings: TIMINGS, upstreamRequestTimeoutMs: 2_000 });
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await database?.drop();
+    await kling?.close();
+  });
+
+  it('kling: image to video completes with our URL, the frame sent as bare Base64, our task id as external_task_id', async () => {
+    const prompt = `a heron taking off ${backend} k-ok`;
+    const final = await settle({ model: KLING_I2V, prompt, image, duration: 10, resolution: '1080p', audio_enable: true });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    const url = final.outputs?.[0]?.url ?? '';
+    expect(new URL(url).origin).toBe(new URL(server.url).origin);
+    expect(Buffer.from(await (await fetch(url)).arrayBuffer()).equals(TINY_MP4)).toBe(true);
+    expect(kling.acceptedByPrompt.get(prompt)).toBe(1);
+    const [sent] = [...kling.book.tasks.values()].filter((t) => t.prompt === prompt);
+    expect(sent?.body).toMatchObject({ model_name: 'kling-v2-6', duration: '10', mode: 'pro', sound: 'on', external_task_id: final.id });
+    expect(String((sent?.body as Record<string, unknown>)['image'])).not.toMatch(/^data:/);
+  });
+
+  it('kling: text to video on kling-v3 takes any whole duration from 3 to 15 s', async () => {
+    const prompt = `a paper boat ${backend} k3`;
+    const final = await settle({ model: KLING_T2V, prompt, duration: 7, aspect_ratio: '9:16' });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    const [sent] = [...kling.book.tasks.values()].filter((t) => t.prompt === prompt);
+    expect(sent?.body).toMatchObject({ model_name: 'kling-v3', duration: '7', aspect_ratio: '9:16', mode: 'std' });
+  });
+
+  it('a value Kling cannot render is a 400 naming the parameter, before any upstream call', async () => {
+    const before = kling.http.stats.requests;
+    for (const [body, param] of [
+      [{ model: KLING_I2V, prompt: 'x', image, duration: 6 }, 'duration'],
+      [{ model: KLING_I2V, prompt: 'x', image, duration: 5, resolution: '480p' }, 'resolution'],
+      [{ model: KLING_I2V, prompt: 'x', image, duration: 5, aspect_ratio: '9:16' }, 'aspect_ratio'],
+      [{ model: KLING_I2V, prompt: 'x', image, duration: 5, audio_enable: true }, 'audio_enable'],
+      [{ model: KLING_I2V, prompt: 'x', image, duration: 5, seed: 7 }, 'seed'],
+      [{ model: KLING_T2V, prompt: 'x', duration: 2 }, 'duration'],
+      [{ model: KLING_T2V, prompt: 'x', duration: 5, aspect_ratio: '4:3' }, 'aspect_ratio'],
+    ] as const) {
+      const res = await create(body);
+      const json = (await res.json()) as { error?: { code?: string; param?: string } };
+      expect(res.status, JSON.stringify(json)).toBe(400);
+      expect(json.error).toMatchObject({ code: 'unsupported_value', param });
+    }
+    expect(kling.http.stats.requests).toBe(before);
+  });
+
+  it.each([
+    ['[fake:fail]', 'upstream_error'],
+    ['[fake:moderation]', 'content_policy_violation'],
+    ['[fake:moderation-early]', 'content_policy_violation'],
+    ['[fake:missing-output]', 'output_invalid'],
+    ['[fake:stuck]', 'upstream_timeout'],
+  ])('kling %s fails the task with %s, at most one submission', async (marker, code) => {
+    const prompt = `failing kling ${marker} ${code} ${backend}`;
+    const final = await settle({ model: KLING_T2V, prompt, duration: 5 });
+    expect(final.status).toBe('failed');
+    expect(final.error?.code, final.error?.message).toBe(code);
+    expect(final.error?.message).not.toContain(SECRET);
+    expect(final.error?.message).not.toContain('127.0.0.1');
+    expect(kling.acceptedByPrompt.get(prompt) ?? 0).toBeLessThanOrEqual(1);
+  });
+
+  it('kling: a submission whose answer was lost is found by external_task_id and completes, paid once', async () => {
+    const prompt = `kling lost answer ${backend} [fake:lose-answer]`;
+    const final = await settle({ model: KLING_T2V, prompt, duration: 5 });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(kling.acceptedByPrompt.get(prompt)).toBe(1);
+  });
+
+  it('kling: a rate-limited submission (HTTP 429 code 1302) is waited out, then submitted once', async () => {
+    kling.http.inject({ on: 'submit', kind: '429-retry-after', retryAfterS: 1 });
+    const prompt = `kling rate limited ${backend}`;
+    const final = await settle({ model: KLING_T2V, prompt, duration: 5 });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(kling.acceptedByPrompt.get(prompt)).toBe(1);
+    expect(kling.http.stats.throttled).toBeGreaterThanOrEqual(1);
+  });
+
+  it('kling: one signed token serves many calls', () => {
+    expect(kling.tokens.size).toBeGreaterThanOrEqual(1);
+    expect(kling.tokens.size).toBeLessThan(kling.http.stats.requests / 2);
+  });
+});
