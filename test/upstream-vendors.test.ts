@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseChannelsConfig } from '../src/channels/config.js';
 import { startKlingFake, type KlingFake } from './fakes/kling.js';
+import { startRunwayFake, type RunwayFake } from './fakes/runway.js';
 import { TINY_MP4 } from './fakes/upstream-kit.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
@@ -19,6 +20,11 @@ const TIMINGS = { pollStartMs: 100, pollMaxMs: 400, leaseMs: 5_000, idleMs: 100,
 const KLING_I2V = 'vendora/famw-3.0-i2v-spicy';
 /** Routed to kling-v3 (text to video). */
 const KLING_T2V = 'vendora/famw-2.7-t2v';
+const RUNWAY_KEY = 'runway-e2e-key';
+/** Routed to runway veo3.1 (first and last frame, audio). */
+const RUNWAY_VEO = 'famw-3-0-prime-image-to-video';
+/** Routed to runway gen4_turbo (image to video). */
+const RUNWAY_GEN4 = 'vendorb/famsd-2.0-i2v-spicy';
 
 interface TaskBody {
   id: string;
@@ -31,6 +37,7 @@ const BACKENDS = [...(selectedBackends().includes('sqlite') ? ['sqlite'] : []), 
 
 describe.skipIf(split).each(BACKENDS)('kling and runway through the real service (%s)', (backend) => {
   let kling: KlingFake;
+  let runway: RunwayFake;
   let server: TestServer;
   let database: TestDatabase | undefined;
   let image: string;
@@ -62,6 +69,7 @@ describe.skipIf(split).each(BACKENDS)('kling and runway through the real service
 
   beforeAll(async () => {
     kling = await startKlingFake({ accessKey: ACCESS, secretKey: SECRET, queuedMs: 100, runMs: 400 });
+    runway = await startRunwayFake({ apiKey: RUNWAY_KEY, queuedMs: 100, runMs: 400 });
     const png = await sharp({ create: { width: 512, height: 512, channels: 3, background: '#3366aa' } })
       .png()
       .toBuffer();
@@ -70,14 +78,17 @@ describe.skipIf(split).each(BACKENDS)('kling and runway through the real service
       JSON.stringify({
         channels: {
           kling: { protocol: 'kling', base_url: kling.origin, access_key_env: 'T_KLING_AK', secret_key_env: 'T_KLING_SK', timeout_s: 5 },
+          runway: { protocol: 'runway', base_url: runway.origin, api_key_env: 'T_RUNWAY', timeout_s: 5 },
         },
         routes: [
           { model: KLING_I2V, to: [{ channel: 'kling', upstream_model: 'kling-v2-6' }] },
           { model: KLING_T2V, to: [{ channel: 'kling', upstream_model: 'kling-v3' }] },
+          { model: RUNWAY_VEO, to: [{ channel: 'runway', upstream_model: 'veo3.1' }] },
+          { model: RUNWAY_GEN4, to: [{ channel: 'runway', upstream_model: 'gen4_turbo' }] },
           { model: '*', to: [{ channel: 'sandbox' }] },
         ],
       }),
-      { T_KLING_AK: ACCESS, T_KLING_SK: SECRET },
+      { T_KLING_AK: ACCESS, T_KLING_SK: SECRET, T_RUNWAY: RUNWAY_KEY },
     );
     if (backend === 'postgres' && process.env['MEDIAGATE_TEST_BACKEND'] !== 'postgres') database = await createTestDatabase();
     const env = { MEDIAGATE_ENGINE: 'instant', ...(database ? { DATABASE_URL: database.url } : {}) };
@@ -88,6 +99,7 @@ describe.skipIf(split).each(BACKENDS)('kling and runway through the real service
     await server?.close();
     await database?.drop();
     await kling?.close();
+    await runway?.close();
   });
 
   it('kling: image to video completes with our URL, the frame sent as bare Base64, our task id as external_task_id', async () => {
@@ -153,7 +165,7 @@ describe.skipIf(split).each(BACKENDS)('kling and runway through the real service
     expect(kling.acceptedByPrompt.get(prompt)).toBe(1);
   });
 
-  it('kling: a rate-limited submission (HTTP 429 code 1302) is waited out, then submitted once', async () => {
+  it('kling: a rate-limited submission (HTTP 429) is waited out, then submitted once', async () => {
     kling.http.inject({ on: 'submit', kind: '429-retry-after', retryAfterS: 1 });
     const prompt = `kling rate limited ${backend}`;
     const final = await settle({ model: KLING_T2V, prompt, duration: 5 });
@@ -165,5 +177,90 @@ describe.skipIf(split).each(BACKENDS)('kling and runway through the real service
   it('kling: one signed token serves many calls', () => {
     expect(kling.tokens.size).toBeGreaterThanOrEqual(1);
     expect(kling.tokens.size).toBeLessThan(kling.http.stats.requests / 2);
+  });
+
+  it('runway: veo3.1 with first and last frame and audio completes with our URL', async () => {
+    const prompt = `a tide coming in ${backend} r-ok`;
+    const final = await settle({
+      model: RUNWAY_VEO,
+      prompt,
+      image,
+      end_image: image,
+      duration: 8,
+      aspect_ratio: '9:16',
+      resolution: '1080p',
+      audio_enable: true,
+    });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    const url = final.outputs?.[0]?.url ?? '';
+    expect(new URL(url).origin).toBe(new URL(server.url).origin);
+    expect(Buffer.from(await (await fetch(url)).arrayBuffer()).equals(TINY_MP4)).toBe(true);
+    expect(runway.acceptedByPrompt.get(prompt)).toBe(1);
+    const [sent] = [...runway.book.tasks.values()].filter((t) => t.prompt === prompt);
+    expect(sent?.body).toMatchObject({
+      model: 'veo3.1',
+      ratio: '1080:1920',
+      duration: 8,
+      audio: true,
+      promptImage: [{ position: 'first' }, { position: 'last' }],
+    });
+  });
+
+  it('a value Runway cannot render is a 400 naming the parameter, before any upstream call', async () => {
+    const before = runway.http.stats.requests;
+    for (const [body, param] of [
+      [{ model: RUNWAY_VEO, prompt: 'x', image, duration: 5 }, 'duration'],
+      [{ model: RUNWAY_VEO, prompt: 'x', image, duration: 8, aspect_ratio: '1:1' }, 'aspect_ratio'],
+      [{ model: RUNWAY_GEN4, prompt: 'x', image, duration: 5, end_image: image }, 'end_image'],
+      [{ model: RUNWAY_GEN4, prompt: 'x', image, duration: 7 }, 'duration'],
+      [{ model: RUNWAY_GEN4, prompt: 'x', image, duration: 5, resolution: '1080p' }, 'resolution'],
+      [{ model: RUNWAY_GEN4, prompt: 'x', image, duration: 5, audio_enable: true }, 'audio_enable'],
+    ] as const) {
+      const res = await create(body);
+      const json = (await res.json()) as { error?: { code?: string; param?: string } };
+      expect(res.status, JSON.stringify(json)).toBe(400);
+      expect(json.error).toMatchObject({ code: 'unsupported_value', param });
+    }
+    expect(runway.http.stats.requests).toBe(before);
+  });
+
+  it.each([
+    ['[fake:fail]', 'upstream_error'],
+    ['[fake:moderation]', 'content_policy_violation'],
+    ['[fake:moderation-early]', 'content_policy_violation'],
+    ['[fake:not-media]', 'output_invalid'],
+    ['[fake:lose-answer]', 'upstream_submission_unknown'],
+  ])('runway %s fails the task with %s, at most one submission', async (marker, code) => {
+    const prompt = `failing runway ${marker} ${code} ${backend}`;
+    const final = await settle({ model: RUNWAY_GEN4, prompt, image, duration: 5, aspect_ratio: '21:9' });
+    expect(final.status).toBe('failed');
+    expect(final.error?.code, final.error?.message).toBe(code);
+    expect(final.error?.message).not.toContain(RUNWAY_KEY);
+    expect(final.error?.message).not.toContain('127.0.0.1');
+    expect(runway.acceptedByPrompt.get(prompt) ?? 0).toBeLessThanOrEqual(1);
+  });
+
+  it('runway: a rate-limited submission (HTTP 429) is waited out, then submitted once', async () => {
+    runway.http.inject({ on: 'submit', kind: '429-retry-after', retryAfterS: 1 });
+    const prompt = `runway rate limited ${backend}`;
+    const final = await settle({ model: RUNWAY_GEN4, prompt, image, duration: 10 });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(runway.acceptedByPrompt.get(prompt)).toBe(1);
+  });
+
+  it('runway: cancelling our task sends exactly one DELETE /v1/tasks/{id}', async () => {
+    const prompt = `runway cancel ${backend} [fake:slow]`;
+    const res = await create({ model: RUNWAY_GEN4, prompt, image, duration: 5 });
+    const { id } = (await res.json()) as { id: string };
+    await eventually(() => runway.acceptedByPrompt.get(prompt) === 1, { deadline: 10_000, interval: 20, what: 'the runway submission' });
+    const [upstream] = [...runway.book.tasks.values()].filter((t) => t.prompt === prompt);
+    const cancelled = await fetch(`${server.url}/v1/video/generations/${id}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.keys[0]}` },
+    });
+    expect(cancelled.status).toBe(200);
+    await eventually(() => runway.deleted.has(upstream?.id ?? ''), { deadline: 10_000, interval: 20, what: 'the upstream DELETE' });
+    expect((await task(id)).status).toBe('cancelled');
+    expect(runway.http.stats.byRole.get('cancel')).toBe(1);
   });
 });

@@ -82,7 +82,9 @@ describe('channels file', () => {
     {
       name: 'bad protocol',
       doc: { channels: { w: { ...wan, protocol: 'sora' } }, routes: [star] },
-      faults: ['channels.w.protocol: must be one of sandbox, mediagate, dashscope, ark, minimax, pixverse, fal, replicate, gemini, vertex'],
+      faults: [
+        'channels.w.protocol: must be one of sandbox, mediagate, dashscope, ark, minimax, pixverse, fal, replicate, gemini, vertex, kling, runway, luma, xai',
+      ],
     },
     {
       name: 'literal key',

@@ -9,6 +9,7 @@ import { mediagateAdapter } from './mediagate.js';
 import { minimaxAdapter } from './minimax.js';
 import { pixverseAdapter } from './pixverse.js';
 import { replicateAdapter } from './replicate.js';
+import { runwayAdapter } from './runway.js';
 import { vertexAdapter } from './vertex.js';
 
 export const ADAPTERS: Partial<Record<ProtocolName, ProtocolAdapter>> = {
@@ -22,4 +23,5 @@ export const ADAPTERS: Partial<Record<ProtocolName, ProtocolAdapter>> = {
   gemini: geminiAdapter,
   vertex: vertexAdapter,
   kling: klingAdapter,
+  runway: runwayAdapter,
 };
