@@ -24,7 +24,8 @@ type ParamRule =
   | { readonly refuse: string; readonly accept?: readonly Scalar[] }
   | {
       readonly field: string;
-      readonly type?: 'integer';
+      readonly type?: 'integer' | 'string';
+      readonly map?: Readonly<Record<string, Scalar>>;
       readonly values?: readonly Scalar[];
       readonly min?: number;
       readonly max?: number;
@@ -55,6 +56,8 @@ function across(model: string) {
   };
 }
 
+const seconds = (values: readonly number[]): Record<string, string> => Object.fromEntries(values.map((n) => [String(n), String(n)]));
+
 function klingProfile(model: 'kling-v2-6' | 'kling-v3'): KlingProfile {
   return {
     protocol: 'kling',
@@ -63,8 +66,9 @@ function klingProfile(model: 'kling-v2-6' | 'kling-v3'): KlingProfile {
     source: DOCS,
     closed: false,
     params: {
-      duration: model === 'kling-v3' ? { field: 'duration', type: 'integer', min: 3, max: 15 } : { field: 'duration', type: 'integer', values: [5, 10] },
-      resolution: { field: 'mode', values: ['720p', '1080p'] },
+      // Sent as a string ("5"): the map says which whole seconds the model renders.
+      duration: { field: 'duration', type: 'string', map: seconds(model === 'kling-v3' ? [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : [5, 10]) },
+      resolution: { field: 'mode', map: { '720p': 'std', '1080p': 'pro' } },
       aspect_ratio: { field: 'aspect_ratio', values: ['16:9', '9:16', '1:1'], omit: ['adaptive'] },
       images: { refuse: 'reference images go to another Kling endpoint (multi-image2video), not this one.' },
       videos: { refuse: 'Kling takes no reference videos here.' },

@@ -2,8 +2,8 @@
  * Built-in target profiles of Runway's API for the `runway` protocol (profiles.ts explains
  * profiles). Open profiles: protocols/runway.ts builds the body; these say what each model takes.
  *
- * Sources: https://docs.dev.runwayml.com/api/ and runwayml/sdk-node src/resources/image-to-video.ts
- * and src/resources/text-to-video.ts (version 4.12.0):
+ * Sources: https://docs.dev.runwayml.com/api/ and runwayml/sdk-node sdk-node/src/resources/image-to-video.ts
+ * and sdk-node/src/resources/text-to-video.ts (version 4.12.0):
  * - `gen4.5`: text or image to video; `duration` an integer 2..10 (required); `ratio` 1280:720,
  *   720:1280, 1104:832, 960:960, 832:1104, 1584:672 from an image, only 1280:720 or 720:1280 from
  *   text; `seed`; a first frame only.
@@ -27,7 +27,8 @@ type ParamRule =
   | { readonly refuse: string; readonly accept?: readonly Scalar[] }
   | {
       readonly field: string;
-      readonly type?: 'integer';
+      readonly type?: 'integer' | 'string';
+      readonly map?: Readonly<Record<string, Scalar>>;
       readonly values?: readonly Scalar[];
       readonly min?: number;
       readonly max?: number;
@@ -83,8 +84,9 @@ function across(model: string) {
 const GEN4_REFUSALS: Readonly<Record<string, ParamRule>> = {
   end_image: { refuse: 'this Gen-4 model takes a first frame only.' },
   audio_enable: { refuse: 'this Gen-4 model makes silent video.', accept: [false] },
-  resolution: { field: 'ratio', values: ['720p'] },
-  aspect_ratio: { field: 'ratio', values: ['16:9', '9:16', '4:3', '1:1', '3:4', '21:9'], omit: ['adaptive'] },
+  // The resolution travels inside `ratio` (1280:720 is 720p): nothing of its own is sent.
+  resolution: { refuse: 'this Gen-4 model renders 720p only.', accept: ['720p'] },
+  aspect_ratio: { field: 'ratio', map: GEN4_RATIOS, omit: ['adaptive'] },
   seed: { field: 'seed', type: 'integer', min: 0, max: 4294967295, omit: [-1] },
 };
 
@@ -104,8 +106,9 @@ function profile(model: 'gen4_turbo' | 'gen4.5' | 'veo3.1'): RunwayProfile {
       ? {
           ...COMMON,
           duration: { field: 'duration', type: 'integer', values: [4, 6, 8] },
-          resolution: { field: 'ratio', values: ['720p', '1080p'] },
-          aspect_ratio: { field: 'ratio', values: ['16:9', '9:16'], omit: ['adaptive'] },
+          // Both travel together in `ratio` (runwayRatio): 16:9 at 1080p is 1920:1080.
+          resolution: { refuse: 'Veo 3.1 through Runway renders 720p or 1080p.', accept: ['720p', '1080p'] },
+          aspect_ratio: { refuse: 'Veo 3.1 through Runway makes 16:9 or 9:16.', accept: ['16:9', '9:16', 'adaptive'] },
           seed: { refuse: 'Veo 3.1 through Runway takes no seed.', accept: [-1] },
         }
       : {

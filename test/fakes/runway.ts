@@ -3,7 +3,7 @@ import { FakeHttp, isRecord, TaskBook, bearer, type Answer, type FakeRequest, ty
 
 /**
  * A fake of Runway's developer API (docs/channels.md#protocol-runway; https://docs.dev.runwayml.com/api/,
- * https://docs.dev.runwayml.com/errors/task-failures/; runwayml/sdk-node src/resources/image-to-video.ts,
+ * https://docs.dev.runwayml.com/errors/task-failures/; runwayml/sdk-node sdk-node/src/resources/image-to-video.ts,
  * text-to-video.ts, tasks.ts, organization.ts):
  * - `Authorization: Bearer <key>` (401 `{error}` otherwise) and `X-Runway-Version: 2024-11-06`
  *   (400 `{error}` when missing or another version).

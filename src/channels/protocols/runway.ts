@@ -1,11 +1,11 @@
 /**
  * `runway`: Runway's developer API (docs/channels.md#protocol-runway; https://docs.dev.runwayml.com/api/,
- * https://docs.dev.runwayml.com/errors/task-failures/; runwayml/sdk-node src/client.ts,
- * src/resources/image-to-video.ts, src/resources/text-to-video.ts, src/resources/tasks.ts,
- * src/core/error.ts).
+ * https://docs.dev.runwayml.com/errors/task-failures/; runwayml/sdk-node: sdk-node/src/client.ts,
+ * sdk-node/src/resources/image-to-video.ts, sdk-node/src/resources/text-to-video.ts, sdk-node/src/resources/tasks.ts,
+ * sdk-node/src/core/error.ts).
  *
  * - Auth: `Authorization: Bearer <key>` and `X-Runway-Version: 2024-11-06` on every call (the
- *   SDK's `runwayVersion` default, src/client.ts).
+ *   SDK's `runwayVersion` default, sdk-node/src/client.ts).
  * - Submit: `POST /v1/image_to_video` when a first frame is given (`promptImage` as
  *   `[{uri, position: "first"}, {uri, position: "last"}]`), else `POST /v1/text_to_video`;
  *   -> `{id}`, the upstream id.
@@ -16,7 +16,7 @@
  *   content_policy_violation ("You should not retry these generations"); the human `failure`
  *   text is not shown as is ("We do not recommend returning this to users", tasks.ts).
  * - Cancel: `DELETE /v1/tasks/{id}` cancels a PENDING, THROTTLED or RUNNING task (tasks.ts `delete`).
- * - Errors (src/core/error.ts, https://docs.dev.runwayml.com/errors/errors/): 400 `{error}` is the
+ * - Errors (sdk-node/src/core/error.ts, https://docs.dev.runwayml.com/errors/errors/): 400 `{error}` is the
  *   request's fault; 401/403 the key's; 429 the rate or daily limit, waited out; 5xx Runway's.
  * - No reconcile: the SDK sends no idempotency key (its `idempotencyHeader` is unset) and the API
  *   lists no tasks, so a lost submit answer fails `upstream_submission_unknown`.
@@ -199,7 +199,7 @@ export const runwayAdapter: ProtocolAdapter = {
   poll,
   cancel,
   async probe(ctx) {
-    // The organization: cheap, authenticated, creates nothing (sdk-node src/resources/organization.ts `retrieve`).
+    // The organization: cheap, authenticated, creates nothing (runwayml/sdk-node sdk-node/src/resources/organization.ts `retrieve`).
     const answer = await ctx.http.request({ method: 'GET', path: '/v1/organization', headers: headers(ctx) });
     if (answer.kind !== 'response') return { ok: false, reason: `${answer.kind}: ${answer.reason}` };
     if (answer.status === 200) return { ok: true, detail: `organization, ${asNumber(pick(answer.json, 'creditBalance')) ?? '?'} credits` };
