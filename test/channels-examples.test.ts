@@ -23,6 +23,7 @@ import { startDashscopeFake } from './fakes/dashscope.js';
 import { startFalFake, type FalFake } from './fakes/fal.js';
 import { startGeminiFake } from './fakes/gemini.js';
 import { startKlingFake } from './fakes/kling.js';
+import { startLumaFake } from './fakes/luma.js';
 import { startMinimaxFake } from './fakes/minimax.js';
 import { startPixverseFake } from './fakes/pixverse.js';
 import { startReplicateFake, type ReplicateFake } from './fakes/replicate.js';
@@ -212,6 +213,7 @@ beforeAll(async () => {
   fakes.set('vertex', vertex);
   fakes.set('kling', await startKlingFake({ ...fast, accessKey: KEY, secretKey: KEY }));
   fakes.set('runway', await startRunwayFake(fast));
+  fakes.set('luma', await startLumaFake(fast));
 });
 afterAll(async () => {
   await Promise.all([...fakes.values()].map((fake) => fake.close()));
@@ -220,7 +222,7 @@ afterAll(async () => {
 describe('the route examples of the docs', () => {
   it('are found (one per protocol at least), every route of every example file', () => {
     expect(new Set(EXAMPLES.map((example) => example.protocol))).toEqual(
-      new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex', 'kling', 'runway']),
+      new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex', 'kling', 'runway', 'luma']),
     );
     expect(EXAMPLES.length).toBe(routesIn('docs/guides/channels.md') + routesIn('docs/channels.md'));
     // README links to the guide for examples; were it to grow a channels file, it would be read too.

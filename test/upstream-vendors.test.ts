@@ -1,11 +1,12 @@
-// The `kling` and `runway` protocols end to end: a real mediagate routes tasks to the fake Kling
-// and Runway APIs over real HTTP; the client sees the task complete with our own URL and the
+// The `kling`, `runway` and `luma` protocols end to end: a real mediagate routes tasks to the fake Kling,
+// Runway and Luma APIs over real HTTP; the client sees the task complete with our own URL and the
 // upstream's bytes, or fail with the mapped code, with one accepted submission per task. Runs on
 // SQLite and PostgreSQL; skipped in the split topology, whose child workers get no routing table.
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseChannelsConfig } from '../src/channels/config.js';
 import { startKlingFake, type KlingFake } from './fakes/kling.js';
+import { startLumaFake, type LumaFake } from './fakes/luma.js';
 import { startRunwayFake, type RunwayFake } from './fakes/runway.js';
 import { TINY_MP4 } from './fakes/upstream-kit.js';
 import { eventually } from './helpers/eventually.js';
@@ -25,6 +26,9 @@ const RUNWAY_KEY = 'runway-e2e-key';
 const RUNWAY_VEO = 'famw-3-0-prime-image-to-video';
 /** Routed to runway gen4_turbo (image to video). */
 const RUNWAY_GEN4 = 'vendorb/famsd-2.0-i2v-spicy';
+const LUMA_KEY = 'luma-e2e-key';
+/** Routed to luma ray-2 (text to video). */
+const LUMA = 'vendora/famw-2.7-ref2v-uncensored';
 
 interface TaskBody {
   id: string;
@@ -35,9 +39,10 @@ interface TaskBody {
 
 const BACKENDS = [...(selectedBackends().includes('sqlite') ? ['sqlite'] : []), ...((await postgresAvailability()).enabled ? ['postgres'] : [])];
 
-describe.skipIf(split).each(BACKENDS)('kling and runway through the real service (%s)', (backend) => {
+describe.skipIf(split).each(BACKENDS)('kling, runway and luma through the real service (%s)', (backend) => {
   let kling: KlingFake;
   let runway: RunwayFake;
+  let luma: LumaFake;
   let server: TestServer;
   let database: TestDatabase | undefined;
   let image: string;
@@ -70,6 +75,7 @@ describe.skipIf(split).each(BACKENDS)('kling and runway through the real service
   beforeAll(async () => {
     kling = await startKlingFake({ accessKey: ACCESS, secretKey: SECRET, queuedMs: 100, runMs: 400 });
     runway = await startRunwayFake({ apiKey: RUNWAY_KEY, queuedMs: 100, runMs: 400 });
+    luma = await startLumaFake({ apiKey: LUMA_KEY, queuedMs: 100, runMs: 400 });
     const png = await sharp({ create: { width: 512, height: 512, channels: 3, background: '#3366aa' } })
       .png()
       .toBuffer();
@@ -79,16 +85,18 @@ describe.skipIf(split).each(BACKENDS)('kling and runway through the real service
         channels: {
           kling: { protocol: 'kling', base_url: kling.origin, access_key_env: 'T_KLING_AK', secret_key_env: 'T_KLING_SK', timeout_s: 5 },
           runway: { protocol: 'runway', base_url: runway.origin, api_key_env: 'T_RUNWAY', timeout_s: 5 },
+          luma: { protocol: 'luma', base_url: luma.origin, api_key_env: 'T_LUMA', timeout_s: 5 },
         },
         routes: [
           { model: KLING_I2V, to: [{ channel: 'kling', upstream_model: 'kling-v2-6' }] },
           { model: KLING_T2V, to: [{ channel: 'kling', upstream_model: 'kling-v3' }] },
           { model: RUNWAY_VEO, to: [{ channel: 'runway', upstream_model: 'veo3.1' }] },
           { model: RUNWAY_GEN4, to: [{ channel: 'runway', upstream_model: 'gen4_turbo' }] },
+          { model: LUMA, to: [{ channel: 'luma', upstream_model: 'ray-2' }] },
           { model: '*', to: [{ channel: 'sandbox' }] },
         ],
       }),
-      { T_KLING_AK: ACCESS, T_KLING_SK: SECRET, T_RUNWAY: RUNWAY_KEY },
+      { T_KLING_AK: ACCESS, T_KLING_SK: SECRET, T_RUNWAY: RUNWAY_KEY, T_LUMA: LUMA_KEY },
     );
     if (backend === 'postgres' && process.env['MEDIAGATE_TEST_BACKEND'] !== 'postgres') database = await createTestDatabase();
     const env = { MEDIAGATE_ENGINE: 'instant', ...(database ? { DATABASE_URL: database.url } : {}) };
@@ -100,6 +108,7 @@ describe.skipIf(split).each(BACKENDS)('kling and runway through the real service
     await database?.drop();
     await kling?.close();
     await runway?.close();
+    await luma?.close();
   });
 
   it('kling: image to video completes with our URL, the frame sent as bare Base64, our task id as external_task_id', async () => {
@@ -262,5 +271,54 @@ describe.skipIf(split).each(BACKENDS)('kling and runway through the real service
     await eventually(() => runway.deleted.has(upstream?.id ?? ''), { deadline: 10_000, interval: 20, what: 'the upstream DELETE' });
     expect((await task(id)).status).toBe('cancelled');
     expect(runway.http.stats.byRole.get('cancel')).toBe(1);
+  });
+
+  it('luma: ray-2 completes with our URL, duration sent as "9s"', async () => {
+    const prompt = `a glacier calving ${backend} l-ok`;
+    const final = await settle({ model: LUMA, prompt, duration: 9, resolution: '1080p' });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(Buffer.from(await (await fetch(final.outputs?.[0]?.url ?? '')).arrayBuffer()).equals(TINY_MP4)).toBe(true);
+    expect(luma.acceptedByPrompt.get(prompt)).toBe(1);
+    const [sent] = [...luma.book.tasks.values()].filter((t) => t.prompt === prompt);
+    expect(sent?.body).toMatchObject({ model: 'ray-2', duration: '9s', resolution: '1080p' });
+  });
+
+  it('a value Ray cannot render is a 400 naming the parameter, before any upstream call', async () => {
+    const before = luma.http.stats.requests;
+    for (const [body, param] of [
+      [{ model: LUMA, prompt: 'x', duration: 6 }, 'duration'],
+      [{ model: LUMA, prompt: 'x', duration: 5, seed: 3 }, 'seed'],
+      [{ model: LUMA, prompt: 'x', duration: 5, audio_enable: true }, 'audio_enable'],
+      [{ model: LUMA, prompt: 'x', duration: 5, negative_prompt: 'blur' }, 'negative_prompt'],
+    ] as const) {
+      const res = await create(body);
+      const json = (await res.json()) as { error?: { code?: string; param?: string } };
+      expect(res.status, JSON.stringify(json)).toBe(400);
+      expect(json.error).toMatchObject({ code: 'unsupported_value', param });
+    }
+    expect(luma.http.stats.requests).toBe(before);
+  });
+
+  it.each([
+    ['[fake:fail]', 'upstream_error'],
+    ['[fake:moderation]', 'content_policy_violation'],
+    ['[fake:moderation-early]', 'content_policy_violation'],
+    ['[fake:missing-output]', 'output_invalid'],
+    ['[fake:lose-answer]', 'upstream_submission_unknown'],
+  ])('luma %s fails the task with %s, at most one submission', async (marker, code) => {
+    const prompt = `failing luma ${marker} ${code} ${backend}`;
+    const final = await settle({ model: LUMA, prompt, duration: 5 });
+    expect(final.status).toBe('failed');
+    expect(final.error?.code, final.error?.message).toBe(code);
+    expect(final.error?.message).not.toContain(LUMA_KEY);
+    expect(luma.acceptedByPrompt.get(prompt) ?? 0).toBeLessThanOrEqual(1);
+  });
+
+  it('luma: a rate-limited submission (HTTP 429) is waited out, then submitted once', async () => {
+    luma.http.inject({ on: 'submit', kind: '429-retry-after', retryAfterS: 1 });
+    const prompt = `luma rate limited ${backend}`;
+    const final = await settle({ model: LUMA, prompt, duration: 5 });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(luma.acceptedByPrompt.get(prompt)).toBe(1);
   });
 });

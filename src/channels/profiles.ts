@@ -28,6 +28,7 @@ import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type { ProtocolName } from './names.js';
 import { GOOGLE_PROFILES } from './profiles-google.js';
 import { KLING_PROFILES } from './profiles-kling.js';
+import { LUMA_PROFILES } from './profiles-luma.js';
 import { RUNWAY_PROFILES } from './profiles-runway.js';
 
 export type Scalar = string | number | boolean | null;
@@ -444,6 +445,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   // Kling, Runway, Luma, xAI: profiles-<vendor>.ts -------------------------------------------------
   ...KLING_PROFILES,
   ...RUNWAY_PROFILES,
+  ...LUMA_PROFILES,
 ];
 
 const BY_KEY = new Map(BUILT_IN.map((profile) => [`${profile.protocol}:${profile.model}`, profile]));

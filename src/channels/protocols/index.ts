@@ -5,6 +5,7 @@ import { dashscopeAdapter } from './dashscope.js';
 import { falAdapter } from './fal.js';
 import { geminiAdapter } from './gemini.js';
 import { klingAdapter } from './kling.js';
+import { lumaAdapter } from './luma.js';
 import { mediagateAdapter } from './mediagate.js';
 import { minimaxAdapter } from './minimax.js';
 import { pixverseAdapter } from './pixverse.js';
@@ -24,4 +25,5 @@ export const ADAPTERS: Partial<Record<ProtocolName, ProtocolAdapter>> = {
   vertex: vertexAdapter,
   kling: klingAdapter,
   runway: runwayAdapter,
+  luma: lumaAdapter,
 };
