@@ -28,6 +28,7 @@ import { startMinimaxFake } from './fakes/minimax.js';
 import { startPixverseFake } from './fakes/pixverse.js';
 import { startReplicateFake, type ReplicateFake } from './fakes/replicate.js';
 import { startRunwayFake } from './fakes/runway.js';
+import { startXaiFake } from './fakes/xai.js';
 import { TINY_PNG, type FakeHttp, type TaskBook } from './fakes/upstream-kit.js';
 import { startVertexFake, type VertexFake } from './fakes/vertex.js';
 
@@ -214,6 +215,7 @@ beforeAll(async () => {
   fakes.set('kling', await startKlingFake({ ...fast, accessKey: KEY, secretKey: KEY }));
   fakes.set('runway', await startRunwayFake(fast));
   fakes.set('luma', await startLumaFake(fast));
+  fakes.set('xai', await startXaiFake(fast));
 });
 afterAll(async () => {
   await Promise.all([...fakes.values()].map((fake) => fake.close()));
@@ -222,7 +224,7 @@ afterAll(async () => {
 describe('the route examples of the docs', () => {
   it('are found (one per protocol at least), every route of every example file', () => {
     expect(new Set(EXAMPLES.map((example) => example.protocol))).toEqual(
-      new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex', 'kling', 'runway', 'luma']),
+      new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex', 'kling', 'runway', 'luma', 'xai']),
     );
     expect(EXAMPLES.length).toBe(routesIn('docs/guides/channels.md') + routesIn('docs/channels.md'));
     // README links to the guide for examples; were it to grow a channels file, it would be read too.

@@ -1,5 +1,5 @@
-// The `kling`, `runway` and `luma` protocols end to end: a real mediagate routes tasks to the fake Kling,
-// Runway and Luma APIs over real HTTP; the client sees the task complete with our own URL and the
+// The `kling`, `runway`, `luma` and `xai` protocols end to end: a real mediagate routes tasks to the
+// fake Kling, Runway, Luma and xAI APIs over real HTTP; the client sees the task complete with our own URL and the
 // upstream's bytes, or fail with the mapped code, with one accepted submission per task. Runs on
 // SQLite and PostgreSQL; skipped in the split topology, whose child workers get no routing table.
 import sharp from 'sharp';
@@ -8,6 +8,7 @@ import { parseChannelsConfig } from '../src/channels/config.js';
 import { startKlingFake, type KlingFake } from './fakes/kling.js';
 import { startLumaFake, type LumaFake } from './fakes/luma.js';
 import { startRunwayFake, type RunwayFake } from './fakes/runway.js';
+import { startXaiFake, type XaiFake } from './fakes/xai.js';
 import { TINY_MP4 } from './fakes/upstream-kit.js';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
@@ -29,6 +30,9 @@ const RUNWAY_GEN4 = 'vendorb/famsd-2.0-i2v-spicy';
 const LUMA_KEY = 'luma-e2e-key';
 /** Routed to luma ray-2 (text to video). */
 const LUMA = 'vendora/famw-2.7-ref2v-uncensored';
+const XAI_KEY = 'xai-e2e-key';
+/** Routed to xai grok-imagine-video (image to video). */
+const XAI = 'vendora/famw-2.7-i2v';
 
 interface TaskBody {
   id: string;
@@ -39,10 +43,11 @@ interface TaskBody {
 
 const BACKENDS = [...(selectedBackends().includes('sqlite') ? ['sqlite'] : []), ...((await postgresAvailability()).enabled ? ['postgres'] : [])];
 
-describe.skipIf(split).each(BACKENDS)('kling, runway and luma through the real service (%s)', (backend) => {
+describe.skipIf(split).each(BACKENDS)('kling, runway, luma and xai through the real service (%s)', (backend) => {
   let kling: KlingFake;
   let runway: RunwayFake;
   let luma: LumaFake;
+  let xai: XaiFake;
   let server: TestServer;
   let database: TestDatabase | undefined;
   let image: string;
@@ -76,6 +81,7 @@ describe.skipIf(split).each(BACKENDS)('kling, runway and luma through the real s
     kling = await startKlingFake({ accessKey: ACCESS, secretKey: SECRET, queuedMs: 100, runMs: 400 });
     runway = await startRunwayFake({ apiKey: RUNWAY_KEY, queuedMs: 100, runMs: 400 });
     luma = await startLumaFake({ apiKey: LUMA_KEY, queuedMs: 100, runMs: 400 });
+    xai = await startXaiFake({ apiKey: XAI_KEY, queuedMs: 100, runMs: 400 });
     const png = await sharp({ create: { width: 512, height: 512, channels: 3, background: '#3366aa' } })
       .png()
       .toBuffer();
@@ -86,6 +92,7 @@ describe.skipIf(split).each(BACKENDS)('kling, runway and luma through the real s
           kling: { protocol: 'kling', base_url: kling.origin, access_key_env: 'T_KLING_AK', secret_key_env: 'T_KLING_SK', timeout_s: 5 },
           runway: { protocol: 'runway', base_url: runway.origin, api_key_env: 'T_RUNWAY', timeout_s: 5 },
           luma: { protocol: 'luma', base_url: luma.origin, api_key_env: 'T_LUMA', timeout_s: 5 },
+          xai: { protocol: 'xai', base_url: xai.origin, api_key_env: 'T_XAI', timeout_s: 5 },
         },
         routes: [
           { model: KLING_I2V, to: [{ channel: 'kling', upstream_model: 'kling-v2-6' }] },
@@ -93,10 +100,11 @@ describe.skipIf(split).each(BACKENDS)('kling, runway and luma through the real s
           { model: RUNWAY_VEO, to: [{ channel: 'runway', upstream_model: 'veo3.1' }] },
           { model: RUNWAY_GEN4, to: [{ channel: 'runway', upstream_model: 'gen4_turbo' }] },
           { model: LUMA, to: [{ channel: 'luma', upstream_model: 'ray-2' }] },
+          { model: XAI, to: [{ channel: 'xai', upstream_model: 'grok-imagine-video' }] },
           { model: '*', to: [{ channel: 'sandbox' }] },
         ],
       }),
-      { T_KLING_AK: ACCESS, T_KLING_SK: SECRET, T_RUNWAY: RUNWAY_KEY, T_LUMA: LUMA_KEY },
+      { T_KLING_AK: ACCESS, T_KLING_SK: SECRET, T_RUNWAY: RUNWAY_KEY, T_LUMA: LUMA_KEY, T_XAI: XAI_KEY },
     );
     if (backend === 'postgres' && process.env['MEDIAGATE_TEST_BACKEND'] !== 'postgres') database = await createTestDatabase();
     const env = { MEDIAGATE_ENGINE: 'instant', ...(database ? { DATABASE_URL: database.url } : {}) };
@@ -109,6 +117,7 @@ describe.skipIf(split).each(BACKENDS)('kling, runway and luma through the real s
     await kling?.close();
     await runway?.close();
     await luma?.close();
+    await xai?.close();
   });
 
   it('kling: image to video completes with our URL, the frame sent as bare Base64, our task id as external_task_id', async () => {
@@ -320,5 +329,53 @@ describe.skipIf(split).each(BACKENDS)('kling, runway and luma through the real s
     const final = await settle({ model: LUMA, prompt, duration: 5 });
     expect(final.status, JSON.stringify(final.error)).toBe('completed');
     expect(luma.acceptedByPrompt.get(prompt)).toBe(1);
+  });
+
+  it('xai: grok-imagine-video from an image completes with our URL (polls answered 202 meanwhile)', async () => {
+    const prompt = `a kite in a storm ${backend} x-ok`;
+    const final = await settle({ model: XAI, prompt, image, duration: 6, resolution: '720p' });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(Buffer.from(await (await fetch(final.outputs?.[0]?.url ?? '')).arrayBuffer()).equals(TINY_MP4)).toBe(true);
+    expect(xai.acceptedByPrompt.get(prompt)).toBe(1);
+    const [sent] = [...xai.book.tasks.values()].filter((t) => t.prompt === prompt);
+    expect(sent?.body).toMatchObject({ model: 'grok-imagine-video', duration: 6, resolution: '720p' });
+  });
+
+  it('a value Grok Imagine cannot render is a 400 naming the parameter, before any upstream call', async () => {
+    const before = xai.http.stats.requests;
+    for (const [body, param] of [
+      [{ model: XAI, prompt: 'x', image, duration: 16 }, 'duration'],
+      [{ model: XAI, prompt: 'x', image, duration: 5, end_image: image }, 'end_image'],
+      [{ model: XAI, prompt: 'x', image, duration: 5, seed: 9 }, 'seed'],
+    ] as const) {
+      const res = await create(body);
+      const json = (await res.json()) as { error?: { code?: string; param?: string } };
+      expect(res.status, JSON.stringify(json)).toBe(400);
+      expect(json.error).toMatchObject({ code: 'unsupported_value', param });
+    }
+    expect(xai.http.stats.requests).toBe(before);
+  });
+
+  it.each([
+    ['[fake:fail]', 'upstream_error'],
+    ['[fake:moderation]', 'content_policy_violation'],
+    ['[fake:moderation-early]', 'content_policy_violation'],
+    ['[fake:missing-output]', 'output_invalid'],
+    ['[fake:lose-answer]', 'upstream_submission_unknown'],
+  ])('xai %s fails the task with %s, at most one submission', async (marker, code) => {
+    const prompt = `failing xai ${marker} ${code} ${backend}`;
+    const final = await settle({ model: XAI, prompt, image, duration: 5 });
+    expect(final.status).toBe('failed');
+    expect(final.error?.code, final.error?.message).toBe(code);
+    expect(final.error?.message).not.toContain(XAI_KEY);
+    expect(xai.acceptedByPrompt.get(prompt) ?? 0).toBeLessThanOrEqual(1);
+  });
+
+  it('xai: a rate-limited submission (HTTP 429) is waited out, then submitted once', async () => {
+    xai.http.inject({ on: 'submit', kind: '429-retry-after', retryAfterS: 1 });
+    const prompt = `xai rate limited ${backend}`;
+    const final = await settle({ model: XAI, prompt, image, duration: 5 });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(xai.acceptedByPrompt.get(prompt)).toBe(1);
   });
 });

@@ -30,6 +30,7 @@ import { GOOGLE_PROFILES } from './profiles-google.js';
 import { KLING_PROFILES } from './profiles-kling.js';
 import { LUMA_PROFILES } from './profiles-luma.js';
 import { RUNWAY_PROFILES } from './profiles-runway.js';
+import { XAI_PROFILES } from './profiles-xai.js';
 
 export type Scalar = string | number | boolean | null;
 
@@ -446,6 +447,7 @@ export const BUILT_IN: readonly TargetProfile[] = [
   ...KLING_PROFILES,
   ...RUNWAY_PROFILES,
   ...LUMA_PROFILES,
+  ...XAI_PROFILES,
 ];
 
 const BY_KEY = new Map(BUILT_IN.map((profile) => [`${profile.protocol}:${profile.model}`, profile]));

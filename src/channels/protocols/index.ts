@@ -12,6 +12,7 @@ import { pixverseAdapter } from './pixverse.js';
 import { replicateAdapter } from './replicate.js';
 import { runwayAdapter } from './runway.js';
 import { vertexAdapter } from './vertex.js';
+import { xaiAdapter } from './xai.js';
 
 export const ADAPTERS: Partial<Record<ProtocolName, ProtocolAdapter>> = {
   mediagate: mediagateAdapter,
@@ -26,4 +27,5 @@ export const ADAPTERS: Partial<Record<ProtocolName, ProtocolAdapter>> = {
   kling: klingAdapter,
   runway: runwayAdapter,
   luma: lumaAdapter,
+  xai: xaiAdapter,
 };
