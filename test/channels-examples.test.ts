@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS, createValidator, type ModelKind, type ResolvedParams } from '../src/catalog/index.js';
 import { parseChannelsConfig, type ChannelsConfig } from '../src/channels/config.js';
 import { createGoogleTokenSource } from '../src/channels/google-auth.js';
+import { createKlingTokenSource } from '../src/channels/kling-auth.js';
 import { isRefusal, planInputs, profileFor, type TargetProfile } from '../src/channels/profiles.js';
 import { ADAPTERS } from '../src/channels/protocols/index.js';
 import type { ProtocolName } from '../src/channels/protocol.js';
@@ -21,9 +22,13 @@ import { startArkFake } from './fakes/ark.js';
 import { startDashscopeFake } from './fakes/dashscope.js';
 import { startFalFake, type FalFake } from './fakes/fal.js';
 import { startGeminiFake } from './fakes/gemini.js';
+import { startKlingFake } from './fakes/kling.js';
+import { startLumaFake } from './fakes/luma.js';
 import { startMinimaxFake } from './fakes/minimax.js';
 import { startPixverseFake } from './fakes/pixverse.js';
 import { startReplicateFake, type ReplicateFake } from './fakes/replicate.js';
+import { startRunwayFake } from './fakes/runway.js';
+import { startXaiFake } from './fakes/xai.js';
 import { TINY_PNG, type FakeHttp, type TaskBook } from './fakes/upstream-kit.js';
 import { startVertexFake, type VertexFake } from './fakes/vertex.js';
 
@@ -54,7 +59,7 @@ function examplesOf(file: string): Example[] {
   const out: Example[] = [];
   for (const [, block = ''] of text.matchAll(/```json\n([\s\S]*?)```/g)) {
     const doc = JSON.parse(block) as {
-      channels?: Record<string, { protocol: string; api_key_env?: string; credentials_file_env?: string }>;
+      channels?: Record<string, { protocol: string; api_key_env?: string; credentials_file_env?: string; access_key_env?: string; secret_key_env?: string }>;
       routes?: unknown[];
     };
     if (!doc.channels || !doc.routes) continue;
@@ -62,6 +67,8 @@ function examplesOf(file: string): Example[] {
     for (const c of Object.values(doc.channels)) {
       if (c.api_key_env) env[c.api_key_env] = KEY;
       if (c.credentials_file_env) env[c.credentials_file_env] = SA_FILE;
+      if (c.access_key_env) env[c.access_key_env] = KEY;
+      if (c.secret_key_env) env[c.secret_key_env] = KEY;
     }
     const config = parseChannelsConfig(block, env);
     for (const [model, targets] of config.routes) {
@@ -205,6 +212,10 @@ beforeAll(async () => {
   fakes.set('gemini', await startGeminiFake(fast));
   vertex = await startVertexFake({ ...fast, project: 'my-project', location: 'us-central1', clientEmail: SA_EMAIL, publicKey: SERVICE_ACCOUNT.publicKey });
   fakes.set('vertex', vertex);
+  fakes.set('kling', await startKlingFake({ ...fast, accessKey: KEY, secretKey: KEY }));
+  fakes.set('runway', await startRunwayFake(fast));
+  fakes.set('luma', await startLumaFake(fast));
+  fakes.set('xai', await startXaiFake(fast));
 });
 afterAll(async () => {
   await Promise.all([...fakes.values()].map((fake) => fake.close()));
@@ -213,7 +224,7 @@ afterAll(async () => {
 describe('the route examples of the docs', () => {
   it('are found (one per protocol at least), every route of every example file', () => {
     expect(new Set(EXAMPLES.map((example) => example.protocol))).toEqual(
-      new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex']),
+      new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex', 'kling', 'runway', 'luma', 'xai']),
     );
     expect(EXAMPLES.length).toBe(routesIn('docs/guides/channels.md') + routesIn('docs/channels.md'));
     // README links to the guide for examples; were it to grow a channels file, it would be read too.
@@ -242,12 +253,21 @@ describe('the route examples of the docs', () => {
       // A vertex channel's project and location as the example configures them; its grant goes to the fake's token endpoint.
       const vertexSettings = example.config.channels.get(example.channel)?.vertex;
       const tokens = vertexSettings ? createGoogleTokenSource({ ...vertexSettings.key, tokenUri: vertex.tokenUri }) : undefined;
+      // A kling channel signs its token with the example's keys.
+      const kling = example.config.channels.get(example.channel)?.kling ? createKlingTokenSource(KEY, KEY) : undefined;
       const ctx =
         vertexSettings && tokens
           ? { ...base, google: { project: vertexSettings.project, location: vertexSettings.location, token: () => tokens.token() } }
-          : base;
+          : kling
+            ? { ...base, kling }
+            : base;
       try {
-        const submitted = await adapter.submit(ctx, { taskId: 'tsk_example', kind, model: example.model, params: validated.params });
+        const submitted = await adapter.submit(ctx, {
+          taskId: `tsk_example_${EXAMPLES.indexOf(example)}`,
+          kind,
+          model: example.model,
+          params: validated.params,
+        });
         if (submitted.outcome !== 'accepted') throw new Error(`not accepted: ${JSON.stringify(submitted)}`);
         const { last } = await pollUntilSettled(adapter, ctx, submitted.upstreamId);
         expect(last.state, JSON.stringify(last)).toBe('succeeded');

@@ -11,8 +11,24 @@ import { allModels, type ModelRow } from '../catalog/index.js';
 import { GOOGLE_FIELDS, googleDefaultBaseUrl, parseGoogleFields, type VertexSettings } from './google-config.js';
 import { parseProfile, type TargetProfile } from './profiles.js';
 import type { ProtocolName } from './protocol.js';
+import { parseVendorFields, VENDOR_FIELDS, vendorDefaultBaseUrl, type KlingSettings } from './vendor-config.js';
 
-export const PROTOCOLS: readonly ProtocolName[] = ['sandbox', 'mediagate', 'dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex'];
+export const PROTOCOLS: readonly ProtocolName[] = [
+  'sandbox',
+  'mediagate',
+  'dashscope',
+  'ark',
+  'minimax',
+  'pixverse',
+  'fal',
+  'replicate',
+  'gemini',
+  'vertex',
+  'kling',
+  'runway',
+  'luma',
+  'xai',
+];
 
 /** Documented defaults for the optional limits of a channel. */
 export const CHANNEL_DEFAULTS = {
@@ -45,6 +61,8 @@ export interface ChannelConfig {
   readonly timeoutS: number;
   /** A `vertex` channel's project, location and service-account key (google-config.ts). */
   readonly vertex?: VertexSettings;
+  /** A `kling` channel's secret key (vendor-config.ts); its access key is `apiKey`. */
+  readonly kling?: KlingSettings;
 }
 
 export interface RouteTarget {
@@ -98,6 +116,7 @@ const CHANNEL_FIELDS = new Set([
   'poll_per_s',
   'timeout_s',
   ...GOOGLE_FIELDS,
+  ...VENDOR_FIELDS,
 ]);
 const SECRET_FIELDS = new Set(['api_key', 'apikey', 'key', 'token', 'secret', 'password', 'authorization']);
 const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -152,8 +171,9 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
   const isSandbox = protocol === 'sandbox';
 
   let baseUrl = '';
-  const defaultBaseUrl = googleDefaultBaseUrl(protocol, raw);
+  const defaultBaseUrl = googleDefaultBaseUrl(protocol, raw) ?? vendorDefaultBaseUrl(protocol);
   const vertex = parseGoogleFields(at, protocol, raw, env, faults);
+  const kling = parseVendorFields(at, protocol, raw, env, faults);
   if (raw.base_url === undefined) {
     if (defaultBaseUrl !== undefined) baseUrl = defaultBaseUrl;
     else if (!isSandbox && protocol !== 'vertex') faults.push(`${at}.base_url: is required`);
@@ -179,8 +199,12 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
 
   let apiKeyEnv = '';
   let apiKey = '';
-  if (raw.api_key_env === undefined) {
-    if (!isSandbox && protocol !== 'vertex') faults.push(`${at}.api_key_env: is required (the name of the environment variable holding the key)`);
+  if (kling !== undefined) {
+    apiKeyEnv = kling.accessKeyEnv;
+    apiKey = kling.accessKey;
+  } else if (raw.api_key_env === undefined) {
+    if (!isSandbox && protocol !== 'vertex' && protocol !== 'kling')
+      faults.push(`${at}.api_key_env: is required (the name of the environment variable holding the key)`);
   } else if (typeof raw.api_key_env !== 'string' || !ENV_NAME.test(raw.api_key_env)) {
     faults.push(`${at}.api_key_env: must be an environment variable name`);
   } else {
@@ -223,6 +247,7 @@ function parseChannel(name: string, raw: unknown, env: Env, faults: string[]): C
     pollPerS,
     timeoutS,
     ...(vertex === undefined ? {} : { vertex }),
+    ...(kling === undefined ? {} : { kling: kling.kling }),
   };
 }
 
@@ -327,7 +352,7 @@ export function parseChannelsConfig(text: string, env: Env, models: readonly Mod
     });
   }
   if (faults.length > 0) throw new ChannelsConfigError(faults);
-  const secrets = [...channels.values()].flatMap((c) => [c.apiKey, c.vertex?.key.privateKey ?? '']).filter((k) => k !== '');
+  const secrets = [...channels.values()].flatMap((c) => [c.apiKey, c.vertex?.key.privateKey ?? '', c.kling?.secretKey ?? '']).filter((k) => k !== '');
   return routed(channels, routes, secrets);
 }
 

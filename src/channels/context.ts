@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { ChannelConfig, ChannelsConfig, RouteTarget } from './config.js';
 import { createGoogleTokenSource, type GoogleTokenSource } from './google-auth.js';
 import { createChannelHttp } from './http.js';
+import { createKlingTokenSource, type KlingTokenSource } from './kling-auth.js';
 import { profileFor } from './profiles.js';
 import type { ChannelContext, ChannelHttp, ChannelLog, ChannelMedia, GoogleAccess } from './protocol.js';
 
@@ -30,6 +31,15 @@ export function createChannelContexts(config: ChannelsConfig, options: ChannelCo
   const pools = new Map<string, ChannelHttp & { close(): Promise<void> }>();
   const now = options.now ?? Date.now;
   const tokens = new Map<string, GoogleTokenSource>();
+  const klingTokens = new Map<string, KlingTokenSource>();
+
+  /** A kling channel's token source: one per channel, so its tasks share one signed token. */
+  function kling(channel: ChannelConfig): KlingTokenSource | undefined {
+    if (channel.kling === undefined) return undefined;
+    let source = klingTokens.get(channel.name);
+    if (!source) klingTokens.set(channel.name, (source = createKlingTokenSource(channel.apiKey, channel.kling.secretKey, now)));
+    return source;
+  }
 
   /** A vertex channel's access: one token source per channel, shared by all its tasks. */
   function google(channel: ChannelConfig): GoogleAccess | undefined {
@@ -70,6 +80,7 @@ export function createChannelContexts(config: ChannelsConfig, options: ChannelCo
         log: options.log,
         now,
         google: google(channel),
+        kling: kling(channel),
       };
     },
     async close() {
@@ -77,6 +88,7 @@ export function createChannelContexts(config: ChannelsConfig, options: ChannelCo
       await Promise.all([...tokens.values()].map((source) => source.close()));
       pools.clear();
       tokens.clear();
+      klingTokens.clear();
     },
   };
 }

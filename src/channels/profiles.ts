@@ -27,6 +27,10 @@
 import type { ModelKind, ResolvedParams } from '../catalog/index.js';
 import type { ProtocolName } from './names.js';
 import { GOOGLE_PROFILES } from './profiles-google.js';
+import { KLING_PROFILES } from './profiles-kling.js';
+import { LUMA_PROFILES } from './profiles-luma.js';
+import { RUNWAY_PROFILES } from './profiles-runway.js';
+import { XAI_PROFILES } from './profiles-xai.js';
 
 export type Scalar = string | number | boolean | null;
 
@@ -439,6 +443,11 @@ export const BUILT_IN: readonly TargetProfile[] = [
     },
   })), // Gemini API and Vertex AI (Veo 3.1): profiles-google.ts ------------------------------------
   ...GOOGLE_PROFILES,
+  // Kling, Runway, Luma, xAI: profiles-<vendor>.ts -------------------------------------------------
+  ...KLING_PROFILES,
+  ...RUNWAY_PROFILES,
+  ...LUMA_PROFILES,
+  ...XAI_PROFILES,
 ];
 
 const BY_KEY = new Map(BUILT_IN.map((profile) => [`${profile.protocol}:${profile.model}`, profile]));

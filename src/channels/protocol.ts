@@ -144,6 +144,8 @@ export interface ChannelContext {
   now(): number;
   /** A `vertex` channel's project, location and OAuth access tokens (google-auth.ts); absent elsewhere. */
   readonly google?: GoogleAccess | undefined;
+  /** A `kling` channel's signed token (kling-auth.ts), renewed before it expires; absent elsewhere. */
+  readonly kling?: { token(): string } | undefined;
 }
 
 export interface GoogleAccess {
@@ -225,6 +227,8 @@ export interface ReportedUsage {
   readonly predict_time_s?: number;
   readonly videos?: number;
   readonly images?: number;
+  /** Units the provider deducted for the job, in its own currency of credits (Kling `final_unit_deduction`). */
+  readonly credits?: number;
 }
 
 /** One input of a model's published schema, as JSON Schema says it. */

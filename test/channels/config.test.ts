@@ -80,9 +80,26 @@ describe('channels file', () => {
     { name: 'channels not an object', doc: { channels: [], routes: [star] }, faults: ['channels: must be an object of named channels'] },
     { name: 'sandbox entry', doc: { channels: { sandbox: wan }, routes: [star] }, faults: ['channels.sandbox: is built in; it takes no entry'] },
     {
+      name: 'kling with api_key_env and without its secret key',
+      doc: { channels: { k: { protocol: 'kling', api_key_env: 'K', access_key_env: 'K' } }, routes: [star] },
+      env: { K: 'x' },
+      faults: [
+        'channels.k.api_key_env: a kling channel signs with access_key_env and secret_key_env',
+        'channels.k.secret_key_env: is required (the name of the environment variable holding the key)',
+      ],
+    },
+    {
+      name: 'kling key fields on another protocol',
+      doc: { channels: { r: { protocol: 'runway', api_key_env: 'K', secret_key_env: 'K' } }, routes: [star] },
+      env: { K: 'x' },
+      faults: ['channels.r.secret_key_env: only a kling channel takes it'],
+    },
+    {
       name: 'bad protocol',
       doc: { channels: { w: { ...wan, protocol: 'sora' } }, routes: [star] },
-      faults: ['channels.w.protocol: must be one of sandbox, mediagate, dashscope, ark, minimax, pixverse, fal, replicate, gemini, vertex'],
+      faults: [
+        'channels.w.protocol: must be one of sandbox, mediagate, dashscope, ark, minimax, pixverse, fal, replicate, gemini, vertex, kling, runway, luma, xai',
+      ],
     },
     {
       name: 'literal key',

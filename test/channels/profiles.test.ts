@@ -57,7 +57,7 @@ describe('target profiles: the plan of inputs', () => {
   it('every built-in profile cites a public page of its provider', () => {
     for (const builtIn of BUILT_IN)
       expect(builtIn.source, builtIn.model).toMatch(
-        /^https:\/\/(fal\.ai|replicate\.com|www\.alibabacloud\.com|docs\.byteplus\.com|platform\.minimax\.io|docs\.platform\.pixverse\.ai|ai\.google\.dev|cloud\.google\.com)\//,
+        /^https:\/\/(fal\.ai|replicate\.com|www\.alibabacloud\.com|docs\.byteplus\.com|platform\.minimax\.io|docs\.platform\.pixverse\.ai|ai\.google\.dev|cloud\.google\.com|app\.klingai\.com|docs\.dev\.runwayml\.com|docs\.lumalabs\.ai|docs\.x\.ai)\//,
       );
   });
 });
