@@ -84,7 +84,8 @@ program
 registerVideoCommands(program);
 registerImageCommands(program);
 registerTaskCommands(program);
-registerModelsCommand(program);
+// `models check` loads the catalog only when it runs.
+registerModelsCommand(program, async (file) => (await import('./models.js')).modelsCheck(file));
 registerWebhookCommands(program);
 registerUsageCommand(program);
 registerAdminCommands(program);

@@ -22,7 +22,7 @@ export interface VendoraFamw27I2vParams {
   readonly duration?: number;
   /** Output resolution. Default: `720p`. */
   readonly resolution?: '480p' | '720p' | '1080p';
-  /** Random seed; -1 means a random result. Integer >= -1. */
+  /** Random seed; -1 means a random result. Integer from -1 to 9007199254740991. */
   readonly seed?: number;
   /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
@@ -44,7 +44,7 @@ export interface VendoraFamw27I2vSpicyParams {
   readonly duration?: number;
   /** Output resolution. Default: `720p`. */
   readonly resolution?: '720p' | '1080p';
-  /** Random seed; -1 means a random result. Integer >= -1. */
+  /** Random seed; -1 means a random result. Integer from -1 to 9007199254740991. */
   readonly seed?: number;
   /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
@@ -70,7 +70,7 @@ export interface VendoraFamw27I2vUncensoredParams {
   readonly duration?: number;
   /** Output resolution. Default: `720p`. */
   readonly resolution?: '720p' | '1080p';
-  /** Random seed; -1 means a random result. Integer >= -1. */
+  /** Random seed; -1 means a random result. Integer from -1 to 9007199254740991. */
   readonly seed?: number;
   /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
@@ -96,7 +96,7 @@ export interface VendoraFamw27Ref2vUncensoredParams {
   readonly duration?: number;
   /** Output resolution. Default: `720p`. */
   readonly resolution?: '720p' | '1080p';
-  /** Random seed; -1 means a random result. Integer >= -1. */
+  /** Random seed; -1 means a random result. Integer from -1 to 9007199254740991. */
   readonly seed?: number;
   /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 3 items. */
   readonly images?: readonly MediaInput[];
@@ -122,7 +122,7 @@ export interface VendoraFamw27T2vParams {
   readonly duration?: number;
   /** Output resolution. Default: `720p`. */
   readonly resolution?: '480p' | '720p' | '1080p';
-  /** Random seed; -1 means a random result. Integer >= -1. */
+  /** Random seed; -1 means a random result. Integer from -1 to 9007199254740991. */
   readonly seed?: number;
   /** Output aspect ratio. */
   readonly aspect_ratio?: 'adaptive' | '16:9' | '9:16' | '1:1' | '4:3' | '3:4';
@@ -325,7 +325,7 @@ export interface VendorbFamsd20MiniRef2vSpicyParams {
   readonly duration?: number;
   /** Output resolution. Default: `720p`. */
   readonly resolution?: '720p' | '1080p';
-  /** Random seed; -1 means a random result. Integer. */
+  /** Random seed; -1 means a random result. Integer from -9007199254740991 to 9007199254740991. */
   readonly seed?: number;
   /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. At most 9 items. */
   readonly images?: readonly MediaInput[];
@@ -347,11 +347,11 @@ export interface VendorcH3MaxReferenceToVideoParams {
   readonly model: 'vendorc-h3-max-reference-to-video';
   /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
-  /** Video length in seconds; the range is checked upstream. Integer >= 1. Default: `5`. */
+  /** Video length in seconds; at most 86400, the model's own range is checked upstream. Integer from 1 to 86400. Default: `5`. */
   readonly duration?: number;
   /** Output resolution; the values are checked upstream. Non-empty. */
   readonly resolution?: string;
-  /** Random seed; -1 means a random result. Integer. */
+  /** Random seed; -1 means a random result. Integer from -9007199254740991 to 9007199254740991. */
   readonly seed?: number;
   /** Content to avoid. At most 10000 characters. */
   readonly negative_prompt?: string;
@@ -379,11 +379,11 @@ export interface VendorcH3MaxTurboImageToVideoParams {
   readonly model: 'vendorc-h3-max-turbo-image-to-video';
   /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
-  /** Video length in seconds; the range is checked upstream. Integer >= 1. Default: `5`. */
+  /** Video length in seconds; at most 86400, the model's own range is checked upstream. Integer from 1 to 86400. Default: `5`. */
   readonly duration?: number;
   /** Output resolution; the values are checked upstream. Non-empty. */
   readonly resolution?: string;
-  /** Random seed; -1 means a random result. Integer. */
+  /** Random seed; -1 means a random result. Integer from -9007199254740991 to 9007199254740991. */
   readonly seed?: number;
   /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
@@ -411,7 +411,7 @@ export interface VendorcH3EnhancedReferenceToVideoParams {
   readonly duration?: number;
   /** Output resolution. Default: `768p`. */
   readonly resolution?: '768p' | '2k' | '4k';
-  /** Random seed; -1 means a random result. Integer. */
+  /** Random seed; -1 means a random result. Integer from -9007199254740991 to 9007199254740991. */
   readonly seed?: number;
   /** Output aspect ratio. */
   readonly aspect_ratio: '21:9' | '16:9' | '4:3' | '1:1' | '3:4' | '9:16';
@@ -435,7 +435,7 @@ export interface VendorcH3MaxImageToVideoParams {
   readonly duration?: number;
   /** Output resolution. Default: `480p`. */
   readonly resolution?: '480p' | '768p';
-  /** Random seed; -1 means a random result. Integer. */
+  /** Random seed; -1 means a random result. Integer from -9007199254740991 to 9007199254740991. */
   readonly seed?: number;
   /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
@@ -453,7 +453,7 @@ export interface VendorcH3ImageToVideoParams {
   readonly duration?: number;
   /** Output resolution. Default: `768p`. */
   readonly resolution?: '768p' | '2K';
-  /** Random seed; -1 means a random result. Integer. */
+  /** Random seed; -1 means a random result. Integer from -9007199254740991 to 9007199254740991. */
   readonly seed?: number;
   /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
@@ -471,7 +471,7 @@ export interface VendorcVendorcH3I2vSpicyParams {
   readonly duration?: number;
   /** Output resolution. Default: `768p`. */
   readonly resolution?: '768p' | '2k' | '4k';
-  /** Random seed; -1 means a random result. Integer. */
+  /** Random seed; -1 means a random result. Integer from -9007199254740991 to 9007199254740991. */
   readonly seed?: number;
   /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image: MediaInput;
@@ -490,7 +490,7 @@ export interface VendordV6ReferenceToVideoParams {
   readonly duration?: number;
   /** Output resolution. Default: `720p`. */
   readonly resolution?: '360p' | '540p' | '720p' | '1080p';
-  /** Random seed; -1 means a random result. Integer. */
+  /** Random seed; -1 means a random result. Integer from -9007199254740991 to 9007199254740991. */
   readonly seed?: number;
   /** Reference images. Items are https:// URLs (at most 2048 characters) or Base64 data URLs. 1 to 7 items. */
   readonly images: readonly MediaInput[];
@@ -522,7 +522,7 @@ export interface VendordV6ImageToVideoParams {
   readonly duration?: number;
   /** Output resolution. Default: `720p`. */
   readonly resolution?: '360p' | '540p' | '720p' | '1080p';
-  /** Random seed; -1 means a random result. Integer. */
+  /** Random seed; -1 means a random result. Integer from -9007199254740991 to 9007199254740991. */
   readonly seed?: number;
   /** Primary input or first-frame image. An https:// URL (at most 2048 characters) or a Base64 data URL. */
   readonly image?: MediaInput;
@@ -539,7 +539,7 @@ export type VendoraFamzImageSpicyParams = {
   readonly model: 'vendora/famz-image-spicy';
   /** Text prompt describing the desired output; must not be empty or only whitespace; at most 10000 characters. */
   readonly prompt: string;
-  /** Omit or 0 for a random result; a positive value is reproducible. Integer >= 0. */
+  /** Omit or 0 for a random result; a positive value is reproducible. Integer from 0 to 9007199254740991. */
   readonly seed?: number;
   /** Whether the prompt is expanded before generation. Default: `true`. */
   readonly prompt_extend?: boolean;

@@ -91,8 +91,13 @@ export function formatModel(model: ModelInfo): string {
 }
 
 /** `mediagate models [ID]` */
-export function registerModelsCommand(program: Command): void {
-  addConnectionOptions(
+/**
+ * `check`: the operator's `models check [file]` (src/cli/models.ts), given by the full CLI only:
+ * the light package's bin (`mediagate-client`) has no server code to check a file with, and a
+ * reference here would bundle the catalog into it.
+ */
+export function registerModelsCommand(program: Command, check?: (file: string | undefined) => Promise<number>): void {
+  const models = addConnectionOptions(
     program
       .command('models')
       .argument('[id]', 'a model id, to show its parameters, ranges and defaults')
@@ -116,12 +121,13 @@ export function registerModelsCommand(program: Command): void {
         const rows = [['MODEL', 'KIND', 'DESCRIPTION'], ...models.map((model) => [model.id, model.kind, model.description])];
         process.stdout.write(`${table(rows)}\n\nShow a model's parameters: mediagate models <id>\n`);
       }),
-    )
-    // An operator tool beside the client command: `models check` never reaches a server.
+    );
+  // An operator tool beside the client command: `models check` never reaches a server.
+  if (check === undefined) return;
+  models
     .command('check [file]')
     .description('check the declared models file (default MEDIAGATE_MODELS_FILE) as at start; print the declared models')
     .action(async (file: string | undefined) => {
-      const { modelsCheck } = await import('../models.js');
-      process.exitCode = modelsCheck(file);
+      process.exitCode = await check(file);
     });
 }
