@@ -26,6 +26,8 @@ interface Parameter {
   readonly required: boolean;
   readonly description: string;
   readonly schema: Json;
+  /** The parameter's documented example: a required one is sent with it as it stands. */
+  readonly example: string | undefined;
 }
 
 function parametersOf(operation: Json, item: Json): Parameter[] {
@@ -40,6 +42,7 @@ function parametersOf(operation: Json, item: Json): Parameter[] {
       required: p['required'] === true,
       description: typeof p['description'] === 'string' ? p['description'] : '',
       schema: isJson(p['schema']) ? p['schema'] : {},
+      example: typeof p['example'] === 'string' || typeof p['example'] === 'number' ? String(p['example']) : undefined,
     });
   }
   return parameters;
@@ -54,7 +57,7 @@ function parameterField(formId: string, p: Parameter): string {
   const fallback = p.schema['default'] === undefined ? '' : JSON.stringify(p.schema['default']);
   const control = values
     ? `<select ${attrs}>${p.required ? '' : '<option value="">(not sent)</option>'}${values.map((v) => `<option>${escapeHtml(v)}</option>`).join('')}</select>`
-    : `<input ${attrs} type="text" autocomplete="off" spellcheck="false"${fallback ? ` placeholder="${escapeHtml(fallback)}"` : ''}>`;
+    : `<input ${attrs} type="text" autocomplete="off" spellcheck="false"${fallback ? ` placeholder="${escapeHtml(fallback)}"` : ''}${p.example === undefined ? '' : ` value="${escapeHtml(p.example)}"`}>`;
   const note = [p.in, p.required ? 'required' : '', p.description].filter(Boolean).join(' · ');
   return `<div class="field"><label for="${id}"><code>${escapeHtml(p.name)}</code></label>${control}<small>${escapeHtml(note)}</small></div>`;
 }
