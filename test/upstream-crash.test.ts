@@ -4,99 +4,51 @@
 // (so before it stored the upstream id), while it polls, and while it copies an output the fake
 // serves slowly. After a restart every task reaches one final state and the fake saw exactly one
 // accepted submission per task; a copied output is whole, stored once, and leaves no partial file.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { EventEmitter } from 'node:events';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
 import { TINY_MP4 } from './fakes/upstream-kit.js';
 import { eventually } from './helpers/eventually.js';
 import { freePort } from './helpers/process.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
+import {
+  CRASH_KEY as KEY,
+  killChild as kill,
+  startChild as startService,
+  startCrashProxy,
+  type ChildService,
+  type CrashProxy,
+} from './helpers/upstream-crash.js';
+import type { ChildProcess } from 'node:child_process';
 
-const KEY = 'mg_upstream_crash_key_0123456789';
 const DASHSCOPE_KEY = 'sk-dashscope-test';
-const ROOT = new URL('..', import.meta.url).pathname;
-
-const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
 let fake: DashscopeFake;
 /** The running child's output, named in a failed wait. */
 let lastOutput = (): string => '';
-let proxy: Server;
+let proxy: CrashProxy;
 let proxyOrigin = '';
 let dataDir = '';
 let child: ChildProcess | undefined;
 /** Called by the proxy after the fake answered a request, before the answer is passed on. */
 let onAnswered: (kind: 'submit' | 'poll') => void = () => {};
 
-async function startChild(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const started = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/upstream/service.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const changed = new EventEmitter();
-  started.stdout?.on('data', (chunk: Buffer) => ((output += chunk.toString()), changed.emit('change')));
-  started.stderr?.on('data', (chunk: Buffer) => ((output += chunk.toString()), changed.emit('change')));
-  const url = await eventually(() => /upstream service listening (\S+)/.exec(output)?.[1], {
-    deadline: 30_000,
-    what: `the child to start:\n${output}`,
-    wake: { emitter: changed },
-  });
-  lastOutput = () => output;
-  return { child: started, url };
-}
-
-async function kill(process: ChildProcess): Promise<void> {
-  if (process.exitCode !== null || process.signalCode !== null) return;
-  const exited = new Promise((resolve) => process.once('exit', resolve));
-  process.kill('SIGKILL');
-  await exited;
+async function startChild(env: Record<string, string>): Promise<ChildService> {
+  const started = await startService(env);
+  lastOutput = started.output;
+  return started;
 }
 
 beforeAll(async () => {
   fake = await startDashscopeFake({ apiKey: DASHSCOPE_KEY, queuedMs: 300, runMs: 1_500 });
-  proxy = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      void (async () => {
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && !HOP_BY_HOP.has(name)) headers[name] = value;
-        const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-        const answer = await fetch(`${fake.origin}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, ...(body ? { body } : {}) });
-        if ((req.url ?? '').startsWith('/files/') && answer.body) {
-          // Output files pass as they come: a slow output reaches the child a chunk at a time.
-          const length = answer.headers.get('content-length');
-          res.writeHead(answer.status, {
-            'content-type': answer.headers.get('content-type') ?? 'application/octet-stream',
-            ...(length === null ? {} : { 'content-length': length }),
-          });
-          Readable.fromWeb(answer.body as WebReadableStream<Uint8Array>)
-            .on('error', () => res.destroy())
-            .pipe(res);
-          return;
-        }
-        // Output URLs point back at the proxy: the channel's own origin, which output copies trust.
-        const raw = Buffer.from(await answer.arrayBuffer());
-        const json = (answer.headers.get('content-type') ?? '').includes('json');
-        const bytes = json ? Buffer.from(raw.toString().replaceAll(fake.origin, proxyOrigin)) : raw;
-        onAnswered(req.method === 'POST' ? 'submit' : 'poll');
-        res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
-        res.end(bytes);
-      })().catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyOrigin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  proxy = await startCrashProxy(() => fake.origin);
+  proxy.onAnswered = (kind) => {
+    if (kind !== 'other') onAnswered(kind);
+    return 'pass';
+  };
+  proxyOrigin = proxy.origin;
   dataDir = await mkdtemp(join(tmpdir(), 'mediagate-upstream-crash-'));
   await writeFile(
     join(dataDir, 'channels.json'),
@@ -112,7 +64,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (child) await kill(child);
-  await new Promise((resolve) => proxy?.close(resolve));
+  await proxy?.close();
   await fake?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });

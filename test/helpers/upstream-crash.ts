@@ -35,7 +35,7 @@ export type Verdict = 'pass' | 'hold';
 export interface ChildService {
   readonly child: ChildProcess;
   readonly url: string;
-  output(): string;
+  readonly output: () => string;
 }
 
 /** Starts the upstream service fixture as a child process and waits for its URL. */
@@ -207,7 +207,12 @@ export function upstreamCrashSuite(title: string, targets: readonly CrashTarget[
       channels[target.protocol] = { protocol: target.protocol, base_url: proxy.origin, ...fields };
       routes.push({ model, to: [{ channel: target.protocol, upstream_model: target.upstreamModel }] });
       // A declared model per protocol takes exactly what the crash task sends, whatever the target renders.
-      models.push({ id: model, kind: 'video', summary: `crash spec: ${target.protocol}`, params: { prompt: { type: 'string', required: true }, duration: { type: 'integer' } } });
+      models.push({
+        id: model,
+        kind: 'video',
+        summary: `crash spec: ${target.protocol}`,
+        params: { prompt: { type: 'string', required: true }, duration: { type: 'integer' } },
+      });
       wired.push({ target, fake, proxy, model });
     }
     routes.push({ model: '*', to: [{ channel: 'sandbox' }] });
@@ -275,7 +280,9 @@ export function upstreamCrashSuite(title: string, targets: readonly CrashTarget[
       child = await startChild(childEnv);
       const lost = new Map<Wired, string>();
       for (const w of wired) lost.set(w, await create(child.url, w, lostPrompt(w)));
-      await withOutput(eventually(() => wired.every((w) => w.fake.acceptedByPrompt.get(lostPrompt(w)) === 1), { deadline: 15_000, what: 'every upstream to accept' }));
+      await withOutput(
+        eventually(() => wired.every((w) => w.fake.acceptedByPrompt.get(lostPrompt(w)) === 1), { deadline: 15_000, what: 'every upstream to accept' }),
+      );
       await killChild(child.child);
 
       // 2. Restarted; a task per protocol is killed once its upstream has been polled for it.
