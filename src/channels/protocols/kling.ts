@@ -233,7 +233,11 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
 
 /**
  * Finds a submission whose answer was lost by its `external_task_id` (our task id): the query
- * path takes a task id or an external task id ("choose one of the two query methods").
+ * path takes a task id or an external task id (textToVideo and imageToVideo, "Query Task
+ * (Single)": `GET /v1/videos/<endpoint>/{id}`, `task_id` and `external_task_id` both request path
+ * parameters, "choose one of the two query methods"); the answer's `data.task_info.external_task_id`
+ * says whose task it is. The official page could not be read from here: this follows its text as
+ * third-party copies of it quote it (docs/channels.md#what-was-checked-against-official-sources).
  */
 async function reconcile(ctx: ChannelContext, job: ChannelJob): Promise<ReconcileOutcome> {
   const endpoint: Endpoint = job.params['image'] !== undefined ? 'image2video' : 'text2video';
