@@ -6,7 +6,7 @@
  * 16:9, 9:16, 1:1, 4:3, 3:4, 3:2, 2:3; `resolution` 480p, 720p, 1080p; one source image; no last
  * frame, no seed, no negative prompt; the video comes with sound). The resolutions are the
  * `VideoResolution` enum of xAI's SDK (https://github.com/xai-org/xai-sdk-python,
- * src/xai_sdk/proto/v6/video_pb2.pyi: 480P, 720P, 1080P).
+ * xai-sdk-python/src/xai_sdk/proto/v6/video_pb2.pyi: 480P, 720P, 1080P).
  */
 
 /*

@@ -1,13 +1,14 @@
 /**
  * `xai`: Grok Imagine video through xAI's API (docs/channels.md#protocol-xai;
- * https://docs.x.ai/docs/guides/video-generation, https://docs.x.ai/docs/api-reference; xAI's own SDK
- * https://github.com/xai-org/xai-sdk-python: src/xai_sdk/proto/v6/video_pb2.pyi (`GenerateVideoRequest`
- * fields and enums, `VideoResponse` {video, model, usage, error {code, message}, progress},
- * `GeneratedVideo` {url, duration, respect_moderation}), src/xai_sdk/proto/v6/deferred_pb2.pyi
- * (`DeferredStatus` PENDING | DONE | EXPIRED | FAILED), src/xai_sdk/video.py (no URL when
- * `respect_moderation` is false)). The SDK speaks gRPC: the REST spellings below that no
- * official page we could read shows (`image: {url}`, HTTP 202 while pending) follow the REST
- * reference as quoted by third parties (docs/channels.md#what-was-checked-against-official-sources).
+ * https://docs.x.ai/docs/guides/video-generation, https://docs.x.ai/docs/api-reference; xAI's own
+ * SDK https://github.com/xai-org/xai-sdk-python: xai-sdk-python/src/xai_sdk/proto/v6/video_pb2.pyi
+ * (`GenerateVideoRequest` fields and enums, `VideoResponse` {video, model, usage, error {code,
+ * message}, progress}, `GeneratedVideo` {url, duration, respect_moderation}),
+ * xai-sdk-python/src/xai_sdk/proto/v6/deferred_pb2.pyi (`DeferredStatus` PENDING | DONE | EXPIRED |
+ * FAILED), xai-sdk-python/src/xai_sdk/video.py (no URL when `respect_moderation` is false)). The
+ * SDK speaks gRPC: the REST spellings that no official page we could read shows (`image: {url}`,
+ * HTTP 202 while pending) follow the REST reference as third parties quote it
+ * (docs/channels.md#what-was-checked-against-official-sources).
  *
  * - Auth: `Authorization: Bearer <key>`.
  * - Submit: `POST /v1/videos/generations` `{model, prompt, duration, aspect_ratio, resolution,
