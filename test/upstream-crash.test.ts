@@ -20,6 +20,7 @@ import {
   startCrashProxy,
   type ChildService,
   type CrashProxy,
+  upstreamCrashSuite,
 } from './helpers/upstream-crash.js';
 import type { ChildProcess } from 'node:child_process';
 
@@ -32,8 +33,6 @@ let proxy: CrashProxy;
 let proxyOrigin = '';
 let dataDir = '';
 let child: ChildProcess | undefined;
-/** Called by the proxy after the fake answered a request, before the answer is passed on. */
-let onAnswered: (kind: 'submit' | 'poll') => void = () => {};
 
 async function startChild(env: Record<string, string>): Promise<ChildService> {
   const started = await startService(env);
@@ -44,10 +43,6 @@ async function startChild(env: Record<string, string>): Promise<ChildService> {
 beforeAll(async () => {
   fake = await startDashscopeFake({ apiKey: DASHSCOPE_KEY, queuedMs: 300, runMs: 1_500 });
   proxy = await startCrashProxy(() => fake.origin);
-  proxy.onAnswered = (kind) => {
-    if (kind !== 'other') onAnswered(kind);
-    return 'pass';
-  };
   proxyOrigin = proxy.origin;
   dataDir = await mkdtemp(join(tmpdir(), 'mediagate-upstream-crash-'));
   await writeFile(
@@ -77,86 +72,17 @@ interface TaskBody {
 
 const BACKENDS = [...(selectedBackends().includes('sqlite') ? ['sqlite'] : []), ...((await postgresAvailability()).enabled ? ['postgres'] : [])];
 
-describe.each(BACKENDS)('upstream tasks across a SIGKILL (%s)', (backend) => {
-  let database: TestDatabase | undefined;
-  afterAll(async () => {
-    if (child) await kill(child);
-    await database?.drop();
-  });
-
-  it('a submission accepted upstream but not stored fails upstream_submission_unknown; a polled task completes; one paid job each', async () => {
-    if (backend === 'postgres') database = await createTestDatabase();
-    const env = {
-      PORT: String(await freePort()),
-      HOST: '127.0.0.1',
-      MEDIAGATE_DATA_DIR: join(dataDir, backend),
-      ...(database ? { DATABASE_URL: database.url } : {}),
-      MEDIAGATE_API_KEYS: KEY,
-      MEDIAGATE_ENGINE: 'instant',
-      LOG_LEVEL: 'info',
-      TEST_CHANNELS_FILE: join(dataDir, 'channels.json'),
-      T_DASHSCOPE: DASHSCOPE_KEY,
-    };
-    const create = async (url: string, prompt: string): Promise<string> => {
-      const res = await fetch(`${url}/v1/video/generations`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt }),
-      });
-      expect(res.status).toBe(200);
-      return ((await res.json()) as { id: string }).id;
-    };
-    const read = async (url: string, id: string): Promise<TaskBody> =>
-      (await (await fetch(`${url}/v1/video/generations/${id}`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as TaskBody;
-
-    // 1. Killed after the upstream accepted, before the answer reached the child.
-    const first = await startChild(env);
-    child = first.child;
-    let killed: Promise<void> | undefined;
-    onAnswered = (kind) => {
-      if (kind === 'submit' && !killed) killed = kill(first.child);
-    };
-    const lost = await create(first.url, `crash between send and store (${backend})`);
-    await eventually(() => killed !== undefined, { deadline: 10_000, what: 'the kill after the submission' }).catch((error: unknown) => {
-      throw new Error(`${String(error)}\n${lastOutput()}`);
-    });
-    await killed;
-    expect(fake.acceptedByPrompt.get(`crash between send and store (${backend})`)).toBe(1);
-
-    // 2. Restarted; a second task is killed while polling.
-    onAnswered = () => {};
-    const second = await startChild(env);
-    child = second.child;
-    let killedPolling: Promise<void> | undefined;
-    const polled = await create(second.url, `crash while polling (${backend})`);
-    onAnswered = (kind) => {
-      if (kind === 'poll' && !killedPolling && fake.acceptedByPrompt.get(`crash while polling (${backend})`) === 1) killedPolling = kill(second.child);
-    };
-    await eventually(() => killedPolling !== undefined, { deadline: 10_000, what: 'the kill while polling' });
-    await killedPolling;
-
-    // 3. Restarted: each task reaches one final state.
-    onAnswered = () => {};
-    const third = await startChild(env);
-    child = third.child;
-    const lostFinal = await eventually(async () => ((await read(third.url, lost)).status === 'failed' ? read(third.url, lost) : undefined), {
-      deadline: 15_000,
-      what: 'the lost submission to fail',
-    });
-    expect(lostFinal.error?.code).toBe('upstream_submission_unknown');
-    const polledFinal = await eventually(
-      async () => {
-        const task = await read(third.url, polled);
-        return task.status === 'completed' || task.status === 'failed' ? task : undefined;
-      },
-      { deadline: 15_000, what: 'the polled task to settle' },
-    );
-    expect(polledFinal.status, JSON.stringify(polledFinal.error)).toBe('completed');
-    expect(fake.acceptedByPrompt.get(`crash between send and store (${backend})`)).toBe(1);
-    expect(fake.acceptedByPrompt.get(`crash while polling (${backend})`)).toBe(1);
-    expect(fake.http.stats.accepted).toBe(2 * (BACKENDS.indexOf(backend) + 1));
-  }, 120_000);
-});
+// The kill points every protocol's crash spec shares (helpers/upstream-crash.ts), here for DashScope.
+upstreamCrashSuite('dashscope', [
+  {
+    protocol: 'dashscope',
+    upstreamModel: 'wan2.7-t2v',
+    body: {},
+    lost: 'upstream_submission_unknown',
+    startFake: () => startDashscopeFake({ apiKey: DASHSCOPE_KEY, queuedMs: 300, runMs: 1_500 }),
+    channel: () => Promise.resolve({ fields: { api_key_env: 'T_DASHSCOPE' }, env: { T_DASHSCOPE: DASHSCOPE_KEY } }),
+  },
+]);
 
 describe.each(BACKENDS)('an output copy across a SIGKILL (%s)', (backend) => {
   let database: TestDatabase | undefined;
