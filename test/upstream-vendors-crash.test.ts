@@ -13,27 +13,31 @@ import { startLumaFake } from './fakes/luma.js';
 import { startRunwayFake } from './fakes/runway.js';
 import { startVertexFake } from './fakes/vertex.js';
 import { startXaiFake } from './fakes/xai.js';
-import { defaultKind, upstreamCrashSuite, type CrashTarget } from './helpers/upstream-crash.js';
+import type { KitOptions } from './fakes/upstream-kit.js';
+import { defaultKind, upstreamCrashSuite, type CrashFake, type CrashTarget } from './helpers/upstream-crash.js';
 
 /** Slow enough that each task is still running when the second child is killed. */
 const PACE = { queuedMs: 300, runMs: 3_000 };
-const KEYS = { gemini: 'AIza-crash-test-key', runway: 'runway-crash-key', luma: 'luma-crash-key', xai: 'xai-crash-key' };
 const KLING = { accessKey: 'kling-crash-access', secretKey: 'kling-crash-secret' };
 const VERTEX = { project: 'mediagate-crash', location: 'us-central1', clientEmail: 'veo@mediagate-crash.iam.gserviceaccount.com' };
 const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
-/** A protocol that takes an API key from `variable`. */
-const keyed = (variable: string, key: string) => () => Promise.resolve({ fields: { api_key_env: variable }, env: { [variable]: key } });
+/** A protocol whose channel takes one API key, and which cannot find a lost submission. */
+function keyed(protocol: string, upstreamModel: string, duration: number, start: (options: KitOptions) => Promise<CrashFake>): CrashTarget {
+  const key = `${protocol}-crash-key`;
+  const variable = `T_${protocol.toUpperCase()}`;
+  return {
+    protocol,
+    upstreamModel,
+    body: { duration },
+    lost: 'upstream_submission_unknown',
+    startFake: () => start({ apiKey: key, ...PACE }),
+    channel: () => Promise.resolve({ fields: { api_key_env: variable }, env: { [variable]: key } }),
+  };
+}
 
 const TARGETS: readonly CrashTarget[] = [
-  {
-    protocol: 'gemini',
-    upstreamModel: 'veo-3.1-generate-preview',
-    body: { duration: 8 },
-    lost: 'upstream_submission_unknown',
-    startFake: () => startGeminiFake({ apiKey: KEYS.gemini, ...PACE }),
-    channel: keyed('T_GEMINI', KEYS.gemini),
-  },
+  keyed('gemini', 'veo-3.1-generate-preview', 8, startGeminiFake),
   {
     protocol: 'vertex',
     upstreamModel: 'veo-3.1-generate-001',
@@ -72,30 +76,9 @@ const TARGETS: readonly CrashTarget[] = [
         env: { T_KLING_AK: KLING.accessKey, T_KLING_SK: KLING.secretKey },
       }),
   },
-  {
-    protocol: 'runway',
-    upstreamModel: 'veo3.1',
-    body: { duration: 8 },
-    lost: 'upstream_submission_unknown',
-    startFake: () => startRunwayFake({ apiKey: KEYS.runway, ...PACE }),
-    channel: keyed('T_RUNWAY', KEYS.runway),
-  },
-  {
-    protocol: 'luma',
-    upstreamModel: 'ray-2',
-    body: { duration: 5 },
-    lost: 'upstream_submission_unknown',
-    startFake: () => startLumaFake({ apiKey: KEYS.luma, ...PACE }),
-    channel: keyed('T_LUMA', KEYS.luma),
-  },
-  {
-    protocol: 'xai',
-    upstreamModel: 'grok-imagine-video',
-    body: { duration: 5 },
-    lost: 'upstream_submission_unknown',
-    startFake: () => startXaiFake({ apiKey: KEYS.xai, ...PACE }),
-    channel: keyed('T_XAI', KEYS.xai),
-  },
+  keyed('runway', 'veo3.1', 8, startRunwayFake),
+  keyed('luma', 'ray-2', 5, startLumaFake),
+  keyed('xai', 'grok-imagine-video', 5, startXaiFake),
 ];
 
 upstreamCrashSuite('the six protocols of 2026', TARGETS);
