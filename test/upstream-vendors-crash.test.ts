@@ -23,7 +23,7 @@ const VERTEX = { project: 'mediagate-crash', location: 'us-central1', clientEmai
 const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
 /** A protocol whose channel takes one API key, and which cannot find a lost submission. */
-function keyed(protocol: string, upstreamModel: string, duration: number, start: (options: KitOptions) => Promise<CrashFake>): CrashTarget {
+function keyed(protocol: string, upstreamModel: string, duration: number, start: (options: KitOptions) => Promise<CrashFake>, copies = true): CrashTarget {
   const key = `${protocol}-crash-key`;
   const variable = `T_${protocol.toUpperCase()}`;
   return {
@@ -33,11 +33,12 @@ function keyed(protocol: string, upstreamModel: string, duration: number, start:
     lost: 'upstream_submission_unknown',
     startFake: () => start({ apiKey: key, ...PACE }),
     channel: () => Promise.resolve({ fields: { api_key_env: variable }, env: { [variable]: key } }),
+    copies,
   };
 }
 
 const TARGETS: readonly CrashTarget[] = [
-  keyed('gemini', 'veo-3.1-generate-preview', 8, startGeminiFake),
+  keyed('gemini', 'veo-3.1-generate-preview', 8, startGeminiFake, false),
   {
     protocol: 'vertex',
     upstreamModel: 'veo-3.1-generate-001',
@@ -70,6 +71,7 @@ const TARGETS: readonly CrashTarget[] = [
     body: { duration: 5 },
     lost: 'completed',
     startFake: () => startKlingFake({ ...KLING, ...PACE }),
+    copies: true,
     channel: () =>
       Promise.resolve({
         fields: { access_key_env: 'T_KLING_AK', secret_key_env: 'T_KLING_SK' },

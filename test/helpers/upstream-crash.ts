@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TINY_MP4 } from '../fakes/upstream-kit.js';
 import { eventually } from './eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './postgres.js';
 import { freePort } from './process.js';
@@ -142,7 +143,7 @@ export interface CrashFake {
   readonly origin: string;
   /** Accepted (paid) submissions per prompt. */
   readonly acceptedByPrompt: ReadonlyMap<string, number>;
-  readonly http: { readonly stats: { readonly accepted: number } };
+  readonly http: { readonly stats: { readonly accepted: number; readonly trickledBytes: number } };
   close(): Promise<void>;
 }
 
@@ -164,11 +165,18 @@ export interface CrashTarget {
   channel(fake: CrashFake, dir: string): Promise<{ fields: Record<string, unknown>; env: Record<string, string> }>;
   /** How this upstream's calls read (default `defaultKind`). */
   readonly kind?: (method: string, path: string) => CallKind;
+  /**
+   * The fake serves outputs from `/files/` (upstream-kit.ts), so `[fake:trickle]` makes a copy
+   * in progress last seconds: a third kill point. Not for an upstream that answers the bytes
+   * inline (Vertex) or from a path of its own (the Gemini file download).
+   */
+  readonly copies?: boolean;
 }
 
 interface TaskBody {
   status: string;
   error: { code: string; message: string } | null;
+  outputs?: { url: string }[];
 }
 
 interface Wired {
@@ -236,7 +244,7 @@ export function upstreamCrashSuite(title: string, targets: readonly CrashTarget[
       await database?.drop();
     });
 
-    it(`${targets.map((t) => t.protocol).join(', ')}: a submission accepted upstream but not stored, a task killed while polled; each settles once, one paid job each`, async () => {
+    it(`${targets.map((t) => t.protocol).join(', ')}: a submission accepted upstream but not stored, a task killed while polled, an output copy killed half way; each settles once, one paid job each`, async () => {
       if (backend === 'postgres') database = await createTestDatabase();
       const childEnv = {
         ...env,
@@ -270,6 +278,9 @@ export function upstreamCrashSuite(title: string, targets: readonly CrashTarget[
         );
       const lostPrompt = (w: Wired): string => `crash between send and store: ${w.target.protocol} (${backend})`;
       const polledPrompt = (w: Wired): string => `crash while polling: ${w.target.protocol} (${backend})`;
+      // Done at once upstream, its output served 128 bytes at a time: the copy is under way while the polled task still runs.
+      const copyPrompt = (w: Wired): string => `crash while copying [fake:instant] [fake:trickle]: ${w.target.protocol} (${backend})`;
+      const copying = wired.filter((w) => w.target.copies === true);
       const withOutput = <T>(work: Promise<T>): Promise<T> =>
         work.catch((error: unknown) => {
           throw new Error(`${String(error)}\n${child?.output() ?? ''}`);
@@ -285,7 +296,8 @@ export function upstreamCrashSuite(title: string, targets: readonly CrashTarget[
       );
       await killChild(child.child);
 
-      // 2. Restarted; a task per protocol is killed once its upstream has been polled for it.
+      // 2. Restarted; a task per protocol is killed once its upstream has been polled for it, and
+      // where the fake serves files, another task once the copy of its output has begun.
       const polledAfterAccept = new Set<Wired>();
       for (const w of wired)
         w.proxy.onAnswered = (kind) => {
@@ -295,8 +307,19 @@ export function upstreamCrashSuite(title: string, targets: readonly CrashTarget[
       child = await startChild(childEnv);
       const polled = new Map<Wired, string>();
       for (const w of wired) polled.set(w, await create(child.url, w, polledPrompt(w)));
-      await withOutput(eventually(() => polledAfterAccept.size === wired.length, { deadline: 15_000, what: 'every upstream to be polled' }));
+      const trickled = new Map(copying.map((w) => [w, w.fake.http.stats.trickledBytes]));
+      const copied = new Map<Wired, string>();
+      for (const w of copying) copied.set(w, await create(child.url, w, copyPrompt(w)));
+      const copyBegun = (w: Wired): number => w.fake.http.stats.trickledBytes - (trickled.get(w) ?? 0);
+      await withOutput(
+        eventually(() => polledAfterAccept.size === wired.length && copying.every((w) => copyBegun(w) >= 256), {
+          deadline: 15_000,
+          interval: 5,
+          what: 'every upstream to be polled and every copy to begin',
+        }),
+      );
       await killChild(child.child);
+      for (const w of copying) expect(copyBegun(w), `${w.target.protocol}: the copy was still under way`).toBeLessThan(TINY_MP4.length);
 
       // 3. Restarted: each task reaches one final state; nothing was submitted twice.
       for (const w of wired) w.proxy.onAnswered = () => 'pass';
@@ -309,9 +332,24 @@ export function upstreamCrashSuite(title: string, targets: readonly CrashTarget[
         expect(polledFinal.status, `${w.target.protocol}: ${JSON.stringify(polledFinal.error)}`).toBe('completed');
         expect(w.fake.acceptedByPrompt.get(lostPrompt(w)), w.target.protocol).toBe(1);
         expect(w.fake.acceptedByPrompt.get(polledPrompt(w)), w.target.protocol).toBe(1);
-        expect(w.fake.http.stats.accepted, w.target.protocol).toBe(2 * (BACKENDS.indexOf(backend) + 1));
+        const perBackend = w.target.copies === true ? 3 : 2;
+        expect(w.fake.http.stats.accepted, w.target.protocol).toBe(perBackend * (BACKENDS.indexOf(backend) + 1));
+      }
+      // A copy killed half way is made again from the start: whole, stored once, no partial file left.
+      for (const w of copying) {
+        const id = copied.get(w) ?? '';
+        const final = await withOutput(settled(child.url, id));
+        expect(final.status, `${w.target.protocol}: ${JSON.stringify(final.error)}`).toBe('completed');
+        expect(w.fake.acceptedByPrompt.get(copyPrompt(w)), w.target.protocol).toBe(1);
+        const bytes = Buffer.from(await (await fetch(final.outputs?.[0]?.url ?? '')).arrayBuffer());
+        expect(bytes.equals(TINY_MP4), w.target.protocol).toBe(true);
+        expect(await readdir(join(dir, backend, 'outputs', id)), w.target.protocol).toHaveLength(1);
+        expect(
+          (await readdir(join(dir, backend, 'work'))).filter((name) => name.includes(id)),
+          w.target.protocol,
+        ).toEqual([]);
       }
       await killChild(child.child);
-    }, 120_000);
+    }, 150_000);
   });
 }
