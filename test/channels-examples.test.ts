@@ -13,7 +13,7 @@ import { MODELS, createValidator, type ModelKind, type ResolvedParams } from '..
 import { parseChannelsConfig, type ChannelsConfig } from '../src/channels/config.js';
 import { createGoogleTokenSource } from '../src/channels/google-auth.js';
 import { createKlingTokenSource } from '../src/channels/kling-auth.js';
-import { isRefusal, planInputs, profileFor, type TargetProfile } from '../src/channels/profiles.js';
+import { checkProfile, isRefusal, planInputs, profileFor, type TargetProfile } from '../src/channels/profiles.js';
 import { ADAPTERS } from '../src/channels/protocols/index.js';
 import type { ProtocolName } from '../src/channels/protocol.js';
 import { createTargetCheck } from '../src/channels/targets.js';
@@ -50,6 +50,8 @@ interface Example {
   readonly channel: string;
   readonly protocol: ProtocolName;
   readonly upstreamModel: string;
+  /** The target's place in its route: 0 the first, then the fallbacks (gemini's `vertex`). */
+  readonly targetIndex: number;
   readonly config: ChannelsConfig;
 }
 
@@ -72,12 +74,14 @@ function examplesOf(file: string): Example[] {
     }
     const config = parseChannelsConfig(block, env);
     for (const [model, targets] of config.routes) {
-      const target = targets[0];
-      const channel = target && config.channels.get(target.channel);
-      if (!target || !channel || channel.protocol === 'sandbox' || channel.protocol === 'mediagate') continue;
       // A "*" route stands for every model; the examples name their models explicitly.
       if (!block.includes(`"${model}"`)) continue;
-      out.push({ where: file, model, channel: channel.name, protocol: channel.protocol, upstreamModel: target.upstreamModel, config });
+      // Every target runs: a fallback takes the same request when the first one refuses it.
+      targets.forEach((target, targetIndex) => {
+        const channel = config.channels.get(target.channel);
+        if (!channel || channel.protocol === 'sandbox' || channel.protocol === 'mediagate') return;
+        out.push({ where: file, model, channel: channel.name, protocol: channel.protocol, upstreamModel: target.upstreamModel, targetIndex, config });
+      });
     }
   }
   return out;
@@ -86,18 +90,21 @@ function examplesOf(file: string): Example[] {
 const EXAMPLES = [...examplesOf('docs/guides/channels.md'), ...examplesOf('docs/channels.md')];
 
 /**
- * The same routes counted from the raw JSON, without the config parser: a route whose first
- * target is on an upstream channel (not the sandbox, not another mediagate) and names its model.
+ * The same targets counted from the raw JSON, without the config parser: every target on an
+ * upstream channel (not the sandbox, not another mediagate) of a route that names its model.
  */
-function routesIn(file: string): number {
+function targetsIn(file: string): number {
   const text = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
   let count = 0;
   for (const [, block = ''] of text.matchAll(/```json\n([\s\S]*?)```/g)) {
     const doc = JSON.parse(block) as { channels?: Record<string, { protocol: string }>; routes?: { model: string; to: { channel: string }[] }[] };
     if (!doc.channels || !doc.routes) continue;
     for (const route of doc.routes) {
-      const protocol = doc.channels[route.to[0]?.channel ?? '']?.protocol;
-      if (route.model !== '*' && protocol !== undefined && protocol !== 'mediagate') count += 1;
+      if (route.model === '*') continue;
+      for (const target of route.to) {
+        const protocol = doc.channels[target.channel]?.protocol;
+        if (protocol !== undefined && protocol !== 'mediagate') count += 1;
+      }
     }
   }
   return count;
@@ -167,6 +174,7 @@ const CHOSEN: Readonly<Record<string, Record<string, unknown>>> = {
   'vendora/famz-image-spicy -> wan2.6-t2i': { size: '1280x1280' },
   // Veo renders 4, 6 or 8 s; the catalog's default is 5.
   'vendora/famw-3.0-i2v-spicy -> veo-3.1-generate-preview': { duration: 8 },
+  'vendora/famw-3.0-i2v-spicy -> veo-3.1-generate-001': { duration: 8 },
   'vendora/famw-2.7-t2v -> veo-3.1-generate-001': { duration: 8 },
 };
 
@@ -226,63 +234,65 @@ describe('the route examples of the docs', () => {
     expect(new Set(EXAMPLES.map((example) => example.protocol))).toEqual(
       new Set(['dashscope', 'ark', 'minimax', 'pixverse', 'fal', 'replicate', 'gemini', 'vertex', 'kling', 'runway', 'luma', 'xai']),
     );
-    expect(EXAMPLES.length).toBe(routesIn('docs/guides/channels.md') + routesIn('docs/channels.md'));
+    expect(EXAMPLES.length).toBe(targetsIn('docs/guides/channels.md') + targetsIn('docs/channels.md'));
     // README links to the guide for examples; were it to grow a channels file, it would be read too.
     expect(readFileSync(new URL('../README.md', import.meta.url), 'utf8')).not.toContain('"upstream_model"');
   });
 
-  it.each(EXAMPLES.map((example) => [`${example.where}: ${example.model} -> ${example.protocol} ${example.upstreamModel}`, example] as const))(
-    '%s completes, its inputs as the provider documents them',
-    async (_name, example) => {
-      const validator = createValidator(MODELS);
-      const { kind, body } = requestFor(example);
-      const validated = validator.validate(kind, { body, bodyBytes: JSON.stringify(body).length });
-      if (!validated.ok) throw new Error(`the catalog refused the example request: ${JSON.stringify(validated.error)}`);
-      // As at create: the route's first target must be able to take it.
-      expect(createTargetCheck(example.config, ADAPTERS)(example.model, kind, validated.params)).toBeUndefined();
-      const fake = fakes.get(example.protocol);
-      const adapter = ADAPTERS[example.protocol];
-      if (!fake || !adapter) throw new Error(`no fake for ${example.protocol}`);
-      const target = example.config.targetsFor(example.model)[0];
-      const base = adapterContext({
-        baseUrl: fake.origin,
-        apiKey: KEY,
-        upstreamModel: example.upstreamModel,
-        profile: profileFor(example.protocol, example.upstreamModel, target?.profile),
+  it.each(
+    EXAMPLES.map(
+      (example) =>
+        [`${example.where}: ${example.model} -> ${example.protocol} ${example.upstreamModel}${example.targetIndex > 0 ? ' (fallback)' : ''}`, example] as const,
+    ),
+  )('%s completes, its inputs as the provider documents them', async (_name, example) => {
+    const validator = createValidator(MODELS);
+    const { kind, body } = requestFor(example);
+    const validated = validator.validate(kind, { body, bodyBytes: JSON.stringify(body).length });
+    if (!validated.ok) throw new Error(`the catalog refused the example request: ${JSON.stringify(validated.error)}`);
+    // As at create: the route's first target must be able to take it (a fallback's own check runs in its submit).
+    if (example.targetIndex === 0) expect(createTargetCheck(example.config, ADAPTERS)(example.model, kind, validated.params)).toBeUndefined();
+    const fake = fakes.get(example.protocol);
+    const adapter = ADAPTERS[example.protocol];
+    if (!fake || !adapter) throw new Error(`no fake for ${example.protocol}`);
+    const target = example.config.targetsFor(example.model)[example.targetIndex];
+    const base = adapterContext({
+      baseUrl: fake.origin,
+      apiKey: KEY,
+      upstreamModel: example.upstreamModel,
+      profile: profileFor(example.protocol, example.upstreamModel, target?.profile),
+    });
+    // A vertex channel's project and location as the example configures them; its grant goes to the fake's token endpoint.
+    const vertexSettings = example.config.channels.get(example.channel)?.vertex;
+    const tokens = vertexSettings ? createGoogleTokenSource({ ...vertexSettings.key, tokenUri: vertex.tokenUri }) : undefined;
+    // A kling channel signs its token with the example's keys.
+    const kling = example.config.channels.get(example.channel)?.kling ? createKlingTokenSource(KEY, KEY) : undefined;
+    const ctx =
+      vertexSettings && tokens
+        ? { ...base, google: { project: vertexSettings.project, location: vertexSettings.location, token: () => tokens.token() } }
+        : kling
+          ? { ...base, kling }
+          : base;
+    try {
+      const submitted = await adapter.submit(ctx, {
+        taskId: `tsk_example_${EXAMPLES.indexOf(example)}`,
+        kind,
+        model: example.model,
+        params: validated.params,
       });
-      // A vertex channel's project and location as the example configures them; its grant goes to the fake's token endpoint.
-      const vertexSettings = example.config.channels.get(example.channel)?.vertex;
-      const tokens = vertexSettings ? createGoogleTokenSource({ ...vertexSettings.key, tokenUri: vertex.tokenUri }) : undefined;
-      // A kling channel signs its token with the example's keys.
-      const kling = example.config.channels.get(example.channel)?.kling ? createKlingTokenSource(KEY, KEY) : undefined;
-      const ctx =
-        vertexSettings && tokens
-          ? { ...base, google: { project: vertexSettings.project, location: vertexSettings.location, token: () => tokens.token() } }
-          : kling
-            ? { ...base, kling }
-            : base;
-      try {
-        const submitted = await adapter.submit(ctx, {
-          taskId: `tsk_example_${EXAMPLES.indexOf(example)}`,
-          kind,
-          model: example.model,
-          params: validated.params,
-        });
-        if (submitted.outcome !== 'accepted') throw new Error(`not accepted: ${JSON.stringify(submitted)}`);
-        const { last } = await pollUntilSettled(adapter, ctx, submitted.upstreamId);
-        expect(last.state, JSON.stringify(last)).toBe('succeeded');
-        const id = example.protocol === 'fal' ? (submitted.upstreamId.split('|')[1] ?? '') : submitted.upstreamId.split('|')[0];
-        if (example.protocol === 'fal') expect(fal.ignoredFields.get(id ?? '')).toBeUndefined();
-        if (example.protocol === 'replicate') expect(replicate.ignoredInputs.get(id ?? '')).toBeUndefined();
-        const received = [...fake.book.tasks.values()].find((task) => task.prompt.includes(String(validated.params['prompt'])));
-        expect(received, 'the fake holds the task').toBeDefined();
-        expect(arrival(example, kind, validated.params, received?.body, ctx.profile)).toEqual([]);
-      } finally {
-        await ctx.close();
-        await tokens?.close();
-      }
-    },
-  );
+      if (submitted.outcome !== 'accepted') throw new Error(`not accepted: ${JSON.stringify(submitted)}`);
+      const { last } = await pollUntilSettled(adapter, ctx, submitted.upstreamId);
+      expect(last.state, JSON.stringify(last)).toBe('succeeded');
+      const id = example.protocol === 'fal' ? (submitted.upstreamId.split('|')[1] ?? '') : submitted.upstreamId.split('|')[0];
+      if (example.protocol === 'fal') expect(fal.ignoredFields.get(id ?? '')).toBeUndefined();
+      if (example.protocol === 'replicate') expect(replicate.ignoredInputs.get(id ?? '')).toBeUndefined();
+      const received = [...fake.book.tasks.values()].find((task) => task.prompt.includes(String(validated.params['prompt'])));
+      expect(received, 'the fake holds the task').toBeDefined();
+      expect(arrival(example, kind, validated.params, received?.body, ctx.profile)).toEqual([]);
+    } finally {
+      await ctx.close();
+      await tokens?.close();
+    }
+  });
 
   it('a route whose target cannot take a default says so at create, naming the parameter', () => {
     const validator = createValidator(MODELS);
@@ -295,7 +305,12 @@ describe('the route examples of the docs', () => {
       const bare = Object.fromEntries(Object.entries(body).filter(([name]) => !(name in (CHOSEN[key] ?? {}))));
       const validated = validator.validate(kind, { body: bare, bodyBytes: 100 });
       if (!validated.ok) throw new Error(JSON.stringify(validated.error));
-      const problem = createTargetCheck(example.config, ADAPTERS)(example.model, kind, validated.params);
+      // The first target is checked at create; a fallback by its own profile when the task fails over to it.
+      const fallback = example.config.targetsFor(example.model)[example.targetIndex];
+      const problem =
+        example.targetIndex === 0
+          ? createTargetCheck(example.config, ADAPTERS)(example.model, kind, validated.params)
+          : checkProfile(profileFor(example.protocol, example.upstreamModel, fallback?.profile), kind, validated.params, key);
       expect(problem, key).toBeDefined();
       expect(
         Object.keys(CHOSEN[key] ?? {})

@@ -201,6 +201,17 @@ describe.skipIf(split).each(BACKENDS)('gemini and vertex through the real servic
     if (protocol === 'gemini') expect(vertex.acceptedByPrompt.get(prompt) ?? 0).toBe(0);
   });
 
+  it('gemini: a rate-limited operation poll (HTTP 429, Retry-After) is waited out; the task completes, submitted once', async () => {
+    gemini.http.inject({ on: 'poll', kind: '429-retry-after', retryAfterS: 1 });
+    const throttled = gemini.http.stats.throttled;
+    const prompt = `gemini poll rate limited ${backend}`;
+    const final = await settle({ model: I2V, prompt, image, duration: 8 });
+    expect(final.status, JSON.stringify(final.error)).toBe('completed');
+    expect(gemini.http.stats.throttled).toBe(throttled + 1);
+    expect(gemini.acceptedByPrompt.get(prompt)).toBe(1);
+    expect(vertex.acceptedByPrompt.get(prompt) ?? 0).toBe(0);
+  });
+
   it('a rate-limited vertex submission with no target left is waited out, then submitted once', async () => {
     vertex.http.inject({ on: 'submit', kind: '429-retry-after', retryAfterS: 1 });
     const prompt = `vertex retry after ${backend}`;

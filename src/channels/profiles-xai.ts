@@ -2,9 +2,11 @@
  * The built-in target profile of Grok Imagine video for the `xai` protocol (profiles.ts explains
  * profiles). Open profile: protocols/xai.ts builds the body.
  *
- * Source: https://docs.x.ai/docs/guides/video-generations (`duration` 1 to 15 s; `aspect_ratio`
+ * Source: https://docs.x.ai/docs/guides/video-generation (`duration` 1 to 15 s; `aspect_ratio`
  * 16:9, 9:16, 1:1, 4:3, 3:4, 3:2, 2:3; `resolution` 480p, 720p, 1080p; one source image; no last
- * frame, no seed, no negative prompt; the video comes with sound).
+ * frame, no seed, no negative prompt; the video comes with sound). The resolutions are the
+ * `VideoResolution` enum of xAI's SDK (https://github.com/xai-org/xai-sdk-python,
+ * xai-sdk-python/src/xai_sdk/proto/v6/video_pb2.pyi: 480P, 720P, 1080P).
  */
 
 /*
@@ -36,7 +38,7 @@ export const XAI_PROFILES: readonly XaiProfile[] = [
     protocol: 'xai',
     model: 'grok-imagine-video',
     kind: 'video',
-    source: 'https://docs.x.ai/docs/guides/video-generations',
+    source: 'https://docs.x.ai/docs/guides/video-generation',
     closed: false,
     params: {
       duration: { field: 'duration', type: 'integer', min: 1, max: 15 },

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { FakeHttp, isRecord, TaskBook, bearer, type Answer, type FakeRequest, type FakeTask, type KitOptions, type Reply, type Route } from './upstream-kit.js';
 
 /**
- * A fake of xAI's video API (docs/channels.md#protocol-xai; https://docs.x.ai/docs/guides/video-generations):
+ * A fake of xAI's video API (docs/channels.md#protocol-xai; https://docs.x.ai/docs/guides/video-generation;
+ * statuses and the video's fields as xAI's SDK defines them, https://github.com/xai-org/xai-sdk-python
+ * xai-sdk-python/src/xai_sdk/proto/v6/video_pb2.pyi and deferred_pb2.pyi):
  * - `Authorization: Bearer <key>`; anything else is 401 `{code, error}`.
  * - `POST /v1/videos/generations` -> `{request_id}`. Refuses with 400 what the docs refuse: a
  *   model other than grok-imagine-video, `duration` outside 1..15, an unknown `aspect_ratio` or

@@ -25,6 +25,7 @@ export const SYSTEM_SPECS = [
   'test/scale-out.test.ts',
   'test/scale-out-s3.test.ts',
   'test/upstream-crash.test.ts',
+  'test/upstream-vendors-crash.test.ts',
   'test/usage-exactly-once.test.ts',
   'test/webhooks-crash.test.ts',
 ];

@@ -50,6 +50,7 @@ import {
   type SubmitOutcome,
   type TargetSpec,
 } from '../protocol.js';
+import { NO_REFERENCE_AV, oneMp4PerTask } from './video-rows.js';
 
 type Endpoint = 'text2video' | 'image2video';
 const UPSTREAM_ID = /^(text2video|image2video):([A-Za-z0-9_-]{1,200})$/;
@@ -68,17 +69,10 @@ export const klingParamMapping: readonly ParamMapping[] = [
   { param: 'aspect_ratio', upstream: 'aspect_ratio (text2video)', handling: 'mapped', note: '16:9, 9:16 or 1:1; an image sets its own' },
   { param: 'audio_enable', upstream: 'sound', handling: 'mapped', note: 'true -> on, false -> off' },
   { param: 'images', upstream: '', handling: 'refused', note: 'reference images are another endpoint (multi-image2video)' },
-  { param: 'videos', upstream: '', handling: 'refused' },
-  { param: 'audios', upstream: '', handling: 'refused' },
-  { param: 'audio', upstream: '', handling: 'refused' },
+  ...NO_REFERENCE_AV,
   { param: 'seed', upstream: '', handling: 'refused', note: 'Kling takes no seed; -1 is accepted' },
   { param: 'prompt_extend', upstream: '', handling: 'refused', note: 'Kling has no prompt rewriting switch; false is accepted' },
-  { param: 'extra', upstream: '', handling: 'refused' },
-  { param: 'size', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'width', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'height', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'n', upstream: '', handling: 'ignored', note: 'one video per task' },
-  { param: 'output_format', upstream: '', handling: 'ignored', note: 'Kling makes MP4' },
+  ...oneMp4PerTask('Kling'),
 ];
 
 const auth = (ctx: ChannelContext): Record<string, string> => ({ authorization: `Bearer ${ctx.kling?.token() ?? ''}` });
@@ -233,7 +227,11 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
 
 /**
  * Finds a submission whose answer was lost by its `external_task_id` (our task id): the query
- * path takes a task id or an external task id ("choose one of the two query methods").
+ * path takes a task id or an external task id (textToVideo and imageToVideo, "Query Task
+ * (Single)": `GET /v1/videos/<endpoint>/{id}`, `task_id` and `external_task_id` both request path
+ * parameters, "choose one of the two query methods"); the answer's `data.task_info.external_task_id`
+ * says whose task it is. The official page could not be read from here: this follows its text as
+ * third-party copies of it quote it (docs/channels.md#what-was-checked-against-official-sources).
  */
 async function reconcile(ctx: ChannelContext, job: ChannelJob): Promise<ReconcileOutcome> {
   const endpoint: Endpoint = job.params['image'] !== undefined ? 'image2video' : 'text2video';

@@ -44,6 +44,7 @@ import {
   type TargetSpec,
 } from '../protocol.js';
 import { urlOnly } from './media-values.js';
+import { NO_PROMPT_FIELDS, NO_REFERENCE_AV, oneMp4PerTask } from './video-rows.js';
 
 const API = '/dream-machine/v1';
 const ID = /^[A-Za-z0-9-]{1,128}$/;
@@ -57,19 +58,11 @@ export const lumaParamMapping: readonly ParamMapping[] = [
   { param: 'resolution', upstream: 'resolution', handling: 'mapped', note: '540p, 720p, 1080p or 4k' },
   { param: 'aspect_ratio', upstream: 'aspect_ratio', handling: 'mapped', note: '1:1, 16:9, 9:16, 4:3, 3:4, 21:9, 9:21; adaptive is not sent' },
   { param: 'images', upstream: '', handling: 'refused', note: 'Ray takes keyframes, not reference images' },
-  { param: 'videos', upstream: '', handling: 'refused' },
-  { param: 'audios', upstream: '', handling: 'refused' },
-  { param: 'audio', upstream: '', handling: 'refused' },
+  ...NO_REFERENCE_AV,
   { param: 'audio_enable', upstream: '', handling: 'refused', note: 'Ray makes silent video; false is accepted' },
   { param: 'seed', upstream: '', handling: 'refused', note: 'no seed upstream; -1 is accepted' },
-  { param: 'negative_prompt', upstream: '', handling: 'refused', note: 'no such field upstream' },
-  { param: 'prompt_extend', upstream: '', handling: 'refused', note: 'no such field upstream; false is accepted' },
-  { param: 'extra', upstream: '', handling: 'refused' },
-  { param: 'size', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'width', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'height', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'n', upstream: '', handling: 'ignored', note: 'one video per task' },
-  { param: 'output_format', upstream: '', handling: 'ignored', note: 'Ray makes MP4' },
+  ...NO_PROMPT_FIELDS,
+  ...oneMp4PerTask('Ray'),
 ];
 
 const auth = (ctx: ChannelContext): Record<string, string> => ({ authorization: `Bearer ${ctx.apiKey}` });

@@ -53,6 +53,7 @@ import {
 } from '../protocol.js';
 import { runwayRatio } from '../profiles-runway.js';
 import { urlOrInline } from './media-values.js';
+import { NO_PROMPT_FIELDS, NO_REFERENCE_AV, oneMp4PerTask } from './video-rows.js';
 
 export const RUNWAY_VERSION = '2024-11-06';
 const TASK_ID = /^[A-Za-z0-9-]{1,128}$/;
@@ -78,17 +79,9 @@ export const runwayParamMapping: readonly ParamMapping[] = [
   { param: 'seed', upstream: 'seed', handling: 'mapped', note: 'gen4.5 and gen4_turbo, 0..4294967295; -1 is not sent' },
   { param: 'audio_enable', upstream: 'audio', handling: 'mapped', note: 'veo3.1 only' },
   { param: 'images', upstream: '', handling: 'refused', note: 'these models take frames, not reference images' },
-  { param: 'videos', upstream: '', handling: 'refused' },
-  { param: 'audios', upstream: '', handling: 'refused' },
-  { param: 'audio', upstream: '', handling: 'refused' },
-  { param: 'negative_prompt', upstream: '', handling: 'refused', note: 'no such field upstream' },
-  { param: 'prompt_extend', upstream: '', handling: 'refused', note: 'no such field upstream; false is accepted' },
-  { param: 'extra', upstream: '', handling: 'refused' },
-  { param: 'size', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'width', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'height', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'n', upstream: '', handling: 'ignored', note: 'one video per task' },
-  { param: 'output_format', upstream: '', handling: 'ignored', note: 'Runway makes MP4' },
+  ...NO_REFERENCE_AV,
+  ...NO_PROMPT_FIELDS,
+  ...oneMp4PerTask('Runway'),
 ];
 
 const headers = (ctx: ChannelContext): Record<string, string> => ({ authorization: `Bearer ${ctx.apiKey}`, 'x-runway-version': RUNWAY_VERSION });

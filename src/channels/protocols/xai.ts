@@ -1,6 +1,14 @@
 /**
  * `xai`: Grok Imagine video through xAI's API (docs/channels.md#protocol-xai;
- * https://docs.x.ai/docs/guides/video-generations, https://docs.x.ai/docs/api-reference).
+ * https://docs.x.ai/docs/guides/video-generation, https://docs.x.ai/docs/api-reference; xAI's own
+ * SDK https://github.com/xai-org/xai-sdk-python: xai-sdk-python/src/xai_sdk/proto/v6/video_pb2.pyi
+ * (`GenerateVideoRequest` fields and enums, `VideoResponse` {video, model, usage, error {code,
+ * message}, progress}, `GeneratedVideo` {url, duration, respect_moderation}),
+ * xai-sdk-python/src/xai_sdk/proto/v6/deferred_pb2.pyi (`DeferredStatus` PENDING | DONE | EXPIRED |
+ * FAILED), xai-sdk-python/src/xai_sdk/video.py (no URL when `respect_moderation` is false)). The
+ * SDK speaks gRPC: the REST spellings that no official page we could read shows (`image: {url}`,
+ * HTTP 202 while pending) follow the REST reference as third parties quote it
+ * (docs/channels.md#what-was-checked-against-official-sources).
  *
  * - Auth: `Authorization: Bearer <key>`.
  * - Submit: `POST /v1/videos/generations` `{model, prompt, duration, aspect_ratio, resolution,
@@ -44,6 +52,7 @@ import {
   type TargetSpec,
 } from '../protocol.js';
 import { urlOrInline } from './media-values.js';
+import { NO_PROMPT_FIELDS, NO_REFERENCE_AV, oneMp4PerTask } from './video-rows.js';
 
 const ID = /^[A-Za-z0-9-]{1,128}$/;
 const POLICY_WORDS = /moderat|safety|policy|prohibited|inappropriate|violat/i;
@@ -56,19 +65,11 @@ export const xaiParamMapping: readonly ParamMapping[] = [
   { param: 'aspect_ratio', upstream: 'aspect_ratio', handling: 'mapped', note: '16:9, 9:16, 1:1, 4:3, 3:4, 3:2, 2:3; adaptive is not sent' },
   { param: 'end_image', upstream: '', handling: 'refused', note: 'no last frame upstream' },
   { param: 'images', upstream: '', handling: 'refused' },
-  { param: 'videos', upstream: '', handling: 'refused' },
-  { param: 'audios', upstream: '', handling: 'refused' },
-  { param: 'audio', upstream: '', handling: 'refused' },
+  ...NO_REFERENCE_AV,
   { param: 'audio_enable', upstream: '', handling: 'refused', note: 'Grok Imagine video comes with sound, no switch; true is accepted' },
   { param: 'seed', upstream: '', handling: 'refused', note: 'no seed upstream; -1 is accepted' },
-  { param: 'negative_prompt', upstream: '', handling: 'refused', note: 'no such field upstream' },
-  { param: 'prompt_extend', upstream: '', handling: 'refused', note: 'no such field upstream; false is accepted' },
-  { param: 'extra', upstream: '', handling: 'refused' },
-  { param: 'size', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'width', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'height', upstream: '', handling: 'refused', note: 'video only' },
-  { param: 'n', upstream: '', handling: 'ignored', note: 'one video per task' },
-  { param: 'output_format', upstream: '', handling: 'ignored', note: 'MP4' },
+  ...NO_PROMPT_FIELDS,
+  ...oneMp4PerTask('Grok Imagine'),
 ];
 
 const auth = (ctx: ChannelContext): Record<string, string> => ({ authorization: `Bearer ${ctx.apiKey}` });
