@@ -585,8 +585,8 @@ describe.skipIf(!availability.enabled)('console model prices in Chromium', () =>
       .getByLabel('Model', { exact: true })
       .locator('option')
       .evaluateAll((options) => Object.fromEntries(options.map((o) => [(o as HTMLOptionElement).value, o.textContent ?? ''])));
-    expect(labels['vendora/famw-2.7-t2v']).toBe('vendora/famw-2.7-t2v — USD 0.05/task + 0.04/s (480p), 0.08/s (720p), 0.12/s (1080p)');
-    expect(labels['vendora/famz-image-spicy']).toBe('vendora/famz-image-spicy — USD 0.03/image');
+    expect(labels['vendora/famw-2.7-t2v']).toBe('FamW 2.7 Text to Video — USD 0.05/task + 0.04/s (480p), 0.08/s (720p), 0.12/s (1080p)');
+    expect(labels['vendora/famz-image-spicy']).toBe('FamZ Image (spicy) — USD 0.03/image');
     expect(await page.locator('.about').first().textContent()).toContain('USD 0.05/task + 0.04/s (480p)');
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
     expect(problems).toEqual([]);
