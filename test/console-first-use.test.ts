@@ -104,10 +104,11 @@ describe.skipIf(!availability.enabled)('console: first use', () => {
     await field('prompt').fill('an image with its model');
     const image = await generateAndSettle();
     const imageRow = page.locator(`.history li[data-task="${image}"]`);
-    await expect.poll(() => imageRow.locator('.model').textContent()).toBe('vendora/famz-image-spicy-pro');
+    await expect.poll(() => imageRow.locator('.model').getAttribute('title')).toBe('vendora/famz-image-spicy-pro');
+    expect(await imageRow.locator('.model').textContent()).toBe('FamZ Image Pro (spicy)');
     await expect.poll(() => imageRow.locator('img.thumb').count()).toBe(1);
     const videoRow = page.locator(`.history li[data-task="${video}"]`);
-    await expect.poll(() => videoRow.locator('video.thumb').count()).toBe(1);
+    await expect.poll(() => videoRow.locator('img.thumb[data-thumb="frame"]').count()).toBe(1);
 
     await videoRow.getByRole('button', { name: video }).click();
     await expect.poll(() => field('Model').inputValue()).toBe('vendora/famw-2.7-t2v');

@@ -184,5 +184,25 @@ describe.skipIf(!availability.enabled)('console models, prices and history in Ch
     for (const value of brightness) expect(value, 'the brightest channel of a thumbnail').toBeGreaterThan(40);
     await page.locator('.history-panel').scrollIntoViewIfNeeded();
     await shot(page, 'history');
+
+    // The cause of the black thumbnails: every progress event of a task this tab follows
+    // re-renders the list. While one runs, each video row keeps showing its frame.
+    await page.getByLabel('prompt', { exact: true }).fill('a long boat ride');
+    await page.getByLabel('duration', { exact: true }).fill('15');
+    await page.getByLabel('resolution', { exact: true }).selectOption('1080p');
+    await page.getByRole('button', { name: 'Generate', exact: true }).click();
+    let samples = 0;
+    while ((await page.locator('.status').getAttribute('data-status')) !== 'completed') {
+      const kinds = await page
+        .locator('.history li[data-task] .thumb')
+        .evaluateAll((all) => all.map((el) => `${el.tagName}:${el.getAttribute('data-thumb') ?? ''}`));
+      // The running task's own row has no output yet; the 8 earlier videos keep their frames.
+      expect(kinds.filter((kind) => kind === 'IMG:frame')).toHaveLength(VIDEOS);
+      samples += 1;
+      await page.waitForFunction((n) => (document.querySelector('.status')?.textContent ?? '') !== n, await page.locator('.status').textContent(), {
+        timeout: 60_000,
+      });
+    }
+    expect(samples, 'progress events sampled while the task ran').toBeGreaterThan(1);
   });
 });

@@ -1,12 +1,13 @@
 import { h } from './dom.js';
 
 /**
- * Video thumbnails as still images. A `<video preload=metadata>` per history row rendered black:
- * preload=metadata decodes no frame at all until the browser chooses to, each paused element
- * keeps its connection open (Chromium allows six per origin, so rows past the sixth never load),
- * and the history re-renders on every progress event, which threw away elements still loading.
- * Here one hidden video at a time per slot seeks to a frame, draws it on a canvas and lets its
- * connection go; the frame is kept by URL, so a re-render shows it at once.
+ * Video thumbnails as still images. They were a `<video preload=metadata>` per history row, and
+ * the history re-renders on every progress event of a task this tab follows: each re-render
+ * made every row's video again, which had loaded nothing yet (readyState 0 or 1), so while a task
+ * ran all the thumbnails showed their black background (seen in Chromium: 8 of 8 black from the
+ * second progress event until the task was final). Here a hidden video (two at a time) seeks to
+ * a frame, draws it on a canvas and lets its connection go; the frame is kept by URL, so a
+ * re-render shows it at once.
  */
 
 /** Seconds into the clip: past a first frame that may be a fade, inside even a 1 s clip. */
@@ -16,6 +17,8 @@ const SLOTS = 2;
 const TIMEOUT_MS = 20_000;
 
 const frames = new Map<string, Promise<string | null>>();
+/** Frames already read: a re-rendered row gets its image at once, with no flash of the empty box. */
+const ready = new Map<string, string>();
 const waiting: (() => void)[] = [];
 let busy = 0;
 
@@ -72,7 +75,10 @@ function grab(url: string): Promise<string | null> {
 export function frameOf(url: string): Promise<string | null> {
   let frame = frames.get(url);
   if (frame === undefined) {
-    frame = slot(() => grab(url));
+    frame = slot(() => grab(url)).then((value) => {
+      if (value !== null) ready.set(url, value);
+      return value;
+    });
     frames.set(url, frame);
   }
   return frame;
@@ -83,6 +89,8 @@ export function frameOf(url: string): Promise<string | null> {
  * it cannot be read, the video itself (sought to the frame) is shown instead.
  */
 export function videoThumb(url: string): HTMLElement {
+  const known = ready.get(url);
+  if (known !== undefined) return h('img', { class: 'thumb', alt: '', src: known, 'data-thumb': 'frame' });
   const img = h('img', { class: 'thumb', alt: '', 'data-thumb': 'loading' });
   void frameOf(url).then((frame) => {
     if (frame !== null) {
