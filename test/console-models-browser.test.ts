@@ -145,6 +145,7 @@ describe.skipIf(!availability.enabled)('console models, prices and history in Ch
       .poll(() => page.locator('.model-card-view .run-time').textContent())
       .toMatch(new RegExp(`^Typical run time: \\d+ m?s \\(median of ${VIDEOS} recent tasks\\)$`));
     const example = page.locator('.model-card-view figure.example');
+    await expect.poll(() => example.locator('video').getAttribute('poster')).toMatch(/^data:image\/jpeg;base64,/);
     expect(await example.locator('figcaption').textContent()).toBe(`Example output (your newest): a paper boat number ${VIDEOS} on a pond`);
     await page.getByLabel('Model', { exact: true }).selectOption('vendora/famw-2.7-i2v');
     await expect.poll(() => page.locator('.model-card-view .example').textContent()).toBe('Example output: no example yet.');

@@ -93,6 +93,16 @@ describe('GET /v1/tasks/recent', () => {
     expect(await bad.json()).toMatchObject({ error: { param: 'limit' } });
   });
 
+  it('/openapi.json describes the operation and the models’ display_name, family, summary and description', async () => {
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { operationId?: string }>>;
+      components: { schemas: Record<string, { required?: string[]; properties?: Record<string, unknown> }> };
+    };
+    expect(doc.paths['/v1/tasks/recent']?.['get']?.operationId).toBe('listRecentTasks');
+    expect(doc.components.schemas['RecentTask']?.required).toContain('prompt');
+    expect(doc.components.schemas['Model']?.required).toEqual(expect.arrayContaining(['display_name', 'family', 'summary', 'description']));
+  });
+
   it('median: the middle value, or the mean of the two middle ones', () => {
     expect(median([])).toBeNull();
     expect(median([5, 1, 9])).toBe(5);

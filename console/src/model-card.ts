@@ -1,6 +1,7 @@
 import type { ModelInfo, RecentModel } from './api.js';
 import { h, replace } from './dom.js';
 import { familyOf, inputsOf, nameOf } from './picker.js';
+import { frameOf } from './thumbs.js';
 
 /**
  * The chosen model, as a model page shows it: display name, kind, family and inputs, the
@@ -13,6 +14,15 @@ export function duration(ms: number): string {
   if (ms < 1000) return `${ms} ms`;
   const s = Math.round(ms / 1000);
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min${s % 60 === 0 ? '' : ` ${s % 60} s`}`;
+}
+
+/** The example video, its poster the frame the history's thumbnail shows (no black box before Play). */
+function examplePlayer(url: string, prompt: string): HTMLVideoElement {
+  const video = h('video', { src: url, controls: true, muted: true, preload: 'none', playsinline: true, 'aria-label': `example: ${prompt}` });
+  void frameOf(url).then((frame) => {
+    if (frame !== null) video.poster = frame;
+  });
+  return video;
 }
 
 export class ModelCard {
@@ -57,16 +67,7 @@ export class ModelCard {
         : h(
             'figure',
             { class: 'example', 'data-task': example.task_id },
-            example.kind === 'video'
-              ? h('video', {
-                  src: `${example.url}#t=0.5`,
-                  controls: true,
-                  muted: true,
-                  preload: 'metadata',
-                  playsinline: true,
-                  'aria-label': `example: ${example.prompt}`,
-                })
-              : h('img', { src: example.url, alt: `example: ${example.prompt}` }),
+            example.kind === 'video' ? examplePlayer(example.url, example.prompt) : h('img', { src: example.url, alt: `example: ${example.prompt}` }),
             h('figcaption', {}, 'Example output (your newest): ', h('q', {}, example.prompt)),
           );
     replace(
