@@ -117,6 +117,14 @@ describe.skipIf(!availability.enabled)('console models, prices and history in Ch
     expect(await page.locator('.picker-list').isHidden()).toBe(true);
     expect(await page.locator('.model-card-view .model-name').textContent()).toBe('FamW 2.7 Image to Video');
     expect(await page.locator('.model-card-view .about').textContent()).toMatch(/^Animates a still: .* rendered locally by the sandbox engine/);
+
+    // At 390 px, every model listed: nothing scrolls sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('button', { name: 'last frame', exact: true }).click();
+    await expect.poll(() => page.locator('.picker-list').isVisible()).toBe(true);
+    await expect.poll(() => cards.count()).toBe(23);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await shot(page, 'picker-390');
   });
 
   it('the price of the run follows duration and resolution; the budget left is shown; an unpriced model says so', async () => {
@@ -136,6 +144,7 @@ describe.skipIf(!availability.enabled)('console models, prices and history in Ch
 
     await page.getByLabel('Model', { exact: true }).selectOption('vendorb/famsd-2.0-i2v-spicy');
     await expect.poll(() => price.textContent()).toBe('not priced');
+    expect(await page.getByLabel('Model', { exact: true }).locator('option:checked').textContent()).toBe('FamSD 2.0 Image to Video (spicy) — not priced');
     expect(await page.locator('.estimate').textContent()).not.toContain('0.00 (');
   });
 

@@ -3,8 +3,8 @@ import { amount } from './chart.js';
 
 /**
  * A model's price as one short line, shown next to the model in the picker: "USD 0.05/task +
- * 0.08/s (720p), 0.12/s (1080p)". Empty when the server has no pricing file; "free" for a model
- * without a price.
+ * 0.08/s (720p), 0.12/s (1080p)". Empty when the server has no pricing file; "not priced" for a
+ * model the file gives no price (the server bills it 0), as the run's price says.
  */
 export function priceLabel(pricing: ModelPricing | undefined): string {
   if (pricing === undefined) return '';
@@ -19,7 +19,7 @@ export function priceLabel(pricing: ModelPricing | undefined): string {
     );
   }
   if (pricing.per_image !== undefined) parts.push(`${pricing.per_image}/image`);
-  return parts.length === 0 ? 'free' : `${pricing.currency} ${parts.join(' + ')}`;
+  return parts.length === 0 ? 'not priced' : `${pricing.currency} ${parts.join(' + ')}`;
 }
 
 /** What the run as configured asks for: seconds and resolution of a video, images of an image task. */
