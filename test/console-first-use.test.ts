@@ -76,10 +76,11 @@ describe.skipIf(!availability.enabled)('console: first use', () => {
     await field('aspect_ratio').selectOption('9:16');
     await field('duration').fill('2');
     await generateAndSettle();
-    await page.waitForFunction(() => (document.querySelector('video')?.readyState ?? 0) >= 1, null, { timeout: 30_000 });
+    // The result's player: the model card above it may show an example video of the key's own.
+    await page.waitForFunction(() => (document.querySelector<HTMLVideoElement>('.media-result video')?.readyState ?? 0) >= 1, null, { timeout: 30_000 });
     const boxes = await page.evaluate(() => {
       const bottom = (selector: string): number => document.querySelector(selector)?.getBoundingClientRect().bottom ?? Infinity;
-      const video = document.querySelector('video') as HTMLVideoElement;
+      const video = document.querySelector('.media-result video') as HTMLVideoElement;
       return {
         status: bottom('.status'),
         download: bottom('.media-result a.button'),
