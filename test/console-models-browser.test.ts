@@ -117,6 +117,9 @@ describe.skipIf(!availability.enabled)('console models, prices and history in Ch
     expect(await page.locator('.picker-list').isHidden()).toBe(true);
     expect(await page.locator('.model-card-view .model-name').textContent()).toBe('FamW 2.7 Image to Video');
     expect(await page.locator('.model-card-view .about').textContent()).toMatch(/^Animates a still: .* rendered locally by the sandbox engine/);
+    // Parameter names in the description are code, not raw backticks.
+    expect(await page.locator('.model-card-view .about code').allTextContents()).toEqual(['image', 'end_image', 'prompt_extend']);
+    expect(await page.locator('.model-card-view .about').textContent()).not.toContain('`');
 
     // At 390 px, every model listed: nothing scrolls sideways.
     await page.setViewportSize({ width: 390, height: 844 });

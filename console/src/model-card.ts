@@ -16,6 +16,11 @@ export function duration(ms: number): string {
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min${s % 60 === 0 ? '' : ` ${s % 60} s`}`;
 }
 
+/** `name` spans of a description (parameter names) as code, not as raw backticks. */
+export function withCode(text: string): (string | HTMLElement)[] {
+  return text.split('`').map((part, index) => (index % 2 === 1 ? h('code', {}, part) : part));
+}
+
 /** The example video, its poster the frame the history's thumbnail shows (no black box before Play). */
 function examplePlayer(url: string, prompt: string): HTMLVideoElement {
   const video = h('video', { src: url, controls: true, muted: true, preload: 'none', playsinline: true, 'aria-label': `example: ${prompt}` });
@@ -74,7 +79,7 @@ export class ModelCard {
       this.element,
       h('h3', { class: 'model-name' }, nameOf(model)),
       h('p', { class: 'tags' }, [model.kind, familyOf(model), ...inputsOf(model)].join(' · ')),
-      h('p', { class: 'about' }, model.description, ' ', this.reference(model)),
+      h('p', { class: 'about' }, ...withCode(model.description), ' ', this.reference(model)),
       runLine,
       exampleView,
     );
