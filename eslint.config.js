@@ -33,7 +33,7 @@ export default tseslint.config(
   {
     // The browser-side console spec is compiled by its own tsconfig (DOM lib), which the project
     // service cannot find by name.
-    files: ['test/console-browser.test.ts', 'test/console-usage-browser.test.ts', 'test/console-first-use.test.ts'],
+    files: ['test/console-browser.test.ts', 'test/console-usage-browser.test.ts', 'test/console-first-use.test.ts', 'test/console-models-browser.test.ts'],
     languageOptions: { parserOptions: { projectService: false, project: ['test/tsconfig.browser.json'] } },
   },
   { files: ['**/*.js', '**/*.mjs'], extends: [tseslint.configs.disableTypeChecked] },

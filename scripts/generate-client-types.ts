@@ -18,7 +18,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { MODELS, imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../src/catalog/index.js';
+import { MODELS, description, displayName, imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../src/catalog/index.js';
 import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, TASK_ERROR_SCHEMA, VIDEO_STATUSES, imageStatusSchema, videoTaskSchema } from '../src/wire/task-bodies.js';
 
 export const GENERATED_PATH = fileURLToPath(new URL('../src/client/models.generated.ts', import.meta.url));
@@ -171,8 +171,8 @@ function endpointOf(row: ModelRow): string {
 }
 
 function modelDoc(row: ModelRow, extra: readonly string[] = []): string {
-  const lines = [`\`${row.id}\` (${endpointOf(row)}): ${row.summary}`, ...extra];
-  return `/**\n${lines.map((line) => ` * ${escapeDoc(line)}`).join('\n')}\n */\n`;
+  const lines = [`${displayName(row)}: \`${row.id}\` (${endpointOf(row)}).`, '', description(row), ...extra];
+  return `/**\n${lines.map((line) => (line === '' ? ' *' : ` * ${escapeDoc(line)}`)).join('\n')}\n */\n`;
 }
 
 function videoNotes(row: ModelRow): string[] {

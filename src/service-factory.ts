@@ -522,6 +522,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
       models,
       ...(options.now === undefined ? {} : { now: options.now }),
       pricing: core.pricing,
+      channelOf: firstChannel(channels),
       validator: await routeValidator(models, channels, options.now),
       service,
       feed,

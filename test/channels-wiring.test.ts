@@ -193,6 +193,14 @@ describe('what clients see: only routed models', () => {
     );
   });
 
+  it('a model routed upstream is described without the sandbox; one routed to the sandbox says it renders locally', async () => {
+    const body = (await (await fetch(`${server.url}/v1/models`, { headers: auth() })).json()) as { data: { id: string; description: string }[] };
+    const text = (id: string): string => body.data.find((m) => m.id === id)?.description ?? '';
+    expect(text(ROUTED_VIDEO)).toMatch(/^Makes a clip from the prompt alone/);
+    expect(text(ROUTED_VIDEO)).not.toContain('sandbox');
+    expect(text(ROUTED_IMAGE)).toContain('rendered locally by the sandbox engine');
+  });
+
   it('GET /v1/models/{id}: a routed model answers, an unrouted one is 404 in the envelope', async () => {
     expect((await fetch(`${server.url}/v1/models/${ROUTED_VIDEO}`, { headers: auth() })).status).toBe(200);
     const res = await fetch(`${server.url}/v1/models/${UNROUTED_VIDEO}`, { headers: auth() });

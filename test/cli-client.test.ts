@@ -279,11 +279,14 @@ describe('models', () => {
   it('lists the models and shows one model’s parameters, ranges and defaults', async () => {
     const list = await cli(['models']);
     expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(/^MODEL +KIND +DESCRIPTION$/m);
+    expect(list.stdout).toMatch(/^MODEL +NAME +KIND +SUMMARY$/m);
+    expect(list.stdout).toMatch(/^vendora\/famw-2\.7-t2v +FamW 2\.7 Text to Video +video +Text to video\.$/m);
     expect(list.stdout.split('\n').filter((line) => / (video|image) /.test(line))).toHaveLength(23);
 
     const one = await cli(['models', 'vendora/famw-2.7-t2v']);
     expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^FamW 2\.7 Text to Video: vendora\/famw-2\.7-t2v /m);
+    expect(one.stdout).toMatch(/^Makes a clip from the prompt alone: .* Clips of 2 to 15 s/m);
     expect(one.stdout).toMatch(/^PARAMETER +TYPE +REQUIRED +VALUES +DEFAULT +DESCRIPTION$/m);
     expect(one.stdout).toMatch(/^duration +integer +2 to 15 +5 +/m);
     expect(one.stdout).toMatch(/^resolution +string +480p, 720p, 1080p +720p +/m);

@@ -173,10 +173,14 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
         .map((el) => el.outerHTML),
     );
     expect(unlabelled).toEqual([]);
-    // Keyboard: from the key field, Tab reaches the model picker, then the first parameter.
+    // Keyboard: from the key field, Tab reaches the model finder, then (past Browse and the input
+    // chips) the model select, then the first parameter.
     await field('API key').focus();
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe(await field('Model').getAttribute('id'));
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe(await field('Find a model').getAttribute('id'));
+    const modelId = await field('Model').getAttribute('id');
+    for (let i = 0; i < 6 && (await page.evaluate(() => document.activeElement?.id)) !== modelId; i += 1) await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe(modelId);
     // Then (past the model's reference link) the first parameter.
     const promptId = await field('prompt').getAttribute('id');
     for (let i = 0; i < 3 && (await page.evaluate(() => document.activeElement?.id)) !== promptId; i += 1) await page.keyboard.press('Tab');
@@ -503,7 +507,8 @@ describe.skipIf(!availability.enabled)('console history and cancel in Chromium',
     await page.getByLabel('Model filter', { exact: true }).selectOption(model);
     const ofModel = newestFirst(ids.filter((id) => modelOf.get(id) === model));
     await expect.poll(() => listedIds()).toEqual(ofModel);
-    const shown = await page.locator('.history li[data-task] .model').allTextContents();
+    // The row names the model by its display name, its id in the title.
+    const shown = await page.locator('.history li[data-task] .model').evaluateAll((all) => all.map((el) => el.getAttribute('title')));
     expect(new Set(shown)).toEqual(new Set([model]));
     await shot('filter-model');
 
@@ -585,8 +590,8 @@ describe.skipIf(!availability.enabled)('console model prices in Chromium', () =>
       .getByLabel('Model', { exact: true })
       .locator('option')
       .evaluateAll((options) => Object.fromEntries(options.map((o) => [(o as HTMLOptionElement).value, o.textContent ?? ''])));
-    expect(labels['vendora/famw-2.7-t2v']).toBe('vendora/famw-2.7-t2v — USD 0.05/task + 0.04/s (480p), 0.08/s (720p), 0.12/s (1080p)');
-    expect(labels['vendora/famz-image-spicy']).toBe('vendora/famz-image-spicy — USD 0.03/image');
+    expect(labels['vendora/famw-2.7-t2v']).toBe('FamW 2.7 Text to Video — USD 0.05/task + 0.04/s (480p), 0.08/s (720p), 0.12/s (1080p)');
+    expect(labels['vendora/famz-image-spicy']).toBe('FamZ Image (spicy) — USD 0.03/image');
     expect(await page.locator('.about').first().textContent()).toContain('USD 0.05/task + 0.04/s (480p)');
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
     expect(problems).toEqual([]);

@@ -76,10 +76,11 @@ describe.skipIf(!availability.enabled)('console: first use', () => {
     await field('aspect_ratio').selectOption('9:16');
     await field('duration').fill('2');
     await generateAndSettle();
-    await page.waitForFunction(() => (document.querySelector('video')?.readyState ?? 0) >= 1, null, { timeout: 30_000 });
+    // The result's player: the model card above it may show an example video of the key's own.
+    await page.waitForFunction(() => (document.querySelector<HTMLVideoElement>('.media-result video')?.readyState ?? 0) >= 1, null, { timeout: 30_000 });
     const boxes = await page.evaluate(() => {
       const bottom = (selector: string): number => document.querySelector(selector)?.getBoundingClientRect().bottom ?? Infinity;
-      const video = document.querySelector('video') as HTMLVideoElement;
+      const video = document.querySelector('.media-result video') as HTMLVideoElement;
       return {
         status: bottom('.status'),
         download: bottom('.media-result a.button'),
@@ -104,10 +105,11 @@ describe.skipIf(!availability.enabled)('console: first use', () => {
     await field('prompt').fill('an image with its model');
     const image = await generateAndSettle();
     const imageRow = page.locator(`.history li[data-task="${image}"]`);
-    await expect.poll(() => imageRow.locator('.model').textContent()).toBe('vendora/famz-image-spicy-pro');
+    await expect.poll(() => imageRow.locator('.model').getAttribute('title')).toBe('vendora/famz-image-spicy-pro');
+    expect(await imageRow.locator('.model').textContent()).toBe('FamZ Image Pro (spicy)');
     await expect.poll(() => imageRow.locator('img.thumb').count()).toBe(1);
     const videoRow = page.locator(`.history li[data-task="${video}"]`);
-    await expect.poll(() => videoRow.locator('video.thumb').count()).toBe(1);
+    await expect.poll(() => videoRow.locator('img.thumb[data-thumb="frame"]').count()).toBe(1);
 
     await videoRow.getByRole('button', { name: video }).click();
     await expect.poll(() => field('Model').inputValue()).toBe('vendora/famw-2.7-t2v');

@@ -39,6 +39,8 @@ const FILE = {
       id: VEO,
       kind: 'video',
       summary: 'Veo 3.1: text or a first frame to video, with sound.',
+      display_name: 'Veo 3.1 (Vertex)',
+      description: 'Google Veo 3.1 through Vertex AI: a clip from the prompt, or from a first frame and an optional last one, with generated sound.',
       params: {
         prompt: { type: 'string', required: true, max_length: 4000 },
         duration: { type: 'integer', enum: [4, 6, 8], default: 8 },
@@ -183,6 +185,18 @@ describe('the models file', () => {
     ['a bad id', JSON.stringify({ models: [{ id: 'a b', kind: 'video', summary: 's', params: {} }] }), 'models[0].id'],
     ['an unknown kind', JSON.stringify({ models: [{ id: 'a', kind: 'audio', summary: 's', params: {} }] }), 'models[0].kind'],
     [
+      'a display name of two lines',
+      JSON.stringify({ models: [{ id: 'a', kind: 'video', summary: 's', display_name: 'A\nB', params: {} }] }),
+      'models[0].display_name',
+    ],
+    ['an empty display name', JSON.stringify({ models: [{ id: 'a', kind: 'video', summary: 's', display_name: ' ', params: {} }] }), 'models[0].display_name'],
+    [
+      'a description of two paragraphs',
+      JSON.stringify({ models: [{ id: 'a', kind: 'video', summary: 's', description: 'One.\n\nTwo.', params: {} }] }),
+      'models[0].description',
+    ],
+    ['a description not text', JSON.stringify({ models: [{ id: 'a', kind: 'video', summary: 's', description: 7, params: {} }] }), 'models[0].description'],
+    [
       'a default outside its sides',
       JSON.stringify({ models: [{ id: 'a', kind: 'image', summary: 's', params: { size: { type: 'size', max_side: 512, default: '1024x1024' } } }] }),
       'models[0].params.size.default',
@@ -198,8 +212,9 @@ describe('the models file', () => {
     const ran = await run(['models', 'check', good], {});
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain(`${good}: OK (3 declared model(s))`);
-    expect(ran.stdout).toMatch(/google\/veo-3\.1\s+video\s+prompt, duration/);
-    expect(ran.stdout).toMatch(/acme\/poster-xl\s+image\s+prompt, size, seed/);
+    expect(ran.stdout).toMatch(/google\/veo-3\.1\s+Veo 3\.1 \(Vertex\)\s+video\s+prompt, duration/);
+    // No display_name in the file: the one the listing will derive from the id.
+    expect(ran.stdout).toMatch(/acme\/poster-xl\s+Poster Xl\s+image\s+prompt, size, seed/);
   });
 
   it('`mediagate models check` a bad file (or MEDIAGATE_MODELS_FILE): exit 78 and every fault', async () => {
@@ -317,7 +332,9 @@ describe.each(selectedBackends())('a declared model on %s', (backend) => {
       id: VEO,
       kind: 'video',
       endpoint: '/v1/video/generations',
-      description: 'Veo 3.1: text or a first frame to video, with sound.',
+      display_name: 'Veo 3.1 (Vertex)',
+      family: 'google',
+      summary: 'Veo 3.1: text or a first frame to video, with sound.',
       pricing: { currency: 'USD', per_task: 0.05 },
       lifecycle: { deprecated: false, deprecated_at: '2027-01-15T00:00:00Z', retires_at: '2027-03-01T00:00:00Z', successor: FAST },
     });
@@ -325,7 +342,12 @@ describe.each(selectedBackends())('a declared model on %s', (backend) => {
     expect(schema.required).toEqual(['model', 'prompt']);
     expect(schema.properties['duration']).toMatchObject({ type: 'integer', enum: [4, 6, 8], default: 8 });
     expect(schema.properties['person_generation']).toMatchObject({ enum: ['allow_adult', 'dont_allow'] });
-    expect((await json(await get(`/v1/models/${FAST}`)))['lifecycle']).toBeUndefined();
+    // The operator's paragraph, then (no channel routes it here) that the sandbox renders it.
+    expect(veo['description']).toMatch(/^Google Veo 3\.1 through Vertex AI: .* rendered locally by the sandbox engine/);
+    const fast = await json(await get(`/v1/models/${FAST}`));
+    expect(fast['lifecycle']).toBeUndefined();
+    // Without display_name and description: a name from the id, the summary as the paragraph.
+    expect(fast).toMatchObject({ display_name: 'Veo 3.1 Fast', description: expect.stringMatching(/^Veo 3\.1 Fast\. On this deployment/) as unknown });
     const openapi = await (await fetch(`${server.url}/openapi.json`)).text();
     expect(openapi).toContain('VideoRequest_google_veo_3_1"');
     expect(openapi).toContain('ImageRequest_acme_poster_xl');

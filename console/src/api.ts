@@ -6,6 +6,10 @@ export interface ModelInfo {
   readonly id: string;
   readonly kind: 'video' | 'image';
   readonly endpoint: string;
+  /** Absent from a server older than display names: the console shows the id then. */
+  readonly display_name?: string;
+  readonly family?: string;
+  readonly summary?: string;
   readonly description: string;
   readonly schema: Schema;
   /** Present when the server has a pricing file. */
@@ -60,6 +64,35 @@ export interface UsageReport {
   readonly totals: UsageTotals;
   readonly data: readonly UsageRow[];
   readonly budget?: UsageBudget;
+}
+
+/** One task of `GET /v1/tasks/recent`: what a person recognises it by. */
+export interface RecentTask {
+  readonly id: string;
+  readonly kind: 'video' | 'image';
+  readonly model: string;
+  readonly model_name: string;
+  readonly status: string;
+  readonly prompt: string;
+  readonly duration: number | null;
+  readonly resolution: string | null;
+  readonly size: string | null;
+  readonly run_ms: number | null;
+  readonly usage: TaskUsage | null;
+  readonly output: string | null;
+}
+
+/** A model among the recent tasks: its median run time and newest output. */
+export interface RecentModel {
+  readonly model: string;
+  readonly completed: number;
+  readonly median_run_ms: number | null;
+  readonly example: { readonly task_id: string; readonly kind: 'video' | 'image'; readonly prompt: string; readonly url: string } | null;
+}
+
+export interface RecentTasks {
+  readonly data: readonly RecentTask[];
+  readonly models: readonly RecentModel[];
 }
 
 /** A client key as the admin API shows it. */
@@ -269,6 +302,11 @@ export class Api {
       data: { items: (ImageTaskData & { model?: string })[]; has_more: boolean; last_id: string | null };
     };
     return { items: page.data.items.map((d) => viewOfImage(d, d.model ?? '', d)), hasMore: page.data.has_more, lastId: page.data.last_id };
+  }
+
+  /** `GET /v1/tasks/recent`: the newest tasks with prompts, and per model run times and an example. */
+  async recent(limit = 100): Promise<RecentTasks> {
+    return (await this.request('GET', `/v1/tasks/recent?limit=${limit}`)) as RecentTasks;
   }
 
   /** `GET /v1/usage`: this key's usage by model and day, and its budget. Times in unix seconds. */

@@ -1,6 +1,7 @@
-import { ApiRefusal, isFinal, isMissingOperation, type Api, type TaskView } from './api.js';
+import { ApiRefusal, isFinal, isMissingOperation, type Api, type RecentTask, type TaskView } from './api.js';
 import { amount } from './chart.js';
 import { h, replace, uid } from './dom.js';
+import { videoThumb } from './thumbs.js';
 
 /**
  * The tasks of this key: the list operation of decisions §8.2 (both families, paged,
@@ -32,6 +33,9 @@ export class History {
   /** Bumped by each reload: a page still arriving for an earlier filter is dropped, not mixed in. */
   private generation = 0;
   private kindOf = new Map<string, 'video' | 'image'>();
+  private nameOf = new Map<string, string>();
+  /** Prompts and asked sizes by task id (`GET /v1/tasks/recent`): the lists carry neither. */
+  private recent = new Map<string, RecentTask>();
   private cursors: { video: string | null | undefined; image: string | null | undefined } = { video: undefined, image: undefined };
   private readonly list = h('ul', { class: 'history' });
   private readonly caption = h('p', { class: 'hint' });
@@ -78,15 +82,33 @@ export class History {
     this.render();
   }
 
-  setModels(models: readonly { readonly id: string; readonly kind: 'video' | 'image' }[]): void {
+  setModels(models: readonly { readonly id: string; readonly kind: 'video' | 'image'; readonly display_name?: string }[]): void {
     this.kindOf = new Map(models.map((model) => [model.id, model.kind]));
-    replace(this.modelFilter, h('option', { value: '' }, 'any'), ...models.map((model) => h('option', { value: model.id }, model.id)));
+    this.nameOf = new Map(models.map((model) => [model.id, model.display_name ?? model.id]));
+    replace(this.modelFilter, h('option', { value: '' }, 'any'), ...models.map((model) => h('option', { value: model.id }, model.display_name ?? model.id)));
+  }
+
+  setRecent(tasks: readonly RecentTask[] | undefined): void {
+    for (const task of tasks ?? []) this.recent.set(task.id, task);
+    this.render();
+  }
+
+  /** What the row says of the task: its prompt, and the seconds or size asked for. */
+  private described(task: TaskView): { prompt: string; asked: string } {
+    const recent = this.recent.get(task.id);
+    const request = task.request;
+    const prompt = recent?.prompt ?? (typeof request?.['prompt'] === 'string' ? request['prompt'] : '');
+    const seconds =
+      task.usage && task.kind === 'video' ? task.usage.seconds : (recent?.duration ?? (typeof request?.['duration'] === 'number' ? request['duration'] : null));
+    const size = recent?.size ?? (typeof request?.['size'] === 'string' ? request['size'] : null);
+    const asked = task.kind === 'video' ? (seconds === null ? '' : `${seconds} s${recent?.resolution ? ` · ${recent.resolution}` : ''}`) : (size ?? '');
+    return { prompt, asked };
   }
 
   /** What this tab knows of a task beyond what a list answers: its model and request. */
   private known(task: TaskView): TaskView {
     const mine = this.tab.find((t) => t.id === task.id);
-    const model = task.model || mine?.model || (task.kind === 'image' ? this.modelFilter.value : '');
+    const model = task.model || mine?.model || this.recent.get(task.id)?.model || (task.kind === 'image' ? this.modelFilter.value : '');
     return { ...task, model, ...(mine?.request ? { request: mine.request } : {}) };
   }
 
@@ -204,10 +226,11 @@ export class History {
         // A glimpse of the result: the image itself, or the video's first frame (no sound, no autoplay).
         const thumb =
           output === undefined
-            ? null
+            ? h('span', { class: 'thumb none', 'aria-hidden': 'true' })
             : task.kind === 'image'
               ? h('img', { class: 'thumb', src: output, alt: '', loading: 'lazy' })
-              : h('video', { class: 'thumb', src: `${output}#t=0.1`, preload: 'metadata', muted: true, playsinline: true, 'aria-hidden': 'true' });
+              : videoThumb(output);
+        const { prompt, asked } = this.described(task);
         const cancel = this.options.cancelAvailable() && !isFinal(task.status) ? h('button', { type: 'button', class: 'secondary' }, 'Cancel') : null;
         cancel?.addEventListener(
           'click',
@@ -221,12 +244,22 @@ export class History {
           'li',
           { 'data-task': task.id, 'data-status': task.status },
           thumb,
-          open,
-          h('span', { class: 'model' }, task.model),
-          h('span', { class: `badge ${task.status}` }, `${task.status} ${task.progress}%`),
-          // A server without a pricing file prices nothing: "USD 0.00" on every task would be noise.
-          task.usage && this.options.priced() ? h('span', { class: 'cost' }, `${task.usage.currency} ${amount(task.usage.cost)}`) : null,
-          cancel,
+          h(
+            'div',
+            { class: 'what' },
+            h('p', { class: 'prompt', title: prompt }, prompt === '' ? h('em', {}, 'prompt not known here') : prompt),
+            h(
+              'p',
+              { class: 'meta' },
+              h('span', { class: 'model', title: task.model }, this.nameOf.get(task.model) ?? task.model),
+              asked === '' ? null : h('span', { class: 'asked' }, asked),
+              h('span', { class: `badge ${task.status}` }, `${task.status} ${task.progress}%`),
+              // A server without a pricing file prices nothing: "USD 0.00" on every task would be noise.
+              task.usage && this.options.priced() ? h('span', { class: 'cost' }, `${task.usage.currency} ${amount(task.usage.cost)}`) : null,
+              open,
+              cancel,
+            ),
+          ),
         );
       }),
     );

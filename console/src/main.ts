@@ -4,6 +4,9 @@ import { amount } from './chart.js';
 import { formatBytes, h, replace, uid } from './dom.js';
 import { ACCEPT, buildForm, type ModelForm } from './form.js';
 import { priceLabel } from './pricing.js';
+import { RunEstimate } from './estimate.js';
+import { ModelCard } from './model-card.js';
+import { ModelPicker, familyOf, nameOf } from './picker.js';
 import { History } from './history.js';
 import { KeysPage } from './keys.js';
 import { UsagePanel } from './usage.js';
@@ -117,11 +120,21 @@ function main(): void {
   // --- model -------------------------------------------------------------------------------
   const modelId = uid('model');
   const modelSelect = h('select', { id: modelId, disabled: true }, h('option', { value: '' }, 'Enter the API key first'));
-  const modelAbout = h('p', { class: 'about' });
+  const picker = new ModelPicker((id) => {
+    selectModel(id);
+    modelSelect.focus();
+  });
+  const reference = (model: ModelInfo): Node => {
+    const price = priceLabel(model.pricing);
+    return h('span', {}, price === '' ? '' : `${price} · `, h('a', { href: `/docs#${encodeURIComponent(model.id)}` }, 'reference'));
+  };
+  const modelCard = new ModelCard(reference);
   const connect = h(
     'section',
     { class: 'panel connect', 'aria-label': 'Model choice' },
-    h('div', { class: 'field' }, h('label', { for: modelId }, 'Model'), modelSelect, modelAbout),
+    picker.element,
+    h('div', { class: 'field' }, h('label', { for: modelId }, 'Model'), modelSelect),
+    modelCard.element,
   );
 
   // --- form --------------------------------------------------------------------------------
@@ -130,12 +143,14 @@ function main(): void {
   const checkFirst = h('input', { id: checkId, type: 'checkbox', checked: true });
   const bodySize = h('small', { class: 'hint', 'aria-live': 'polite' });
   const generate = h('button', { type: 'submit', disabled: true }, 'Generate');
+  const estimate = new RunEstimate();
   const refusal = h('div', { class: 'refusal', hidden: true });
   const form = h(
     'form',
     { class: 'panel request', 'aria-label': 'Request', novalidate: true },
     h('h2', {}, 'Parameters'),
     fieldsSlot,
+    estimate.element,
     h('div', { class: 'actions' }, generate, h('span', { class: 'check' }, checkFirst, h('label', { for: checkId }, 'Check in the browser first')), bodySize),
     refusal,
   );
@@ -232,6 +247,7 @@ function main(): void {
       (next) => {
         taskHistory.update(next);
         if (shown?.id === next.id) showTask(next);
+        if (isFinal(next.status)) void refreshKeyFacts();
       },
       controller.signal,
     ).catch((error: unknown) => {
@@ -300,6 +316,7 @@ function main(): void {
   // --- behaviour ---------------------------------------------------------------------------
   const updateBodySize = (): void => {
     if (!current) return;
+    estimate.update(current.model, current.form.body());
     const bytes = new TextEncoder().encode(JSON.stringify(current.form.body())).length;
     const modelLimit = hints.models[current.model.id]?.maxBodyBytes;
     replace(
@@ -316,16 +333,22 @@ function main(): void {
     current = { model, form: built };
     built.onChange(updateBodySize);
     replace(fieldsSlot, built.element);
-    const price = priceLabel(model.pricing);
-    replace(
-      modelAbout,
-      `${model.kind} · ${model.description} ${price === '' ? '' : `· ${price} `}`,
-      h('a', { href: `/docs#${encodeURIComponent(model.id)}` }, 'reference'),
-    );
+    modelCard.show(model);
     refusal.hidden = true;
     generate.disabled = false;
     updateBodySize();
     if (hashModel() !== model.id) window.history.replaceState(null, '', `#model=${encodeURIComponent(model.id)}`);
+  };
+
+  /**
+   * What the key's recent tasks and usage say: the model card's run time and example, the
+   * history's prompts, the budget left. An older server without these operations leaves them out.
+   */
+  const refreshKeyFacts = async (): Promise<void> => {
+    const [recent, usage] = await Promise.all([api.recent().catch(() => undefined), api.usage().catch(() => undefined)]);
+    modelCard.setRecent(recent?.models);
+    taskHistory.setRecent(recent?.data);
+    estimate.setBudget(usage?.budget, usage?.currency ?? '');
   };
 
   const enterAdmin = async (): Promise<void> => {
@@ -368,18 +391,21 @@ function main(): void {
     }
     if (stale()) return;
     models = loaded;
-    // The price beside the id when the server has a pricing file.
-    const option = (m: ModelInfo): HTMLElement => h('option', { value: m.id }, m.pricing === undefined ? m.id : `${m.id} — ${priceLabel(m.pricing)}`);
-    replace(
-      modelSelect,
-      h('optgroup', { label: 'video' }, ...models.filter((m) => m.kind === 'video').map(option)),
-      h('optgroup', { label: 'image' }, ...models.filter((m) => m.kind === 'image').map(option)),
-    );
+    // The display name, and the price beside it when the server has a pricing file; grouped by
+    // kind and vendor family, as the picker groups them.
+    const option = (m: ModelInfo): HTMLElement => h('option', { value: m.id }, m.pricing === undefined ? nameOf(m) : `${nameOf(m)} — ${priceLabel(m.pricing)}`);
+    const groups = new Map<string, ModelInfo[]>();
+    for (const kind of ['video', 'image'] as const)
+      for (const m of models.filter((each) => each.kind === kind))
+        groups.set(`${kind} · ${familyOf(m)}`, [...(groups.get(`${kind} · ${familyOf(m)}`) ?? []), m]);
+    replace(modelSelect, ...[...groups].map(([label, members]) => h('optgroup', { label }, ...members.map(option))));
+    picker.setModels(models);
     modelSelect.disabled = false;
     setRole('client');
     if (!usageSlot.hidden) void usagePanel.load();
     selectModel(hashModel() ?? startingModel(models)?.id ?? '');
     taskHistory.setModels(models);
+    void refreshKeyFacts();
     // Operations added after the seed (decisions §8): used when this server has them.
     const capabilities = await readCapabilities();
     cancelAvailable = capabilities.cancel;

@@ -34,7 +34,9 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:
 const SIZE = /^([0-9]{1,6})x([0-9]{1,6})$/;
 
 const ROOT_FIELDS = new Set(['models']);
-const MODEL_FIELDS = new Set(['id', 'kind', 'summary', 'params', 'lifecycle']);
+const MODEL_FIELDS = new Set(['id', 'kind', 'summary', 'display_name', 'description', 'params', 'lifecycle']);
+const DISPLAY_NAME_MAX = 80;
+const DESCRIPTION_MAX = 1000;
 const LIFECYCLE_FIELDS = new Set(['deprecated_at', 'retires_at', 'successor']);
 const SPEC_FIELDS = new Set([
   'type',
@@ -277,8 +279,33 @@ const numericBounds = (spec: DeclaredParam | undefined): Range | null => {
 
 const stringValues = (spec: DeclaredParam | undefined): string[] | undefined => spec?.enum?.filter((v): v is string => typeof v === 'string');
 
+/** The words for people a declared model may carry; absent ones are derived (names.ts). */
+interface Words {
+  readonly summary: string;
+  readonly displayName?: string;
+  readonly description?: string;
+}
+
+/** `display_name`: one line; `description`: one paragraph (no blank line). Both optional. */
+function parseWords(raw: Record<string, unknown>, at: string, faults: string[]): Omit<Words, 'summary'> {
+  const name = raw['display_name'];
+  const text = raw['description'];
+  const out: { displayName?: string; description?: string } = {};
+  if (name !== undefined) {
+    if (typeof name !== 'string' || name.trim() === '' || /[\r\n]/.test(name) || [...name].length > DISPLAY_NAME_MAX)
+      faults.push(`${at}.display_name: must be one non-empty line of at most ${DISPLAY_NAME_MAX} characters`);
+    else out.displayName = name.trim();
+  }
+  if (text !== undefined) {
+    if (typeof text !== 'string' || text.trim() === '' || /\n\s*\n/.test(text) || [...text].length > DESCRIPTION_MAX)
+      faults.push(`${at}.description: must be one non-empty paragraph (no blank line) of at most ${DESCRIPTION_MAX} characters`);
+    else out.description = text.trim();
+  }
+  return out;
+}
+
 /** A declared video model as a catalog row: its built-in fields derived from its parameters. */
-function videoRow(id: string, summary: string, params: DeclaredParams, lifecycle: Lifecycle | undefined): VideoModelRow {
+function videoRow(id: string, words: Words, params: DeclaredParams, lifecycle: Lifecycle | undefined): VideoModelRow {
   const inputs = Object.keys(params).filter((name) => VIDEO_INPUTS.has(name)) as VideoInputParam[];
   const resolutions = stringValues(params['resolution']);
   const ratios = stringValues(params['aspect_ratio']);
@@ -289,7 +316,7 @@ function videoRow(id: string, summary: string, params: DeclaredParams, lifecycle
   return {
     id,
     kind: 'video',
-    summary,
+    ...words,
     required: inputs.filter((name) => params[name]?.required === true),
     optional: inputs.filter((name) => params[name]?.required !== true),
     duration: numericBounds(params['duration']),
@@ -306,14 +333,14 @@ function videoRow(id: string, summary: string, params: DeclaredParams, lifecycle
 }
 
 /** A declared image model as a catalog row: sides and default size from its `size` parameter. */
-function imageRow(id: string, summary: string, params: DeclaredParams, lifecycle: Lifecycle | undefined): ImageModelRow {
+function imageRow(id: string, words: Words, params: DeclaredParams, lifecycle: Lifecycle | undefined): ImageModelRow {
   const size = params['size'];
   const sides = parseSize(size?.default) ?? { width: 1024, height: 1024 };
   const seed = params['seed'];
   return {
     id,
     kind: 'image',
-    summary,
+    ...words,
     side: { min: size?.minSide ?? 1, max: size?.maxSide ?? 16384 },
     defaults: { width: sides.width, height: sides.height, prompt_extend: false },
     seed: { min: seed?.minimum ?? Number.MIN_SAFE_INTEGER, ...(seed?.maximum === undefined ? {} : { max: seed.maximum }), nullable: false },
@@ -363,6 +390,7 @@ export function parseModelsFile(text: string, builtIn: readonly ModelRow[]): Mod
     if (kind !== 'video' && kind !== 'image') faults.push(`${at}.kind: must be "video" or "image"`);
     const summary = raw['summary'];
     if (typeof summary !== 'string' || summary.trim() === '' || /[\r\n]/.test(summary)) faults.push(`${at}.summary: must be one non-empty line of text`);
+    const words = parseWords(raw, at, faults);
     const params: Record<string, DeclaredParam> = {};
     if (!isObject(raw['params'])) faults.push(`${at}.params: must be an object of parameter name -> spec`);
     else {
@@ -381,7 +409,8 @@ export function parseModelsFile(text: string, builtIn: readonly ModelRow[]): Mod
       successors.push({ at: life.successorAt, id: life.lifecycle.successor, of: id, kind });
     }
     if (faults.length > before || typeof id !== 'string' || typeof summary !== 'string') return;
-    rows.push(kind === 'video' ? videoRow(id, summary, params, life?.lifecycle) : imageRow(id, summary, params, life?.lifecycle));
+    const row = { summary, ...words };
+    rows.push(kind === 'video' ? videoRow(id, row, params, life?.lifecycle) : imageRow(id, row, params, life?.lifecycle));
   });
   for (const { at, id, of, kind } of successors) {
     const successorKind = builtInKinds.get(id) ?? declaredKinds.get(id);

@@ -5,6 +5,7 @@ import { VIDEO_MODELS } from './video-models.js';
 export * from './types.js';
 export { createValidator, type CheckedMedia, type Validator, type ValidatorOptions, type Validated } from './validate.js';
 export { videoRequestSchema, imageRequestSchema, type JsonSchema } from './schema.js';
+export { defaultDisplayName, description, displayName, family } from './names.js';
 export { MEANINGFUL, ModelsConfigError, loadModelsFile, parseModelsFile } from './declared.js';
 export { deprecationHeaders, isDeprecated, isRetired, lifecycleEpoch, lifecycleView, offeredRows, retiredMessage, type LifecycleView } from './lifecycle.js';
 

@@ -28,6 +28,11 @@ export interface VideoModelRow {
   readonly id: string;
   readonly kind: 'video';
   readonly summary: string;
+  readonly displayName?: string;
+  /** What the model does and takes, in a few sentences; the listing adds its ranges (names.ts). */
+  readonly description?: string;
+  /** The vendor's model family the console groups by; absent: derived from the id (names.ts). */
+  readonly family?: string;
   /** Inputs required besides `model` and `prompt`. */
   readonly required: readonly VideoInputParam[];
   readonly optional: readonly VideoInputParam[];
@@ -58,6 +63,9 @@ export interface ImageModelRow {
   readonly id: string;
   readonly kind: 'image';
   readonly summary: string;
+  readonly displayName?: string;
+  readonly description?: string;
+  readonly family?: string;
   /** Pixel bounds of each side, for `size`, `width` and `height`. */
   readonly side: Range;
   readonly defaults: { readonly width: number; readonly height: number; readonly prompt_extend: boolean };

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { lifecycleView, type ModelRow } from '../catalog/index.js';
+import { displayName, lifecycleView, type ModelRow } from '../catalog/index.js';
 import { formatTable } from './keys.js';
 import { readConfig, readModels } from './serve.js';
 
@@ -30,8 +30,9 @@ export function modelsCheck(file: string | undefined): number {
   const rows = readModels(config, path);
   const now = Date.now();
   out(`${path}: OK (${rows.length} declared model(s)).\n`);
-  const table = [['MODEL', 'KIND', 'PARAMETERS', 'LIFECYCLE', 'SUMMARY']];
-  for (const row of rows) table.push([row.id, row.kind, Object.keys(row.declared ?? {}).join(', '), lifecycleText(row, now), row.summary]);
+  // The display name as the listing will show it: a missing `display_name` is derived from the id.
+  const table = [['MODEL', 'NAME', 'KIND', 'PARAMETERS', 'LIFECYCLE', 'SUMMARY']];
+  for (const row of rows) table.push([row.id, displayName(row), row.kind, Object.keys(row.declared ?? {}).join(', '), lifecycleText(row, now), row.summary]);
   out(formatTable(table));
   return 0;
 }

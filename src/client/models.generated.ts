@@ -11,7 +11,9 @@ export type MediaInput = string;
 export type ImageSize = `${number}x${number}`;
 
 /**
- * `vendora/famw-2.7-i2v` (POST /v1/video/generations): Image to video.
+ * FamW 2.7 Image to Video: `vendora/famw-2.7-i2v` (POST /v1/video/generations).
+ *
+ * Animates a still: the clip starts from the image you give (`image`, required) and follows the prompt; an optional last frame (`end_image`) sets where it ends. `prompt_extend` lets the upstream rewrite a short prompt. Clips of 2 to 15 s (5 s by default) at 480p, 720p or 1080p (720p by default).
  */
 export interface VendoraFamw27I2vParams {
   /** Model identifier. */
@@ -33,7 +35,9 @@ export interface VendoraFamw27I2vParams {
 }
 
 /**
- * `vendora/famw-2.7-i2v-spicy` (POST /v1/video/generations): Image to video, spicy channel.
+ * FamW 2.7 Image to Video (spicy): `vendora/famw-2.7-i2v-spicy` (POST /v1/video/generations).
+ *
+ * The prompt and a first-frame image (`image`) are required on this spicy channel; an optional last frame (`end_image`), negative prompt and generated audio (`audio_enable`). Clips of 2 to 15 s (5 s by default) at 720p or 1080p (720p by default).
  */
 export interface VendoraFamw27I2vSpicyParams {
   /** Model identifier. */
@@ -59,7 +63,9 @@ export interface VendoraFamw27I2vSpicyParams {
 }
 
 /**
- * `vendora/famw-2.7-i2v-uncensored` (POST /v1/video/generations): Image to video without content moderation.
+ * FamW 2.7 Image to Video (uncensored): `vendora/famw-2.7-i2v-uncensored` (POST /v1/video/generations).
+ *
+ * The prompt and a first-frame image (`image`) are required, without upstream content moderation; an optional last frame (`end_image`), negative prompt and generated audio. Clips of 2 to 15 s (5 s by default) at 720p or 1080p (720p by default).
  */
 export interface VendoraFamw27I2vUncensoredParams {
   /** Model identifier. */
@@ -85,7 +91,9 @@ export interface VendoraFamw27I2vUncensoredParams {
 }
 
 /**
- * `vendora/famw-2.7-ref2v-uncensored` (POST /v1/video/generations): Reference images and videos to video, without content moderation.
+ * FamW 2.7 Reference to Video (uncensored): `vendora/famw-2.7-ref2v-uncensored` (POST /v1/video/generations).
+ *
+ * Makes a clip in which the subjects of your reference images (`images`, up to 3) and reference videos (`videos`, up to 3) appear, as the prompt describes; no upstream content moderation. Optional generated audio (`audio_enable`). Clips of 2 to 15 s (5 s by default) at 720p or 1080p (720p by default).
  */
 export interface VendoraFamw27Ref2vUncensoredParams {
   /** Model identifier. */
@@ -111,7 +119,9 @@ export interface VendoraFamw27Ref2vUncensoredParams {
 }
 
 /**
- * `vendora/famw-2.7-t2v` (POST /v1/video/generations): Text to video.
+ * FamW 2.7 Text to Video: `vendora/famw-2.7-t2v` (POST /v1/video/generations).
+ *
+ * Makes a clip from the prompt alone: no image needed. Choose the aspect ratio; `prompt_extend` lets the upstream rewrite a short prompt. Clips of 2 to 15 s (5 s by default) at 480p, 720p or 1080p (720p by default). Aspect ratios 16:9, 9:16, 1:1, 4:3 or 3:4.
  */
 export interface VendoraFamw27T2vParams {
   /** Model identifier. */
@@ -131,7 +141,9 @@ export interface VendoraFamw27T2vParams {
 }
 
 /**
- * `vendora/famw-3.0-i2v-spicy` (POST /v1/video/generations): Image to video, spicy channel.
+ * FamW 3.0 Image to Video (spicy): `vendora/famw-3.0-i2v-spicy` (POST /v1/video/generations).
+ *
+ * FamW 3.0 animating a first frame (`image`, required) on the spicy channel, with an optional last frame (`end_image`), aspect ratio and generated audio (`audio_enable`). Clips up to 30 s. Clips of 2 to 30 s (5 s by default) at 480p, 720p or 1080p (720p by default). Aspect ratios 16:9, 9:16, 1:1, 4:3 or 3:4.
  */
 export interface VendoraFamw30I2vSpicyParams {
   /** Model identifier. */
@@ -155,7 +167,9 @@ export interface VendoraFamw30I2vSpicyParams {
 }
 
 /**
- * `vendora/famw-3.0-ref2v-spicy` (POST /v1/video/generations): Reference images, videos and audio to video, spicy channel.
+ * FamW 3.0 Reference to Video (spicy): `vendora/famw-3.0-ref2v-spicy` (POST /v1/video/generations).
+ *
+ * Makes a clip from optional references on the spicy channel: up to 10 images, 5 videos and 5 audio tracks, with aspect ratio and generated audio. Clips up to 30 s. Clips of 2 to 30 s (5 s by default) at 480p, 720p or 1080p (720p by default). Aspect ratios 16:9, 9:16, 1:1, 4:3 or 3:4.
  */
 export interface VendoraFamw30Ref2vSpicyParams {
   /** Model identifier. */
@@ -183,7 +197,9 @@ export interface VendoraFamw30Ref2vSpicyParams {
 }
 
 /**
- * `vendora/famw-3.0-prime-ref2v-spicy` (POST /v1/video/generations): Reference to video, prime quality, spicy channel.
+ * FamW 3.0 Prime Reference to Video (spicy): `vendora/famw-3.0-prime-ref2v-spicy` (POST /v1/video/generations).
+ *
+ * FamW 3.0 at prime quality on the spicy channel, from optional references (up to 10 images, 5 videos, 5 audio tracks), with aspect ratio and generated audio. Clips up to 30 s. Clips of 2 to 30 s (5 s by default) at 480p, 720p or 1080p (720p by default). Aspect ratios 16:9, 9:16, 1:1, 4:3 or 3:4.
  */
 export interface VendoraFamw30PrimeRef2vSpicyParams {
   /** Model identifier. */
@@ -211,7 +227,9 @@ export interface VendoraFamw30PrimeRef2vSpicyParams {
 }
 
 /**
- * `famw-3-0-prime-reference-to-video` (POST /v1/video/generations): Reference to video, prime quality.
+ * FamW 3.0 Prime Reference to Video: `famw-3-0-prime-reference-to-video` (POST /v1/video/generations).
+ *
+ * FamW 3.0 at prime quality from optional references (up to 10 images, 5 videos, 5 audio tracks) or the prompt alone, with aspect ratio and generated audio. Clips up to 30 s. Clips of 2 to 30 s (5 s by default) at 480p, 720p or 1080p (720p by default). Aspect ratios 16:9, 9:16, 1:1, 4:3 or 3:4.
  */
 export interface Famw30PrimeReferenceToVideoParams {
   /** Model identifier. */
@@ -239,7 +257,9 @@ export interface Famw30PrimeReferenceToVideoParams {
 }
 
 /**
- * `famw-3-0-prime-image-to-video` (POST /v1/video/generations): Image to video, prime quality.
+ * FamW 3.0 Prime Image to Video: `famw-3-0-prime-image-to-video` (POST /v1/video/generations).
+ *
+ * FamW 3.0 at prime quality animating a first frame (`image`, required), with an optional last frame (`end_image`), aspect ratio and generated audio. Clips up to 30 s. Clips of 2 to 30 s (5 s by default) at 480p, 720p or 1080p (720p by default). Aspect ratios 16:9, 9:16, 1:1, 4:3 or 3:4.
  */
 export interface Famw30PrimeImageToVideoParams {
   /** Model identifier. */
@@ -265,7 +285,9 @@ export interface Famw30PrimeImageToVideoParams {
 }
 
 /**
- * `vendorb/famsd-2.0-i2v-spicy` (POST /v1/video/generations): Image to video up to 4k, spicy channel.
+ * FamSD 2.0 Image to Video (spicy): `vendorb/famsd-2.0-i2v-spicy` (POST /v1/video/generations).
+ *
+ * Animates a first frame (`image`, required) on the spicy channel, up to 4k; an optional last frame (`end_image`), aspect ratio and generated audio. Clips of 4 to 15 s (5 s by default) at 480p, 720p, 1080p or 4k (720p by default). Aspect ratios 16:9, 4:3, 1:1, 3:4, 9:16 or 21:9.
  */
 export interface VendorbFamsd20I2vSpicyParams {
   /** Model identifier. */
@@ -289,7 +311,9 @@ export interface VendorbFamsd20I2vSpicyParams {
 }
 
 /**
- * `vendorb/famsd-2.5-i2v-spicy` (POST /v1/video/generations): Image to video up to 30 s, spicy channel.
+ * FamSD 2.5 Image to Video (spicy): `vendorb/famsd-2.5-i2v-spicy` (POST /v1/video/generations).
+ *
+ * FamSD 2.5 animating a first frame (`image`, required) on the spicy channel, for long clips (up to 30 s) at 480p or 720p; an optional last frame, aspect ratio and generated audio. Clips of 4 to 30 s (5 s by default) at 480p or 720p (720p by default). Aspect ratios 16:9, 4:3, 1:1, 3:4, 9:16 or 21:9.
  */
 export interface VendorbFamsd25I2vSpicyParams {
   /** Model identifier. */
@@ -313,7 +337,9 @@ export interface VendorbFamsd25I2vSpicyParams {
 }
 
 /**
- * `vendorb/famsd-2.0-mini-ref2v-spicy` (POST /v1/video/generations): Reference to video; one video per request; needs at least one reference.
+ * FamSD 2.0 Mini Reference to Video (spicy): `vendorb/famsd-2.0-mini-ref2v-spicy` (POST /v1/video/generations).
+ *
+ * A lighter FamSD making one clip from references: at least one of reference images (up to 9), videos (up to 3) or audio tracks (up to 3) is required, with the prompt saying how they combine. Clips of 4 to 15 s (5 s by default) at 720p or 1080p (720p by default). Aspect ratios 16:9, 9:16, 4:3, 3:4, 1:1 or 21:9.
  * At least one of `images`, `videos`, `audios` must hold an item.
  */
 export interface VendorbFamsd20MiniRef2vSpicyParams {
@@ -340,7 +366,9 @@ export interface VendorbFamsd20MiniRef2vSpicyParams {
 }
 
 /**
- * `vendorc-h3-max-reference-to-video` (POST /v1/video/generations): Reference to video; duration, resolution and aspect ratio are checked upstream.
+ * H3 Max Reference to Video: `vendorc-h3-max-reference-to-video` (POST /v1/video/generations).
+ *
+ * H3 Max building a clip from many references: up to 30 images, 10 videos and 10 audio tracks, plus an optional last frame and negative prompt. Duration, resolution and aspect ratio are passed on and checked by the upstream. Any duration the upstream accepts (5 s by default).
  */
 export interface VendorcH3MaxReferenceToVideoParams {
   /** Model identifier. */
@@ -372,7 +400,9 @@ export interface VendorcH3MaxReferenceToVideoParams {
 }
 
 /**
- * `vendorc-h3-max-turbo-image-to-video` (POST /v1/video/generations): Image to video, turbo; duration, resolution and aspect ratio are checked upstream.
+ * H3 Max Turbo Image to Video: `vendorc-h3-max-turbo-image-to-video` (POST /v1/video/generations).
+ *
+ * The faster H3 Max: animates a first frame (`image`, required), with an optional last frame, negative prompt, audio track and aspect ratio. Duration, resolution and aspect ratio are checked by the upstream. Any duration the upstream accepts (5 s by default).
  */
 export interface VendorcH3MaxTurboImageToVideoParams {
   /** Model identifier. */
@@ -400,7 +430,9 @@ export interface VendorcH3MaxTurboImageToVideoParams {
 }
 
 /**
- * `vendorc-h3-enhanced-reference-to-video` (POST /v1/video/generations): Reference to video, enhanced; aspect_ratio is required.
+ * H3 Enhanced Reference to Video: `vendorc-h3-enhanced-reference-to-video` (POST /v1/video/generations).
+ *
+ * H3 Enhanced making a clip from reference images, videos and audio tracks (up to 9 each); `aspect_ratio` is required. Resolutions go up to 4k. Clips of 5 to 15 s (5 s by default) at 768p, 2k or 4k (768p by default). Aspect ratios 21:9, 16:9, 4:3, 1:1, 3:4 or 9:16.
  */
 export interface VendorcH3EnhancedReferenceToVideoParams {
   /** Model identifier. */
@@ -424,7 +456,9 @@ export interface VendorcH3EnhancedReferenceToVideoParams {
 }
 
 /**
- * `vendorc-h3-max-image-to-video` (POST /v1/video/generations): Image to video.
+ * H3 Max Image to Video: `vendorc-h3-max-image-to-video` (POST /v1/video/generations).
+ *
+ * The prompt and a first-frame image (`image`) are required; nothing else is taken. At 480p or 768p. Clips of 5 to 15 s (5 s by default) at 480p or 768p (480p by default).
  */
 export interface VendorcH3MaxImageToVideoParams {
   /** Model identifier. */
@@ -442,7 +476,9 @@ export interface VendorcH3MaxImageToVideoParams {
 }
 
 /**
- * `vendorc-h3-image-to-video` (POST /v1/video/generations): Image to video.
+ * H3 Image to Video: `vendorc-h3-image-to-video` (POST /v1/video/generations).
+ *
+ * The prompt and a first-frame image (`image`) are required; nothing else is taken. At 768p or 2K (capital K). Clips of 5 to 15 s (5 s by default) at 768p or 2K (768p by default).
  */
 export interface VendorcH3ImageToVideoParams {
   /** Model identifier. */
@@ -460,7 +496,9 @@ export interface VendorcH3ImageToVideoParams {
 }
 
 /**
- * `vendorc/vendorc-h3-i2v-spicy` (POST /v1/video/generations): Image to video, spicy channel.
+ * H3 Image to Video (spicy): `vendorc/vendorc-h3-i2v-spicy` (POST /v1/video/generations).
+ *
+ * The prompt and a first-frame image (`image`) are required on the spicy channel; nothing else is taken. Up to 4k. Clips of 5 to 15 s (5 s by default) at 768p, 2k or 4k (768p by default).
  */
 export interface VendorcVendorcH3I2vSpicyParams {
   /** Model identifier. */
@@ -478,7 +516,9 @@ export interface VendorcVendorcH3I2vSpicyParams {
 }
 
 /**
- * `vendord/v6/reference-to-video` (POST /v1/video/generations): Reference images (tagged @image1, @image2, ...) to video; body at most 20 MB.
+ * V6 Reference to Video: `vendord/v6/reference-to-video` (POST /v1/video/generations).
+ *
+ * Makes a clip from 1 to 7 reference images (`images`, required), which the prompt names as @image1, @image2, ...; generated audio is on by default. The request body may be at most 20 MB. Clips of 1 to 15 s (5 s by default) at 360p, 540p, 720p or 1080p (720p by default). Aspect ratios 16:9, 9:16, 1:1, 4:3, 3:4, 2:3, 3:2 or 21:9.
  * The whole request body must not exceed 20971520 bytes.
  */
 export interface VendordV6ReferenceToVideoParams {
@@ -510,7 +550,9 @@ export interface VendordV6ReferenceToVideoParams {
 }
 
 /**
- * `vendord/v6/image-to-video` (POST /v1/video/generations): Image to video; the image is optional (JPG/PNG, at most 10 MB, at least 300x300, ratio 0.4-2.5).
+ * V6 Image to Video: `vendord/v6/image-to-video` (POST /v1/video/generations).
+ *
+ * Animates an image (`image`, optional: without one it works from the prompt alone); JPG or PNG, at most 10 MB, at least 300x300, ratio 0.4 to 2.5. Generated audio is on by default. Clips of 1 to 15 s (5 s by default) at 360p, 540p, 720p or 1080p (720p by default).
  * A data-URL `image` must be PNG or JPEG, at most 10 MiB, at least 300x300, width/height 0.4 to 2.5.
  */
 export interface VendordV6ImageToVideoParams {
@@ -531,7 +573,9 @@ export interface VendordV6ImageToVideoParams {
 }
 
 /**
- * `vendora/famz-image-spicy` (POST /v1/images/generations/async): Text to image, up to 1536 px a side.
+ * FamZ Image (spicy): `vendora/famz-image-spicy` (POST /v1/images/generations/async).
+ *
+ * Makes one image from the prompt on the spicy channel; set `size` (or `width` and `height`) and a seed. `prompt_extend` (on by default) lets the upstream rewrite a short prompt. Sides of 256 to 1536 px; 1024x1536 by default.
  * Give either `size`, or `width` and/or `height` (the other side takes its default); not both.
  */
 export type VendoraFamzImageSpicyParams = {
@@ -564,7 +608,9 @@ export type VendoraFamzImageSpicyParams = {
 );
 
 /**
- * `vendora/famz-image-spicy-pro` (POST /v1/images/generations/async): Text to image, pro, up to 2560 px a side.
+ * FamZ Image Pro (spicy): `vendora/famz-image-spicy-pro` (POST /v1/images/generations/async).
+ *
+ * The pro FamZ: one larger, more detailed image from the prompt on the spicy channel; set `size` (or `width` and `height`) and a seed. `prompt_extend` is off by default. Sides of 256 to 2560 px; 1024x1024 by default.
  * Give either `size`, or `width` and/or `height` (the other side takes its default); not both.
  */
 export type VendoraFamzImageSpicyProParams = {

@@ -50,6 +50,13 @@ export interface ModelInfo {
   readonly kind: TaskKind;
   /** The creation path, e.g. `/v1/video/generations`. */
   readonly endpoint: string;
+  /** The model's name for people, e.g. `FamW 2.7 Text to Video`. */
+  readonly display_name: string;
+  /** The vendor's model family, e.g. `FamW`. */
+  readonly family: string;
+  /** One line. */
+  readonly summary: string;
+  /** One paragraph: what the model does, its inputs, durations and resolutions. */
   readonly description: string;
   /** The JSON Schema of the model's request body, the one the server validates with. */
   readonly schema: { readonly [key: string]: unknown };

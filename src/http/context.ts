@@ -30,6 +30,8 @@ export interface HttpContext {
   readonly now?: () => number;
   /** The prices (MEDIAGATE_PRICING_FILE); undefined: models are listed without `pricing`. */
   readonly pricing?: Pricing | undefined;
+  /** The channel of a model's first route target; absent: every model renders in the sandbox (as the task service's default). */
+  readonly channelOf?: (model: string) => string;
   readonly validator: Validator;
   readonly service: TaskService;
   /** Changes of tasks made by any process: the event streams follow it. */

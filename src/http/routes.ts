@@ -3,6 +3,7 @@ import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from '../wire/task-bodies.
 import type { Route, Undocumented } from './route.js';
 import { createAdminKeyDocs, deleteAdminKeyDocs, getAdminKeyDocs, listAdminKeysDocs, patchAdminKeyDocs, adminUsageDocs } from './routes/admin-docs.js';
 import { getModelDocs, listModelsDocs } from './routes/models-docs.js';
+import { recentTasksDocs } from './routes/recent-tasks-docs.js';
 import { cancelDocs, listDocs } from './routes/task-ops-docs.js';
 import { createDocs, eventsDocs, getTaskDocs } from './routes/tasks-docs.js';
 import { usageDocs } from './routes/usage-docs.js';
@@ -11,6 +12,7 @@ import { streamTaskEvents } from './routes/events.js';
 import { getFile, getInput } from './routes/files.js';
 import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
 import { getModel, listModels } from './routes/models.js';
+import { listRecentTasks } from './routes/recent-tasks.js';
 import { cancelTask, listTasks } from './routes/task-ops.js';
 import { createTask, getTask, getTaskFast } from './routes/tasks.js';
 import { createAdminKey, deleteAdminKey, getAdminKey, listAdminKeys, patchAdminKey } from './routes/admin-keys.js';
@@ -109,6 +111,7 @@ export const ROUTES: readonly Route[] = [
     ...redeliverDocs,
   },
   { path: '/v1/usage', methods: ['GET'], family: 'video', auth: true, handler: getUsage, ...usageDocs },
+  { path: '/v1/tasks/recent', methods: ['GET'], family: 'video', auth: true, handler: listRecentTasks, ...recentTasksDocs },
   // The OpenAI-compatible front doors (src/frontdoors/, docs/guides/openai-clients.md).
   ...FRONT_DOOR_ROUTES,
   // The admin API (docs/admin.md): admin keys only; 404 while no admin key exists.

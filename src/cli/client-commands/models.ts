@@ -87,7 +87,7 @@ export function formatModel(model: ModelInfo): string {
       typeof prop['description'] === 'string' ? prop['description'] : '',
     ]);
   }
-  return [`${model.id}  (${model.kind}, POST ${model.endpoint})`, model.description, '', table(rows)].join('\n');
+  return [`${model.display_name}: ${model.id}  (${model.kind}, POST ${model.endpoint})`, model.description, '', table(rows)].join('\n');
 }
 
 /** `mediagate models [ID]` */
@@ -118,7 +118,8 @@ export function registerModelsCommand(program: Command, check?: (file: string | 
           process.stdout.write(`${JSON.stringify(models, null, 2)}\n`);
           return;
         }
-        const rows = [['MODEL', 'KIND', 'DESCRIPTION'], ...models.map((model) => [model.id, model.kind, model.description])];
+        // The one-line summary: the paragraph is shown by `mediagate models <id>`.
+        const rows = [['MODEL', 'NAME', 'KIND', 'SUMMARY'], ...models.map((model) => [model.id, model.display_name, model.kind, model.summary])];
         process.stdout.write(`${table(rows)}\n\nShow a model's parameters: mediagate models <id>\n`);
       }),
     );

@@ -4,13 +4,24 @@ import { errorAnswer, json, ref } from './docs-parts.js';
 
 const MODEL = {
   type: 'object',
-  required: ['id', 'object', 'kind', 'endpoint', 'description', 'schema'],
+  required: ['id', 'object', 'kind', 'endpoint', 'display_name', 'family', 'summary', 'description', 'schema'],
   properties: {
     id: { type: 'string', examples: ['vendora/famw-2.7-t2v'] },
     object: { const: 'model' },
     kind: { enum: ['video', 'image'] },
     endpoint: { type: 'string', description: 'The create operation that takes this model.' },
-    description: { type: 'string' },
+    display_name: {
+      type: 'string',
+      description: "The model's name for people; a declared model without `display_name` gets one derived from its id.",
+      examples: ['FamW 2.7 Text to Video'],
+    },
+    family: { type: 'string', description: "The vendor's model family (the console groups by it).", examples: ['FamW'] },
+    summary: { type: 'string', description: 'One line.' },
+    description: {
+      type: 'string',
+      description:
+        'One paragraph: what the model does and the inputs it takes, its durations and resolutions; on a model no channel routes upstream, that the sandbox renders it locally.',
+    },
     schema: { type: 'object', description: 'The JSON Schema the request body of this model is validated with.' },
     pricing: ref('ModelPricing'),
     lifecycle: {
