@@ -1,3 +1,4 @@
+import { Loop } from '../loop.js';
 import { EventStreams } from './event-streams.js';
 import { DEFAULT_CURRENCY } from '../billing/index.js';
 import { channel } from 'node:diagnostics_channel';
@@ -125,7 +126,13 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   registerJsonParser(app, ctx);
   registerHooks(app, logger, record);
   registerErrorAnswers(app, ctx, allowedMethodsFor(routes));
-  let idleSweep: NodeJS.Timeout | undefined;
+  const idleSweep = new Loop({
+    name: 'idle-connections',
+    immediate: false,
+    intervalMs: 100,
+    turn: () => void app.server.closeIdleConnections(),
+    onError: () => undefined,
+  });
   app.addHook('preClose', (done) => {
     closing = true;
     unwatchBodies();
@@ -136,12 +143,11 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     // still being written turns idle later and would hold the close until its keep-alive
     // timeout (72 s): sweep idle connections until the server has closed.
     // Unref'd, and ended by the close (a server that never listened emits no 'close').
-    idleSweep = setInterval(() => app.server.closeIdleConnections(), 100);
-    idleSweep.unref();
+    idleSweep.start();
     done();
   });
   app.addHook('onClose', (_instance, closed) => {
-    clearInterval(idleSweep);
+    void idleSweep.stop();
     closed();
   });
   registerRoutes(app, ctx, routes, deps);

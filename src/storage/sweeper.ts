@@ -1,5 +1,6 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Loop } from '../loop.js';
 import type { OutputStorage } from './storage.js';
 import type { SweepTurn } from './sweep-turn.js';
 
@@ -18,7 +19,8 @@ export interface SweeperOptions {
 }
 
 export interface Sweeper {
-  stop(): void;
+  /** Resolves when a sweep that runs has ended. */
+  stop(): Promise<void>;
 }
 
 /** Removes the entries of `root` last modified before `olderThanMs`. */
@@ -45,11 +47,10 @@ export function startSweeper(options: SweeperOptions): Sweeper {
     // Render cache entries live as long as the outputs they were made for.
     await sweepDirs(options.renderCacheRoot, now - options.outputTtlMs);
   };
-  const run = (): void => {
-    sweep().catch((error: unknown) => options.log.warn({ err: error }, 'sweep failed'));
-  };
-  run();
-  const timer = setInterval(run, options.intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return new Loop({
+    name: 'sweeper',
+    turn: sweep,
+    intervalMs: options.intervalMs,
+    onError: (error) => options.log.warn({ err: error }, 'sweep failed'),
+  }).start();
 }

@@ -11,6 +11,7 @@ import type { OutputStorage } from '../storage/storage.js';
 import type { TaskRunner, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
 import type { ClaimedTask, TaskError, TaskOutput } from '../store/records.js';
+import { Loop } from '../loop.js';
 import { isDiskFull, OUTAGE_SEEN_MS, outageOf, type Health } from '../outages.js';
 import { DiskWatch, type DiskProbe } from './disk-watch.js';
 import { StorageUnavailableError, withStorageRetry } from './storage-retry.js';
@@ -400,7 +401,9 @@ export class WorkerPool implements TaskRunner {
     } catch (error) {
       settled = await this.settleStopped(attempt, error);
     } finally {
-      clearInterval(heartbeat);
+      // Not awaited: a renewal in flight after the settle is fenced by the attempt, and a store
+      // that hangs must not hold the slots.
+      void heartbeat.stop();
       this.leaveSlots(attempt);
       await this.removeScratch(attempt);
     }
@@ -415,17 +418,17 @@ export class WorkerPool implements TaskRunner {
   }
 
   /** Renews the lease every lease/3; a lease found lost aborts the attempt. */
-  private startHeartbeat(attempt: Attempt): NodeJS.Timeout {
+  private startHeartbeat(attempt: Attempt): Loop {
     const { service, leaseMs, log } = this.options;
-    return setInterval(
-      () => {
-        service.heartbeat(attempt.task, leaseMs).then(
-          (held) => held || this.stop(attempt, 'lost-lease'),
-          (error: unknown) => log.warn({ err: error, task: attempt.task.id }, 'heartbeat failed'),
-        );
+    return new Loop({
+      name: 'heartbeat',
+      immediate: false,
+      intervalMs: Math.max(500, Math.floor(leaseMs / 3)),
+      turn: async () => {
+        if (!(await service.heartbeat(attempt.task, leaseMs))) this.stop(attempt, 'lost-lease');
       },
-      Math.max(500, Math.floor(leaseMs / 3)),
-    );
+      onError: (error) => log.warn({ err: error, task: attempt.task.id }, 'heartbeat failed'),
+    }).start();
   }
 
   /**
