@@ -147,12 +147,13 @@ export async function rotateSigningSecret(meta: SigningMeta, graceMs: number, no
 }
 
 /**
- * Keeps `signer` on the stored secrets: reads them every `intervalMs` in the background (one
- * statement; never on a request). A failed read keeps the secrets it has and is reported to
- * `onError`. The timer does not hold the process open; the returned function stops it.
+ * The loop (not started) that keeps `signer` on the stored secrets: reads them every
+ * `intervalMs` in the background (one statement; never on a request). A failed read keeps the
+ * secrets it has and is reported to `onError`. Its stop awaits a read in flight, so that the
+ * store can be closed after it.
  */
-export function startSigningRefresh(signer: UrlSigner, meta: SigningMeta, intervalMs: number, onError: (error: unknown) => void): () => Promise<void> {
-  const loop = new Loop({
+export function signingRefreshLoop(signer: UrlSigner, meta: SigningMeta, intervalMs: number, onError: (error: unknown) => void): Loop {
+  return new Loop({
     name: 'signing-refresh',
     immediate: false,
     intervalMs,
@@ -161,7 +162,5 @@ export function startSigningRefresh(signer: UrlSigner, meta: SigningMeta, interv
       const state = await readSigningState(meta);
       if (state) signer.use(state);
     },
-  }).start();
-  // Awaits a read in flight, so that the store can be closed under it.
-  return () => loop.stop();
+  });
 }

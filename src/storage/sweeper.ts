@@ -33,10 +33,11 @@ async function sweepDirs(root: string, olderThanMs: number): Promise<void> {
 }
 
 /**
- * Deletes, now and then every `intervalMs`, expired outputs, render-cache entries as old, and
- * scratch directories of attempts that died with their process.
+ * The loop (not started) that deletes, at its start and then every `intervalMs`, expired
+ * outputs, render-cache entries as old, and scratch directories of attempts that died with
+ * their process.
  */
-export function startSweeper(options: SweeperOptions): Sweeper {
+export function sweeperLoop(options: SweeperOptions): Loop {
   const sweep = async (): Promise<void> => {
     const now = Date.now();
     if (options.listingTurn === undefined || (await options.listingTurn(now))) {
@@ -52,5 +53,10 @@ export function startSweeper(options: SweeperOptions): Sweeper {
     turn: sweep,
     intervalMs: options.intervalMs,
     onError: (error) => options.log.warn({ err: error }, 'sweep failed'),
-  }).start();
+  });
+}
+
+/** The sweeper, started. */
+export function startSweeper(options: SweeperOptions): Sweeper {
+  return sweeperLoop(options).start();
 }

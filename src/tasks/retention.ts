@@ -24,12 +24,12 @@ const BATCH = 200;
 const INPUT_FOLDER_MIN_AGE_MS = 2 * 3600_000;
 
 /**
- * Deletes, now and then every `intervalMs`, final tasks older than the retention with their
+ * The loop (not started) that deletes, at its start and then every `intervalMs`, final tasks older than the retention with their
  * output files (in batches, on either store), and inputs whose task is final or gone (left
  * when a process stopped between a settle and its delete). A deleted task is simply not
  * there: its reads are `task_not_found`.
  */
-export function startRetentionSweep(options: RetentionSweepOptions): Loop {
+export function retentionLoop(options: RetentionSweepOptions): Loop {
   const { service, storage, log } = options;
   const sweep = async (): Promise<void> => {
     let deleted = 0;
@@ -54,5 +54,5 @@ export function startRetentionSweep(options: RetentionSweepOptions): Loop {
     turn: sweep,
     intervalMs: options.intervalMs,
     onError: (error) => log.warn({ err: error }, 'retention sweep failed'),
-  }).start();
+  });
 }
