@@ -18,7 +18,7 @@ import { inTaskSpan, type TaskSpanAttributes } from '../../tracing/index.js';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { copyOutput } from '../../channels/output-copy.js';
-import { meter } from '../../billing/index.js';
+import { endAttempt } from '../attempt-end.js';
 import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
 import type { ChannelMetrics } from '../../channels/metrics.js';
@@ -28,7 +28,7 @@ import { isTaskFailureCode } from '../../failure-codes.js';
 import { publishingTask, type InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
-import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../../store/records.js';
+import type { TaskError, UpstreamStep, UpstreamTask } from '../../store/records.js';
 import { UpstreamCanceller, type SchedulerLog } from './cancel.js';
 import { KeyedMutex, RateSlots } from './limits.js';
 import { nextProgress } from './progress.js';
@@ -602,14 +602,15 @@ export class UpstreamScheduler {
       this.metrics?.copied(task.channel, copied.bytes);
       copies.push({ path: destination, type: expect, contentType: copied.contentType });
     }
-    // Billed from our copies, as a render is from its files: the delivered duration, not the requested one.
-    const metered = await meter(copies);
-    if (!metered.ok) this.options.log.warn({ task: task.id, reason: metered.reason }, 'could not measure the outputs; billing the requested duration');
-    const stored: TaskOutput[] = [];
-    for (const copy of copies) stored.push({ type: copy.type, key: await storage.put(task.id, copy.path, ext), contentType: copy.contentType });
-    const won = await service.completeUpstream(task, stored, metered.ok ? metered.value : undefined, reportedUsage);
+    // Billed from our copies, as a render is from its files (attempt-end.ts).
+    const won = await endAttempt(copies, {
+      taskId: task.id,
+      log: this.options.log,
+      put: (copy) => storage.put(task.id, copy.path, ext),
+      complete: (stored, metered) => service.completeUpstream(task, stored, metered, reportedUsage),
+      remove: (key) => storage.delete(key),
+    });
     if (!won) {
-      await Promise.all(stored.map((file) => storage.delete(file.key)));
       await this.lost(task);
       return;
     }
