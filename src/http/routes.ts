@@ -96,7 +96,7 @@ export const MODEL_ROUTES: readonly Route[] = [
   { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel, ...getModelDocs },
 ];
 
-/** Webhook endpoints and their deliveries (docs/webhooks.md). */
+/** Webhook endpoints and their deliveries (docs/guides/webhooks.md). */
 export const WEBHOOK_ROUTES: readonly Route[] = [
   { path: '/v1/webhooks', methods: ['POST'], family: 'video', auth: true, handler: createWebhook, ...createWebhookDocs },
   { path: '/v1/webhooks', methods: ['GET'], family: 'video', auth: true, handler: listWebhooks, ...listWebhooksDocs },

@@ -20,7 +20,7 @@ const CONFIG = [
 ] as const;
 type WebhooksConfig = ConfigSlice<(typeof CONFIG)[number]>;
 
-/** Webhooks (docs/webhooks.md): the endpoint routes, and where workers run, the deliveries. */
+/** Webhooks (docs/guides/webhooks.md): the endpoint routes, and where workers run, the deliveries. */
 export interface WebhooksModule extends Module {
   /** The dispatcher of this process (with workers); undefined in an API-only process. */
   readonly dispatcher: WebhookDispatcher | undefined;
