@@ -118,7 +118,13 @@ export async function createMediagate(config: Config, options: MediagateOptions 
   const modules = [...work.list, usageModule(), adminKeysModule(floors), frontDoorsModule(), apiObservabilityModule(floors, metrics, work.webhooks)];
   const core = processOf(floors, work, modules);
   const feed = floors.openFeed();
-  const http = await buildServer(floors, { routes: routesOf(modules), metrics, channels: work.channels, webhooks: work.webhooks });
+  const http = await buildServer(floors, { routes: routesOf(modules), metrics, channels: work.channels, webhooks: work.webhooks }).catch(
+    async (error: unknown) => {
+      // Nothing runs yet, but the store and the media store are open.
+      await core.close(0);
+      throw error;
+    },
+  );
   return {
     ...core,
     http,
