@@ -1,5 +1,5 @@
 /**
- * A large body is parsed off the event loop (src/http/body-parser-pool.ts): while a 32 MiB
+ * A large body is parsed off the event loop (src/http/body/body-parser-pool.ts): while a 32 MiB
  * data-URL create is parsed and its Base64 checked, the server answers other requests. Shown by
  * the order of events, not by time: the parse is followed through the server's
  * `mediagate:json-body-parse` diagnostics channel, a /healthz request is sent when the parse

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkJsonLimits, type JsonLimits } from '../src/http/json-limits.js';
+import { checkJsonLimits, type JsonLimits } from '../src/http/body/json-limits.js';
 
 /** The same bounds, measured on the parsed value (string sizes as serialised, escapes included). */
 function exceeds(value: unknown, limits: JsonLimits, depth = 0): boolean {

@@ -27,7 +27,7 @@ describe('the sweeper', () => {
   let sweeper: Sweeper | undefined;
   let root = '';
   afterEach(async () => {
-    sweeper?.stop();
+    await sweeper?.stop();
     await rm(root, { recursive: true, force: true });
   });
 

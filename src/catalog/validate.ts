@@ -46,7 +46,7 @@ export interface RequestInput {
   readonly allowsModel?: ((model: string) => boolean) | undefined;
   /**
    * Data URLs of the body already checked by the thread that parsed it (a large body,
-   * http/body-parser-pool.ts), with its verdicts: not scanned again here, on the event loop.
+   * http/body/body-parser-pool.ts), with its verdicts: not scanned again here, on the event loop.
    */
   readonly checkedMedia?: readonly CheckedMedia[];
 }

@@ -11,7 +11,7 @@ import type { TaskFeed } from '../tasks/feed.js';
 import type { TaskService } from '../tasks/service.js';
 import type { Store } from '../store/store.js';
 import type { ConnectionLimits } from './connection-limits.js';
-import type { JsonLimits } from './json-limits.js';
+import type { JsonLimits } from './body/json-limits.js';
 import type { Metrics } from './metrics.js';
 import type { KeyLimits } from './rate-limit.js';
 import type { WebhookEndpointPolicy } from '../webhooks/endpoints.js';

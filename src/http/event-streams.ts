@@ -1,3 +1,4 @@
+import { Loop } from '../loop.js';
 import { errors } from '../errors.js';
 import type { KeyRegistry } from '../auth/api-keys.js';
 
@@ -34,17 +35,25 @@ interface KeyStreams {
 
 export class EventStreams {
   private readonly byOwner = new Map<string, KeyStreams>();
-  private checker: NodeJS.Timeout | undefined;
-  /** The check running now, if any. */
-  private running: Promise<void> | undefined;
-  /** A change heard during a check: the check runs again, since it may have read a key before the change. */
-  private checkAgain = false;
+  /**
+   * Checks the keys every keyCheckMs while streams are open. A change heard during a check
+   * runs it again (the loop's wake-up during a turn), since it may have read a key before the change.
+   */
+  private readonly checker: Loop;
   private readonly unwatchKeys: () => void;
 
   constructor(
     private readonly keys: KeyRegistry,
     private readonly limits: EventStreamLimits = DEFAULT_EVENT_STREAM_LIMITS,
   ) {
+    this.checker = new Loop({
+      name: 'event-stream-keys',
+      immediate: false,
+      intervalMs: limits.keyCheckMs,
+      turn: () => this.runChecks(),
+      // runChecks skips a key the store did not answer for; nothing else in it throws.
+      onError: () => undefined,
+    });
     this.unwatchKeys = keys.onForget(() => {
       if (this.byOwner.size > 0) void this.checkKeys();
     });
@@ -98,30 +107,20 @@ export class EventStreams {
    * and resolves when the check is done.
    */
   checkKeys(): Promise<void> {
-    if (this.running !== undefined) {
-      this.checkAgain = true;
-      return this.running;
-    }
-    this.running = this.runChecks().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    return this.checker.drain();
   }
 
   private async runChecks(): Promise<void> {
-    do {
-      this.checkAgain = false;
-      for (const [owner, entry] of [...this.byOwner]) {
-        let valid: boolean;
-        try {
-          valid = (await this.keys.resolveFresh(entry.token))?.id === owner;
-        } catch {
-          // A store that does not answer proves nothing: the next check asks again.
-          continue;
-        }
-        if (!valid) for (const end of [...entry.ends]) end();
+    for (const [owner, entry] of [...this.byOwner]) {
+      let valid: boolean;
+      try {
+        valid = (await this.keys.resolveFresh(entry.token))?.id === owner;
+      } catch {
+        // A store that does not answer proves nothing: the next check asks again.
+        continue;
       }
-    } while (this.checkAgain);
+      if (!valid) for (const end of [...entry.ends]) end();
+    }
   }
 
   close(): void {
@@ -130,13 +129,10 @@ export class EventStreams {
   }
 
   private armChecker(): void {
-    if (this.checker !== undefined) return;
-    this.checker = setInterval(() => void this.checkKeys(), this.limits.keyCheckMs);
-    this.checker.unref();
+    this.checker.start();
   }
 
   private disarmChecker(): void {
-    clearInterval(this.checker);
-    this.checker = undefined;
+    void this.checker.stop();
   }
 }

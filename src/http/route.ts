@@ -25,6 +25,15 @@ export interface RouteDeps {
   readonly finalBodies: FinalBodies;
 }
 
+/**
+ * The part of `RouteDeps` a feature's handlers read: the context fields `K` and the server parts
+ * `D`. A handler typed with it says what its module gives it and cannot reach the rest of the
+ * bag; the server still passes the whole `RouteDeps`, which is assignable to every such part.
+ */
+export type DepsOf<K extends keyof HttpContext, D extends Exclude<keyof RouteDeps, 'ctx'> = never> = Pick<RouteDeps, D> & {
+  readonly ctx: Pick<HttpContext, K>;
+};
+
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 /**

@@ -27,15 +27,8 @@ const DESCRIPTION: Undocumented = { undocumented: 'the description itself (/open
 const PROBE: Undocumented = { undocumented: "operators' probes and metrics, not the API" };
 const CONSOLE: Undocumented = { undocumented: 'the web console and its assets' };
 
-/**
- * Every route of the service, declared once. From this table come the Fastify registration
- * (server.ts; a route registered any other way stops the build), the 405 answers and their
- * `Allow` (route-patterns.ts), the status fast path's match (dispatch.ts) and the metrics
- * labels, and /openapi.json (openapi.ts folds the rows' operations). A new route is a row here,
- * its handler in `routes/` and its operation beside it (`routes/<feature>-docs.ts`);
- * test/route-table.test.ts walks the table over HTTP.
- */
-export const ROUTES: readonly Route[] = [
+/** Tasks: create, read, list, cancel and follow video tasks and image tasks. */
+export const TASK_ROUTES: readonly Route[] = [
   {
     path: '/v1/video/generations',
     methods: ['POST'],
@@ -97,6 +90,18 @@ export const ROUTES: readonly Route[] = [
     handler: streamTaskEvents('image'),
     ...eventsDocs('image'),
   },
+  // The console's history: the key's newest tasks of both families, with their prompts.
+  { path: '/v1/tasks/recent', methods: ['GET'], family: 'video', auth: true, handler: listRecentTasks, ...recentTasksDocs },
+];
+
+/** The models this deployment offers. */
+export const MODEL_ROUTES: readonly Route[] = [
+  { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels, ...listModelsDocs },
+  { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel, ...getModelDocs },
+];
+
+/** Webhook endpoints and their deliveries (docs/guides/webhooks.md). */
+export const WEBHOOK_ROUTES: readonly Route[] = [
   { path: '/v1/webhooks', methods: ['POST'], family: 'video', auth: true, handler: createWebhook, ...createWebhookDocs },
   { path: '/v1/webhooks', methods: ['GET'], family: 'video', auth: true, handler: listWebhooks, ...listWebhooksDocs },
   { path: '/v1/webhooks/:webhook_id', methods: ['DELETE'], family: 'video', auth: true, handler: deleteWebhook, ...deleteWebhookDocs },
@@ -110,29 +115,61 @@ export const ROUTES: readonly Route[] = [
     handler: redeliverWebhook,
     ...redeliverDocs,
   },
+];
+
+/** Usage and budgets: a key's own usage, and the admin reports (docs/admin.md). */
+export const USAGE_ROUTES: readonly Route[] = [
   { path: '/v1/usage', methods: ['GET'], family: 'video', auth: true, handler: getUsage, ...usageDocs },
-  { path: '/v1/tasks/recent', methods: ['GET'], family: 'video', auth: true, handler: listRecentTasks, ...recentTasksDocs },
-  // The OpenAI-compatible front doors (src/frontdoors/, docs/guides/openai-clients.md).
-  ...FRONT_DOOR_ROUTES,
-  // The admin API (docs/admin.md): admin keys only; 404 while no admin key exists.
+  { path: '/v1/admin/usage', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminUsage, ...adminUsageDocs },
+  { path: '/v1/admin/usage/export', methods: ['GET'], family: 'video', auth: 'admin', handler: exportAdminUsage, operation: exportAdminUsageOperation },
+];
+
+/** The admin API's keys (docs/admin.md): admin keys only; 404 while no admin key exists. */
+export const ADMIN_KEY_ROUTES: readonly Route[] = [
   { path: '/v1/admin/keys', methods: ['POST'], family: 'video', auth: 'admin', handler: createAdminKey, ...createAdminKeyDocs },
   { path: '/v1/admin/keys', methods: ['GET'], family: 'video', auth: 'admin', handler: listAdminKeys, ...listAdminKeysDocs },
   { path: '/v1/admin/keys/:id', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminKey, ...getAdminKeyDocs },
   { path: '/v1/admin/keys/:id', methods: ['PATCH'], family: 'video', auth: 'admin', handler: patchAdminKey, ...patchAdminKeyDocs },
   { path: '/v1/admin/keys/:id', methods: ['DELETE'], family: 'video', auth: 'admin', handler: deleteAdminKey, ...deleteAdminKeyDocs },
-  { path: '/v1/admin/usage', methods: ['GET'], family: 'video', auth: 'admin', handler: getAdminUsage, ...adminUsageDocs },
-  { path: '/v1/admin/usage/export', methods: ['GET'], family: 'video', auth: 'admin', handler: exportAdminUsage, operation: exportAdminUsageOperation },
-  { path: '/v1/models', methods: ['GET'], family: 'video', auth: true, handler: listModels, ...listModelsDocs },
-  { path: '/v1/models/*', methods: ['GET'], family: 'video', auth: true, handler: getModel, ...getModelDocs },
+];
+
+/** Output and input bytes, the API's description and the web console. */
+export const FILE_ROUTES: readonly Route[] = [
   { path: '/files/:task/:name', methods: ['GET'], family: 'video', auth: false, handler: getFile, operation: FILE_BYTES },
   { path: '/inputs/:folder/:name', methods: ['GET'], family: 'video', auth: false, handler: getInput, operation: FILE_BYTES },
   { path: '/openapi.json', methods: ['GET'], family: 'video', auth: false, handler: getOpenApi, operation: DESCRIPTION },
   { path: '/docs', methods: ['GET'], family: 'video', auth: false, handler: getDocs, operation: DESCRIPTION },
-  { path: '/healthz', methods: ['GET'], family: 'video', auth: false, handler: getHealth, operation: PROBE },
-  { path: '/readyz', methods: ['GET'], family: 'video', auth: false, handler: getReadiness, operation: PROBE },
-  { path: '/metrics', methods: ['GET'], family: 'video', auth: false, handler: getMetrics, operation: PROBE },
   { path: '/', methods: ['GET'], family: 'video', auth: false, handler: redirectToConsole, operation: CONSOLE },
   { path: '/favicon.ico', methods: ['GET'], family: 'video', auth: false, handler: getFavicon, operation: CONSOLE },
   { path: '/console', methods: ['GET'], family: 'video', auth: false, handler: getConsolePage, operation: CONSOLE },
   { path: '/console/assets/:name', methods: ['GET'], family: 'video', auth: false, handler: getConsoleAsset, operation: CONSOLE },
+];
+
+/** Operators' probes and metrics. */
+export const PROBE_ROUTES: readonly Route[] = [
+  { path: '/healthz', methods: ['GET'], family: 'video', auth: false, handler: getHealth, operation: PROBE },
+  { path: '/readyz', methods: ['GET'], family: 'video', auth: false, handler: getReadiness, operation: PROBE },
+  { path: '/metrics', methods: ['GET'], family: 'video', auth: false, handler: getMetrics, operation: PROBE },
+];
+
+/**
+ * Every route of the service, declared once, in the order of the modules that serve them
+ * (src/modules/: each module serves one of the lists above; the composition root hands the
+ * server the rows of the modules it runs). From the rows come the Fastify registration
+ * (server.ts; a route registered any other way stops the build), the 405 answers and their
+ * `Allow` (route-patterns.ts), the status fast path's match (dispatch.ts) and the metrics
+ * labels, and /openapi.json (openapi.ts folds the rows' operations). A new route is a row in its
+ * feature's list, its handler in `routes/` and its operation beside it
+ * (`routes/<feature>-docs.ts`); test/route-table.test.ts walks the table over HTTP.
+ */
+export const ROUTES: readonly Route[] = [
+  ...TASK_ROUTES,
+  ...MODEL_ROUTES,
+  ...WEBHOOK_ROUTES,
+  ...FILE_ROUTES,
+  ...USAGE_ROUTES,
+  ...ADMIN_KEY_ROUTES,
+  // The OpenAI-compatible front doors (src/frontdoors/, docs/guides/openai-clients.md).
+  ...FRONT_DOOR_ROUTES,
+  ...PROBE_ROUTES,
 ];

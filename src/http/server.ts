@@ -1,3 +1,4 @@
+import { Loop } from '../loop.js';
 import { EventStreams } from './event-streams.js';
 import { DEFAULT_CURRENCY } from '../billing/index.js';
 import { channel } from 'node:diagnostics_channel';
@@ -8,8 +9,8 @@ import type { Logger } from 'pino';
 import { ApiError, errors } from '../errors.js';
 import { authHook } from './auth.js';
 import { answerLongParam } from './long-param.js';
-import { BodyParserPool, OFFLOAD_BYTES } from './body-parser-pool.js';
-import { dataUrlStrings, parseJsonBody, type JsonBodyResult } from './json-body.js';
+import { BodyParserPool, OFFLOAD_BYTES } from './body/body-parser-pool.js';
+import { dataUrlStrings, parseJsonBody, type JsonBodyResult } from './body/json-body.js';
 import { withoutPrompts } from '../logging.js';
 import type { HttpContext } from './context.js';
 import { defaultHeaders } from './default-headers.js';
@@ -18,12 +19,12 @@ import { FinalBodies } from './final-bodies.js';
 import { outageAnswer } from './outage-answer.js';
 import { errorBody, familyOf } from '../wire/envelopes.js';
 import { registerCors } from './cors.js';
-import { LazyChildLogger } from './lazy-logger.js';
+import { LazyChildLogger } from './requests/lazy-logger.js';
 import { createOutputUrls } from '../storage/output-urls.js';
 import { applyConnectionLimits, checkIntervalMs, type ConnectionLimits } from './connection-limits.js';
-import { createRequestIds } from './request-ids.js';
-import { logResponse } from './request-log.js';
-import { createRequestRecorder } from './request-metrics.js';
+import { createRequestIds } from './requests/request-ids.js';
+import { logResponse } from './requests/request-log.js';
+import { createRequestRecorder } from './requests/request-metrics.js';
 import { allowedMethodsFor } from './route-patterns.js';
 import type { Handler, Route, RouteDeps } from './route.js';
 import { inRequestTrace, traceHttpRequest, traceHttpRoute } from '../tracing/index.js';
@@ -125,7 +126,13 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
   registerJsonParser(app, ctx);
   registerHooks(app, logger, record);
   registerErrorAnswers(app, ctx, allowedMethodsFor(routes));
-  let idleSweep: NodeJS.Timeout | undefined;
+  const idleSweep = new Loop({
+    name: 'idle-connections',
+    immediate: false,
+    intervalMs: 100,
+    turn: () => void app.server.closeIdleConnections(),
+    onError: () => undefined,
+  });
   app.addHook('preClose', (done) => {
     closing = true;
     unwatchBodies();
@@ -136,12 +143,11 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     // still being written turns idle later and would hold the close until its keep-alive
     // timeout (72 s): sweep idle connections until the server has closed.
     // Unref'd, and ended by the close (a server that never listened emits no 'close').
-    idleSweep = setInterval(() => app.server.closeIdleConnections(), 100);
-    idleSweep.unref();
+    idleSweep.start();
     done();
   });
   app.addHook('onClose', (_instance, closed) => {
-    clearInterval(idleSweep);
+    void idleSweep.stop();
     closed();
   });
   registerRoutes(app, ctx, routes, deps);

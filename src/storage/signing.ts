@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Loop } from '../loop.js';
 import type { MetaStore } from '../store/store.js';
 
 /** The signing secrets a process holds: new URLs use `current`; `previous` verifies until `untilMs`. */
@@ -146,27 +147,20 @@ export async function rotateSigningSecret(meta: SigningMeta, graceMs: number, no
 }
 
 /**
- * Keeps `signer` on the stored secrets: reads them every `intervalMs` in the background (one
- * statement; never on a request). A failed read keeps the secrets it has and is reported to
- * `onError`. The timer does not hold the process open; the returned function stops it.
+ * The loop (not started) that keeps `signer` on the stored secrets: reads them every
+ * `intervalMs` in the background (one statement; never on a request). A failed read keeps the
+ * secrets it has and is reported to `onError`. Its stop awaits a read in flight, so that the
+ * store can be closed after it.
  */
-export function startSigningRefresh(signer: UrlSigner, meta: SigningMeta, intervalMs: number, onError: (error: unknown) => void): () => Promise<void> {
-  let inFlight: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (inFlight) return;
-    inFlight = readSigningState(meta)
-      .then((state) => {
-        if (state) signer.use(state);
-      })
-      .catch(onError)
-      .finally(() => {
-        inFlight = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-  // Awaits a read in flight, so that the store can be closed under it.
-  return async () => {
-    clearInterval(timer);
-    await inFlight;
-  };
+export function signingRefreshLoop(signer: UrlSigner, meta: SigningMeta, intervalMs: number, onError: (error: unknown) => void): Loop {
+  return new Loop({
+    name: 'signing-refresh',
+    immediate: false,
+    intervalMs,
+    onError,
+    turn: async () => {
+      const state = await readSigningState(meta);
+      if (state) signer.use(state);
+    },
+  });
 }

@@ -1,5 +1,6 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Loop } from '../loop.js';
 import type { OutputStorage } from './storage.js';
 import type { SweepTurn } from './sweep-turn.js';
 
@@ -18,7 +19,8 @@ export interface SweeperOptions {
 }
 
 export interface Sweeper {
-  stop(): void;
+  /** Resolves when a sweep that runs has ended. */
+  stop(): Promise<void>;
 }
 
 /** Removes the entries of `root` last modified before `olderThanMs`. */
@@ -31,10 +33,11 @@ async function sweepDirs(root: string, olderThanMs: number): Promise<void> {
 }
 
 /**
- * Deletes, now and then every `intervalMs`, expired outputs, render-cache entries as old, and
- * scratch directories of attempts that died with their process.
+ * The loop (not started) that deletes, at its start and then every `intervalMs`, expired
+ * outputs, render-cache entries as old, and scratch directories of attempts that died with
+ * their process.
  */
-export function startSweeper(options: SweeperOptions): Sweeper {
+export function sweeperLoop(options: SweeperOptions): Loop {
   const sweep = async (): Promise<void> => {
     const now = Date.now();
     if (options.listingTurn === undefined || (await options.listingTurn(now))) {
@@ -45,11 +48,15 @@ export function startSweeper(options: SweeperOptions): Sweeper {
     // Render cache entries live as long as the outputs they were made for.
     await sweepDirs(options.renderCacheRoot, now - options.outputTtlMs);
   };
-  const run = (): void => {
-    sweep().catch((error: unknown) => options.log.warn({ err: error }, 'sweep failed'));
-  };
-  run();
-  const timer = setInterval(run, options.intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return new Loop({
+    name: 'sweeper',
+    turn: sweep,
+    intervalMs: options.intervalMs,
+    onError: (error) => options.log.warn({ err: error }, 'sweep failed'),
+  });
+}
+
+/** The sweeper, started. */
+export function startSweeper(options: SweeperOptions): Sweeper {
+  return sweeperLoop(options).start();
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Loop } from '../loop.js';
 import { isDiskFull, type Health } from '../outages.js';
 
 /** True when the disk has room for a render's scratch files. */
@@ -48,17 +49,25 @@ export interface DiskWatchOptions {
  * room again. Reported in the logs, in readiness (`disk`) and in the metrics.
  */
 export class DiskWatch {
-  private timer: NodeJS.Timeout | undefined;
-  private probing = false;
+  /** Probes for room while the disk is full; started by markFull, stopped when there is room. */
+  private readonly probing: Loop;
+  private isFull = false;
   private stopped = false;
   private readonly probe: DiskProbe;
 
   constructor(private readonly options: DiskWatchOptions) {
     this.probe = options.probe ?? writeProbe(options.root);
+    this.probing = new Loop({
+      name: 'disk-watch',
+      immediate: false,
+      intervalMs: options.intervalMs ?? 5000,
+      turn: () => this.probeAgain(),
+      onError: (error) => options.log.warn({ err: error, dir: options.root }, 'probing the disk for room failed'),
+    });
   }
 
   get full(): boolean {
-    return this.timer !== undefined;
+    return this.isFull;
   }
 
   /** After a failure that may have been the disk's: probes, and marks the disk full when it has no room. Returns whether it is full. */
@@ -72,31 +81,27 @@ export class DiskWatch {
   /** An error said the disk is full (ENOSPC): stop claiming until a probe finds room. */
   markFull(): void {
     if (this.full || this.stopped) return;
-    const { log, health, intervalMs = 5000 } = this.options;
+    const { log, health } = this.options;
     log.error({ dir: this.options.root }, 'the disk is full: this worker claims no task until there is room again (tasks it held went back to the queue)');
     health?.set('disk', `the disk of ${this.options.root} is full: no task is claimed until there is room`);
-    this.timer = setInterval(() => void this.probeAgain(), intervalMs);
-    this.timer.unref();
+    this.isFull = true;
+    this.probing.start();
     this.options.onFull();
   }
 
   private async probeAgain(): Promise<void> {
-    if (this.probing || !this.full) return;
-    this.probing = true;
-    try {
-      if (!(await this.probe().catch(() => false))) return;
-      clearInterval(this.timer);
-      this.timer = undefined;
-      this.options.health?.set('disk', undefined);
-      this.options.log.info({ dir: this.options.root }, 'the disk has room again: claiming tasks again');
-      if (!this.stopped) this.options.onRoom();
-    } finally {
-      this.probing = false;
-    }
+    if (!this.full) return;
+    if (!(await this.probe().catch(() => false))) return;
+    this.isFull = false;
+    // Not awaited: this is the loop's own turn, which its stop would wait for.
+    void this.probing.stop();
+    this.options.health?.set('disk', undefined);
+    this.options.log.info({ dir: this.options.root }, 'the disk has room again: claiming tasks again');
+    if (!this.stopped) this.options.onRoom();
   }
 
   stop(): void {
     this.stopped = true;
-    clearInterval(this.timer);
+    void this.probing.stop();
   }
 }

@@ -1,3 +1,4 @@
+import { Loop } from '../loop.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { SweepTurn } from '../storage/sweep-turn.js';
 import type { TaskService } from './service.js';
@@ -23,14 +24,13 @@ const BATCH = 200;
 const INPUT_FOLDER_MIN_AGE_MS = 2 * 3600_000;
 
 /**
- * Deletes, now and then every `intervalMs`, final tasks older than the retention with their
+ * The loop (not started) that deletes, at its start and then every `intervalMs`, final tasks older than the retention with their
  * output files (in batches, on either store), and inputs whose task is final or gone (left
  * when a process stopped between a settle and its delete). A deleted task is simply not
  * there: its reads are `task_not_found`.
  */
-export function startRetentionSweep(options: RetentionSweepOptions): { stop(): void } {
+export function retentionLoop(options: RetentionSweepOptions): Loop {
   const { service, storage, log } = options;
-  let running = false;
   const sweep = async (): Promise<void> => {
     let deleted = 0;
     for (;;) {
@@ -49,17 +49,10 @@ export function startRetentionSweep(options: RetentionSweepOptions): { stop(): v
     const inputs = await service.sweepInputs(now - INPUT_FOLDER_MIN_AGE_MS);
     if (inputs > 0) log.info({ removed: inputs }, 'inputs of ended tasks deleted');
   };
-  const run = (): void => {
-    if (running) return;
-    running = true;
-    sweep()
-      .catch((error: unknown) => log.warn({ err: error }, 'retention sweep failed'))
-      .finally(() => {
-        running = false;
-      });
-  };
-  run();
-  const timer = setInterval(run, options.intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return new Loop({
+    name: 'retention',
+    turn: sweep,
+    intervalMs: options.intervalMs,
+    onError: (error) => log.warn({ err: error }, 'retention sweep failed'),
+  });
 }

@@ -4,16 +4,17 @@ import { hostname } from 'node:os';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findModel, listedAspectRatios } from '../catalog/index.js';
-import { meter, type Metered } from '../billing/index.js';
-import { EngineError, type Engine, type FetchedInputs, type RenderModelInfo } from '../engines/types.js';
+import { EngineError, type Engine, type FetchedInputs, type RenderedFile, type RenderModelInfo } from '../engines/types.js';
 import type { InputStore } from '../storage/inputs.js';
 import type { OutputStorage } from '../storage/storage.js';
 import type { TaskRunner, TaskSource } from './sources/source.js';
 import type { TaskService } from './service.js';
-import type { ClaimedTask, TaskError, TaskOutput } from '../store/records.js';
+import type { ClaimedTask, TaskError } from '../store/records.js';
+import { Loop } from '../loop.js';
 import { isDiskFull, OUTAGE_SEEN_MS, outageOf, type Health } from '../outages.js';
 import { DiskWatch, type DiskProbe } from './disk-watch.js';
 import { StorageUnavailableError, withStorageRetry } from './storage-retry.js';
+import { endAttempt } from './attempt-end.js';
 
 export interface WorkerPoolOptions {
   readonly service: TaskService;
@@ -395,12 +396,13 @@ export class WorkerPool implements TaskRunner {
     let settled: Settled;
     try {
       await this.clearEarlierAttempts(task);
-      const { outputs, metered } = await this.produce(attempt);
-      settled = await this.settleCompleted(attempt, outputs, metered);
+      settled = await this.settleCompleted(attempt, await this.produce(attempt));
     } catch (error) {
       settled = await this.settleStopped(attempt, error);
     } finally {
-      clearInterval(heartbeat);
+      // Not awaited: a renewal in flight after the settle is fenced by the attempt, and a store
+      // that hangs must not hold the slots.
+      void heartbeat.stop();
       this.leaveSlots(attempt);
       await this.removeScratch(attempt);
     }
@@ -415,17 +417,17 @@ export class WorkerPool implements TaskRunner {
   }
 
   /** Renews the lease every lease/3; a lease found lost aborts the attempt. */
-  private startHeartbeat(attempt: Attempt): NodeJS.Timeout {
+  private startHeartbeat(attempt: Attempt): Loop {
     const { service, leaseMs, log } = this.options;
-    return setInterval(
-      () => {
-        service.heartbeat(attempt.task, leaseMs).then(
-          (held) => held || this.stop(attempt, 'lost-lease'),
-          (error: unknown) => log.warn({ err: error, task: attempt.task.id }, 'heartbeat failed'),
-        );
+    return new Loop({
+      name: 'heartbeat',
+      immediate: false,
+      intervalMs: Math.max(500, Math.floor(leaseMs / 3)),
+      turn: async () => {
+        if (!(await service.heartbeat(attempt.task, leaseMs))) this.stop(attempt, 'lost-lease');
       },
-      Math.max(500, Math.floor(leaseMs / 3)),
-    );
+      onError: (error) => log.warn({ err: error, task: attempt.task.id }, 'heartbeat failed'),
+    }).start();
   }
 
   /**
@@ -444,10 +446,10 @@ export class WorkerPool implements TaskRunner {
    * Inputs first, in the fetch stage (its own slots, the lease held, no render slot taken),
    * then a render slot, the render under its timeout, and the files stored.
    */
-  /** The files of the attempt, in storage, and what they measure (undefined when they could not be measured). */
-  private async produce(attempt: Attempt): Promise<{ outputs: TaskOutput[]; metered: Metered | undefined }> {
+  /** The finished files of the attempt, in its work dir. */
+  private async produce(attempt: Attempt): Promise<readonly RenderedFile[]> {
     const { task, controller } = attempt;
-    const { engine, storage } = this.options;
+    const { engine } = this.options;
     let inputs: FetchedInputs | undefined;
     if (attempt.inFetchStage) {
       try {
@@ -479,18 +481,7 @@ export class WorkerPool implements TaskRunner {
     if (controller.signal.aborted) throw controller.signal.reason;
     // The render is done: storing its files is bounded by the storage retry window instead.
     clearTimeout(attempt.timeout);
-    // Billed from the files themselves (the delivered duration, not the requested one), before they move into storage.
-    const metered = await meter(result.files);
-    if (!metered.ok) this.options.log.warn({ task: task.id, reason: metered.reason }, 'could not measure the outputs; billing the requested duration');
-    const outputs: TaskOutput[] = [];
-    for (const file of result.files) {
-      outputs.push({
-        type: file.type,
-        key: await this.store(task, controller.signal, () => storage.put(task.id, file.path, file.ext)),
-        contentType: file.contentType,
-      });
-    }
-    return { outputs, metered: metered.ok ? metered.value : undefined };
+    return result.files;
   }
 
   /**
@@ -529,13 +520,20 @@ export class WorkerPool implements TaskRunner {
     };
   }
 
-  private async settleCompleted(attempt: Attempt, outputs: TaskOutput[], metered: Metered | undefined): Promise<Settled> {
-    const { service, storage } = this.options;
-    // Scratch goes before the settle: a process killed after settling would leave it behind
-    // for a final task, which no later attempt clears (test/crash-load.test.ts).
-    await this.removeScratch(attempt);
-    const won = await service.complete(attempt.task, outputs, metered);
-    if (!won) await Promise.all(outputs.map((output) => storage.delete(output.key)));
+  /** The end of a render: its files measured, stored (retried through an outage), the task completed (attempt-end.ts). */
+  private async settleCompleted(attempt: Attempt, files: readonly RenderedFile[]): Promise<Settled> {
+    const { service, storage, log } = this.options;
+    const { task, controller } = attempt;
+    const won = await endAttempt(files, {
+      taskId: task.id,
+      log,
+      put: (file) => this.store(task, controller.signal, () => storage.put(task.id, file.path, file.ext)),
+      // Scratch goes before the settle: a process killed after settling would leave it behind
+      // for a final task, which no later attempt clears (test/crash-load.test.ts).
+      beforeSettle: () => this.removeScratch(attempt),
+      complete: (outputs, metered) => service.complete(task, outputs, metered),
+      remove: (key) => storage.delete(key),
+    });
     return { outcome: 'completed', won, failure: undefined };
   }
 

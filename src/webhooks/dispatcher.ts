@@ -1,4 +1,5 @@
 import { inTaskSpan } from '../tracing/index.js';
+import { Loop } from '../loop.js';
 import { randomBytes } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { hostname } from 'node:os';
@@ -78,9 +79,8 @@ export class WebhookDispatcher {
   private readonly pollIntervalMs: number;
   private readonly http: Dispatcher;
   private readonly inFlight = new Set<Promise<void>>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
+  /** Passes over the store: at each wake-up, else at the next delivery due (at most pollIntervalMs). */
+  private readonly passes: Loop;
   private stopped = true;
   private readonly wake = (): void => this.notify();
 
@@ -95,6 +95,13 @@ export class WebhookDispatcher {
       ...(options.lookup ? { lookup: options.lookup } : {}),
       connectTimeoutMs: this.timeoutMs,
     });
+    this.passes = new Loop({
+      name: 'webhook-dispatcher',
+      intervalMs: this.pollIntervalMs,
+      turn: () => this.pass(),
+      // A store that failed (a database restart) is tried again at the next interval.
+      onError: (error) => this.options.log.error({ err: error }, 'webhook dispatcher pass failed'),
+    });
   }
 
   /** Attempts in all, the first included. */
@@ -107,32 +114,12 @@ export class WebhookDispatcher {
     this.stopped = false;
     this.options.service.on('settled', this.wake);
     this.options.service.on('cancelled', this.wake);
-    this.notify();
+    this.passes.start();
   }
 
   /** Look at the store now (a task settled, a redelivery was asked for). */
   notify(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.running = this.pass()
-      .catch((error: unknown) => {
-        // A store that failed (a database restart) is tried again at the next interval.
-        this.options.log.error({ err: error }, 'webhook dispatcher pass failed');
-        this.schedule(this.pollIntervalMs);
-      })
-      .finally(() => {
-        this.running = undefined;
-        if (this.stopped) return;
-        if (this.again) {
-          this.again = false;
-          this.notify();
-        }
-      });
+    if (!this.stopped) this.passes.notify();
   }
 
   /** Stops claiming; attempts in flight finish (a lease left behind ends by itself). */
@@ -140,13 +127,13 @@ export class WebhookDispatcher {
     this.stopped = true;
     this.options.service.off('settled', this.wake);
     this.options.service.off('cancelled', this.wake);
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.passes.stop();
     await Promise.all([...this.inFlight]);
     await this.http.close();
   }
 
-  private async pass(): Promise<void> {
+  /** One pass; returns the wait before the next one. */
+  private async pass(): Promise<number | undefined> {
     const now = Date.now();
     for (;;) {
       const { tasks } = await this.options.store.announceTasks(ANNOUNCE_BATCH, Date.now(), (task, endpoints) => this.plan(task, endpoints));
@@ -166,16 +153,9 @@ export class WebhookDispatcher {
         this.inFlight.add(attempt);
       }
     }
-    if (this.stopped) return;
+    if (this.stopped) return undefined;
     const due = await this.options.store.nextWebhookDue();
-    this.schedule(due === undefined ? this.pollIntervalMs : Math.min(this.pollIntervalMs, Math.max(0, due - Date.now())));
-  }
-
-  private schedule(waitMs: number): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.notify(), waitMs);
-    this.timer.unref();
+    return due === undefined ? this.pollIntervalMs : Math.min(this.pollIntervalMs, Math.max(0, due - Date.now()));
   }
 
   /** The deliveries of one final task: one per endpoint of its owner that takes its event. */

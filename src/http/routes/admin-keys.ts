@@ -3,9 +3,12 @@ import { generateKey } from '../../auth/api-keys.js';
 import { adminKeyPatchFault, keyBody, parseKeyBody } from '../../auth/key-settings.js';
 import { errors } from '../../errors.js';
 import type { ApiKeyRecord } from '../../store/store.js';
-import { pathParam, type Handler, type RouteDeps } from '../route.js';
+import { pathParam, type DepsOf, type Handler } from '../route.js';
 import { pageLimit, queryValue } from './task-ops.js';
 import { requireJsonBody } from './tasks.js';
+
+/** The admin keys module's: the key rows and the registry (its cache dropped at each change). */
+type AdminKeyDeps = DepsOf<'store' | 'keys'>;
 
 /**
  * `/v1/admin/keys` (docs/admin.md): client keys as an operator manages them, behind an admin
@@ -20,13 +23,13 @@ import { requireJsonBody } from './tasks.js';
 export const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The client key `id` as the admin API sees it: undefined when unknown, revoked or an admin key. */
-async function visibleKey(deps: RouteDeps, id: string, now: number): Promise<ApiKeyRecord | undefined> {
+async function visibleKey(deps: AdminKeyDeps, id: string, now: number): Promise<ApiKeyRecord | undefined> {
   if (!KEY_ID.test(id)) return undefined;
   const key = await deps.ctx.store.getKey(id, now);
   return key !== undefined && key.role === 'client' && key.revokedAt === null ? key : undefined;
 }
 
-async function requireKey(deps: RouteDeps, request: FastifyRequest, now: number): Promise<ApiKeyRecord> {
+async function requireKey(deps: AdminKeyDeps, request: FastifyRequest, now: number): Promise<ApiKeyRecord> {
   const id = pathParam(request, 'id');
   const key = await visibleKey(deps, id, now);
   if (key === undefined) throw errors.keyNotFound(id);
@@ -34,7 +37,7 @@ async function requireKey(deps: RouteDeps, request: FastifyRequest, now: number)
 }
 
 /** `POST /v1/admin/keys`: 201 with the key object and `key`, the only time the key is shown. */
-export function createAdminKey(deps: RouteDeps): Handler {
+export function createAdminKey(deps: AdminKeyDeps): Handler {
   return async (request, reply) => {
     const settings = parseKeyBody(requireJsonBody(request), 'create');
     if (settings instanceof Error) throw settings;
@@ -48,7 +51,7 @@ export function createAdminKey(deps: RouteDeps): Handler {
 }
 
 /** `GET /v1/admin/keys`: newest first, `limit` (1-100, default 20) and `after` (a key id). */
-export function listAdminKeys(deps: RouteDeps): Handler {
+export function listAdminKeys(deps: AdminKeyDeps): Handler {
   return async (request) => {
     const now = Date.now();
     const limit = pageLimit(request);
@@ -66,12 +69,12 @@ export function listAdminKeys(deps: RouteDeps): Handler {
 }
 
 /** `GET /v1/admin/keys/{id}`: the key with what it spent and holds in its current budget period. */
-export function getAdminKey(deps: RouteDeps): Handler {
+export function getAdminKey(deps: AdminKeyDeps): Handler {
   return async (request) => keyBody(await requireKey(deps, request, Date.now()));
 }
 
 /** `PATCH /v1/admin/keys/{id}`: any create field and `disabled`; 200 with the key as GET shows it. */
-export function patchAdminKey(deps: RouteDeps): Handler {
+export function patchAdminKey(deps: AdminKeyDeps): Handler {
   return async (request) => {
     const now = Date.now();
     const id = pathParam(request, 'id');
@@ -96,7 +99,7 @@ export function patchAdminKey(deps: RouteDeps): Handler {
 }
 
 /** `DELETE /v1/admin/keys/{id}`: revokes the key (401 at once; in another process on SQLite, within 5 s). */
-export function deleteAdminKey(deps: RouteDeps): Handler {
+export function deleteAdminKey(deps: AdminKeyDeps): Handler {
   return async (request) => {
     const key = await requireKey(deps, request, Date.now());
     if (!(await deps.ctx.store.revokeKey(key.id, Date.now()))) throw errors.keyNotFound(key.id);

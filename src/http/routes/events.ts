@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Loop } from '../../loop.js';
 import { errors } from '../../errors.js';
 import { bearerToken } from '../auth.js';
 import type { Task, TaskStatus } from '../../store/records.js';
@@ -79,9 +80,15 @@ export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
         return;
       }
       const stream = new TaskStream(res, body, parseLastEventId(request.headers['last-event-id']));
-      const keepAlive = setInterval(() => stream.comment('keep-alive'), sseKeepAliveMs);
+      const keepAlive = new Loop({
+        name: 'keep-alive',
+        immediate: false,
+        intervalMs: sseKeepAliveMs,
+        turn: () => void stream.comment('keep-alive'),
+        onError: () => undefined,
+      }).start();
       const stop = (): void => {
-        clearInterval(keepAlive);
+        void keepAlive.stop();
         giveUp();
         deps.closing.removeEventListener('abort', end);
         deliver = () => undefined;

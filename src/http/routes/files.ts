@@ -2,7 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
 import type { StoredFile } from '../../storage/storage.js';
 import { inputKey } from '../../storage/inputs.js';
-import { pathParam, type Handler, type RouteDeps } from '../route.js';
+import { pathParam, type DepsOf, type Handler } from '../route.js';
+
+/** The files module's: the signer that checks a URL, and the stores of outputs and inputs. */
+type FileDeps = DepsOf<'signer' | 'storage' | 'inputs'>;
 
 // `sandbox` alone gives the document an opaque origin, and Chromium's media document then fetches
 // the file cross-origin and is refused; `allow-same-origin` keeps the sandbox (no scripts, no
@@ -25,7 +28,7 @@ function queryParam(query: unknown, name: string): string {
  * (ChannelMedia.publish, when MEDIAGATE_PUBLIC_URL is set), at a signed URL that expires
  * within the hour; no API key.
  */
-export function getInput({ ctx }: RouteDeps): Handler {
+export function getInput({ ctx }: FileDeps): Handler {
   return async (request, reply) => {
     const folder = pathParam(request, 'folder');
     const name = pathParam(request, 'name');
@@ -50,7 +53,7 @@ export function getInput({ ctx }: RouteDeps): Handler {
  * `GET /files/{task}/{name}`: output files at signed, expiring URLs; no API key, so a browser or
  * a plain `curl` can fetch them. Single byte ranges are served so video players can seek.
  */
-export function getFile({ ctx }: RouteDeps): Handler {
+export function getFile({ ctx }: FileDeps): Handler {
   return async (request, reply) => {
     const name = pathParam(request, 'name');
     const key = `${pathParam(request, 'task')}/${name}`;

@@ -4,7 +4,10 @@ import { SANDBOX_CHANNEL } from '../../channels/config.js';
 import { ApiError } from '../../errors.js';
 import { offeredView } from '../model-views.js';
 import { requestSchema } from '../openapi.js';
-import { pathParam, type Handler, type RouteDeps } from '../route.js';
+import { pathParam, type DepsOf, type Handler } from '../route.js';
+
+/** The tasks module's model listing: the routed rows, their prices, and the clock of their lifecycle dates. */
+type ModelDeps = DepsOf<'models' | 'now' | 'pricing' | 'channelOf'>;
 
 /** Said of a model no channel routes upstream: its outputs are the sandbox's, not the vendor's. */
 const SANDBOX_NOTE =
@@ -29,13 +32,13 @@ function describe(row: ModelRow, pricing: Pricing | undefined, nowMs: number, ch
   };
 }
 
-const channelOf = (ctx: RouteDeps['ctx']): ((model: string) => string) => ctx.channelOf ?? (() => SANDBOX_CHANNEL);
+const channelOf = (ctx: ModelDeps['ctx']): ((model: string) => string) => ctx.channelOf ?? (() => SANDBOX_CHANNEL);
 
 /**
  * `GET /v1/models`: the models this deployment routes (those the calling key may use, when it is
  * limited to some), less the retired ones. Built again only when a lifecycle date passes.
  */
-export function listModels({ ctx }: RouteDeps): Handler {
+export function listModels({ ctx }: ModelDeps): Handler {
   const list = offeredView(ctx, (rows, nowMs) => ({ object: 'list', data: rows.map((row) => describe(row, ctx.pricing, nowMs, channelOf(ctx))) }));
   return (request) => {
     const allows = request.apiKey.allowsModel;
@@ -45,7 +48,7 @@ export function listModels({ ctx }: RouteDeps): Handler {
 }
 
 /** `GET /v1/models/{id}`: ids contain slashes, so the id is the rest of the path. A retired model still answers. */
-export function getModel({ ctx }: RouteDeps): Handler {
+export function getModel({ ctx }: ModelDeps): Handler {
   const rows = new Map(ctx.models.map((row) => [row.id, row]));
   const described = offeredView(ctx, (_offered, nowMs) => new Map(ctx.models.map((row) => [row.id, describe(row, ctx.pricing, nowMs, channelOf(ctx))])));
   return (request) => {

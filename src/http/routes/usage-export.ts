@@ -1,8 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
 import { focusCsv } from '../focus-export.js';
-import type { Handler, OpenApiOperation, RouteDeps } from '../route.js';
+import type { DepsOf, Handler, OpenApiOperation } from '../route.js';
 import { queryValue } from './task-ops.js';
+
+/** The usage module's: the usage rows, in the pricing's currency. */
+type UsageDeps = DepsOf<'store', 'currency'>;
 
 /**
  * `GET /v1/admin/usage/export?format=focus&from=YYYY-MM-DD&to=YYYY-MM-DD`: the spend of every
@@ -28,7 +31,7 @@ function dayParam(request: FastifyRequest, name: 'from' | 'to'): string {
 
 const nextDay = (day: string): string => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 
-export function exportAdminUsage({ ctx, currency }: RouteDeps): Handler {
+export function exportAdminUsage({ ctx, currency }: UsageDeps): Handler {
   return async (request, reply) => {
     const format = queryValue(request, 'format');
     if (format !== 'focus') throw errors.invalidQuery('format', "format must be 'focus' (the FinOps FOCUS CSV).");

@@ -2,9 +2,12 @@ import type { FastifyRequest } from 'fastify';
 import { formatAmount } from '../../billing/index.js';
 import { errors } from '../../errors.js';
 import type { KeyBudgetState, UsageRecord } from '../../store/records.js';
-import type { Handler, RouteDeps } from '../route.js';
+import type { DepsOf, Handler } from '../route.js';
 import { KEY_ID } from './admin-keys.js';
 import { queryValue } from './task-ops.js';
+
+/** The usage module's: the usage rows and budgets, in the pricing's currency. */
+type UsageDeps = DepsOf<'store', 'currency'>;
 
 /**
  * Usage reports (docs/usage-and-budgets.md): `GET /v1/usage` for the calling key, and the
@@ -129,7 +132,7 @@ export function budgetBody(state: KeyBudgetState | undefined, nowSeconds: number
  * `GET /v1/usage`: the calling key's usage over whole UTC days, by model and/or day (default
  * both), with its budget. Default range: the key's current budget period, else the last 30 days.
  */
-export function getUsage({ ctx, currency }: RouteDeps): Handler {
+export function getUsage({ ctx, currency }: UsageDeps): Handler {
   return async (request) => {
     const nowMs = Date.now();
     const now = Math.floor(nowMs / 1000);
@@ -162,7 +165,7 @@ export function getUsage({ ctx, currency }: RouteDeps): Handler {
  * accepting `key` (default `key,model,day`); `key_id` narrows it to one key. Mounted under the
  * admin keys' authorization, never a client key's.
  */
-export function getAdminUsage({ ctx, currency }: RouteDeps): Handler {
+export function getAdminUsage({ ctx, currency }: UsageDeps): Handler {
   return async (request) => {
     const now = Math.floor(Date.now() / 1000);
     const dimensions = groupBy(request, ['key', 'model', 'day'], ['key', 'model', 'day']);

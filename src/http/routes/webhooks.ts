@@ -3,9 +3,12 @@ import { errors } from '../../errors.js';
 import type { WebhookEndpointRecord } from '../../store/store.js';
 import { registerWebhookEndpoint } from '../../webhooks/endpoints.js';
 import { webhookDeliveryBody, webhookEndpointBody, webhookEndpointCreatedBody } from '../../wire/webhooks.js';
-import { pathParam, type Handler, type RouteDeps } from '../route.js';
+import { pathParam, type DepsOf, type Handler } from '../route.js';
 import { pageLimit, queryValue } from './task-ops.js';
 import { requireJsonBody } from './tasks.js';
+
+/** The webhooks module's: the store's endpoint and delivery rows, the endpoint rules and the dispatcher's wake-up. */
+type WebhookDeps = DepsOf<'store' | 'webhooks'>;
 
 /*
  * Webhook endpoints of the calling key: register, list, delete, the delivery log and a manual
@@ -18,7 +21,7 @@ const ENDPOINT_ID = /^wh_[A-Za-z0-9_-]{30}$/;
 const DELIVERY_ID = /^msg_[A-Za-z0-9_-]{30}$/;
 
 /** `POST /v1/webhooks` `{url, events?}`: the endpoint and its secret, shown this once. */
-export function createWebhook(deps: RouteDeps): Handler {
+export function createWebhook(deps: WebhookDeps): Handler {
   return async (request) => {
     const body = requireJsonBody(request);
     const endpoint = await registerWebhookEndpoint(deps.ctx.store, request.owner, body, deps.ctx.webhooks ?? {});
@@ -27,11 +30,11 @@ export function createWebhook(deps: RouteDeps): Handler {
 }
 
 /** `GET /v1/webhooks`: the key's endpoints, oldest first, without secrets. */
-export function listWebhooks(deps: RouteDeps): Handler {
+export function listWebhooks(deps: WebhookDeps): Handler {
   return async (request) => ({ object: 'list', data: (await deps.ctx.store.listWebhookEndpoints(request.owner)).map(webhookEndpointBody) });
 }
 
-async function requireEndpoint(deps: RouteDeps, request: FastifyRequest): Promise<WebhookEndpointRecord> {
+async function requireEndpoint(deps: WebhookDeps, request: FastifyRequest): Promise<WebhookEndpointRecord> {
   const id = pathParam(request, 'webhook_id');
   const endpoint = ENDPOINT_ID.test(id) ? await deps.ctx.store.getWebhookEndpoint(id, request.owner) : undefined;
   if (endpoint === undefined) throw errors.webhookNotFound(id);
@@ -39,7 +42,7 @@ async function requireEndpoint(deps: RouteDeps, request: FastifyRequest): Promis
 }
 
 /** `DELETE /v1/webhooks/{webhook_id}`: the endpoint and its pending deliveries go. */
-export function deleteWebhook(deps: RouteDeps): Handler {
+export function deleteWebhook(deps: WebhookDeps): Handler {
   return async (request) => {
     const id = pathParam(request, 'webhook_id');
     if (!ENDPOINT_ID.test(id) || !(await deps.ctx.store.deleteWebhookEndpoint(id, request.owner))) throw errors.webhookNotFound(id);
@@ -48,7 +51,7 @@ export function deleteWebhook(deps: RouteDeps): Handler {
 }
 
 /** `GET /v1/webhooks/{webhook_id}/deliveries`: newest first, `limit` (1-100, default 20) and `after`. */
-export function listWebhookDeliveries(deps: RouteDeps): Handler {
+export function listWebhookDeliveries(deps: WebhookDeps): Handler {
   return async (request) => {
     const limit = pageLimit(request);
     const after = queryValue(request, 'after');
@@ -66,7 +69,7 @@ export function listWebhookDeliveries(deps: RouteDeps): Handler {
 }
 
 /** `POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver`: due again now, same `webhook-id`. */
-export function redeliverWebhook(deps: RouteDeps): Handler {
+export function redeliverWebhook(deps: WebhookDeps): Handler {
   return async (request) => {
     const endpoint = await requireEndpoint(deps, request);
     const id = pathParam(request, 'delivery_id');

@@ -1,5 +1,6 @@
 import { Logger, run, runMigrations, type JobHelpers, type LogLevel, type Runner } from 'graphile-worker';
 import type pg from 'pg';
+import { Loop } from '../../loop.js';
 import type { TaskService } from '../service.js';
 import type { JobQueueSql } from '../../store/store.js';
 import type { Health } from '../../outages.js';
@@ -191,8 +192,8 @@ const RESTART_BACKOFF_MS = { first: 250, max: 30_000 } as const;
  */
 export class GraphileTaskSource implements TaskSource {
   private graphile: Runner | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private reaping: Promise<void> | undefined;
+  /** The reaper: every reapMs, and at start. */
+  private reaper: Loop | undefined;
   private stopping = false;
   private stopped: Promise<void> | undefined;
   private releasedAt = 0;
@@ -247,9 +248,12 @@ export class GraphileTaskSource implements TaskSource {
     // The first start fails the process's start: a database that is not there at start is the
     // operator's to see. Later stops are supervised (runnerStopped).
     await this.startRunner(runner);
-    void this.reap();
-    this.timer = setInterval(() => void this.reap(), this.reapMs);
-    this.timer.unref();
+    this.reaper = new Loop({
+      name: 'reaper',
+      intervalMs: this.reapMs,
+      turn: () => this.reapOnce(),
+      onError: (error) => this.options.log.warn({ err: error }, 'looking for stranded tasks failed'),
+    }).start();
   }
 
   /**
@@ -433,28 +437,20 @@ export class GraphileTaskSource implements TaskSource {
   }
 
   /** One pass: fail tasks whose workers keep dying, give stranded tasks a new job. */
-  reap(): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    if (this.reaping) return this.reaping;
+  private async reapOnce(): Promise<void> {
+    if (this.stopping) return;
     const { service, leaseMs, maxAttempts, log } = this.options;
-    this.reaping = (async () => {
-      const failed = await service.failAbandoned(maxAttempts);
-      if (failed > 0) log.warn({ tasks: failed }, 'failed tasks whose workers stopped too many times');
-      const requeued = await service.requeueStranded(leaseMs);
-      if (requeued.length > 0) log.info({ tasks: requeued.length }, 'gave new jobs to tasks whose worker stopped');
-      // After the requeue: a dead worker's jobs are retired by then, or run again once unlocked.
-      // Once a lease, not every pass: it reads every locked job (no index on the lock columns),
-      // and a lock is not called dead before it is a lease old anyway.
-      if (Date.now() - this.releasedAt >= leaseMs) {
-        this.releasedAt = Date.now();
-        await this.releaseDeadWorkers();
-      }
-    })()
-      .catch((error: unknown) => log.warn({ err: error }, 'looking for stranded tasks failed'))
-      .finally(() => {
-        this.reaping = undefined;
-      });
-    return this.reaping;
+    const failed = await service.failAbandoned(maxAttempts);
+    if (failed > 0) log.warn({ tasks: failed }, 'failed tasks whose workers stopped too many times');
+    const requeued = await service.requeueStranded(leaseMs);
+    if (requeued.length > 0) log.info({ tasks: requeued.length }, 'gave new jobs to tasks whose worker stopped');
+    // After the requeue: a dead worker's jobs are retired by then, or run again once unlocked.
+    // Once a lease, not every pass: it reads every locked job (no index on the lock columns),
+    // and a lock is not called dead before it is a lease old anyway.
+    if (Date.now() - this.releasedAt >= leaseMs) {
+      this.releasedAt = Date.now();
+      await this.releaseDeadWorkers();
+    }
   }
 
   /**
@@ -481,9 +477,8 @@ export class GraphileTaskSource implements TaskSource {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping = true;
-      if (this.timer) clearInterval(this.timer);
       clearTimeout(this.restartTimer);
-      await this.reaping;
+      await this.reaper?.stop();
       await this.starting?.catch(() => {});
       // Stops fetching jobs and waits for running handlers (the pool ends or hands back their
       // renders by its drain deadline). A runner that stopped by itself is stopped already.

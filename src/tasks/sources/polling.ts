@@ -1,3 +1,4 @@
+import { Loop } from '../../loop.js';
 import type { TaskService } from '../service.js';
 import type { TaskLog, TaskRunner, TaskSource } from './source.js';
 
@@ -16,39 +17,26 @@ export interface PollingSourceOptions {
  * mode's source; expired leases are taken over by the same claim.
  */
 export class PollingTaskSource implements TaskSource {
-  private runner: TaskRunner | undefined;
   private stopping = false;
-  private filling: Promise<void> | undefined;
-  private refill = false;
-  private timer: NodeJS.Timeout | undefined;
+  /** Each turn claims until the runner is full or nothing is left; wake-ups during one coalesce. */
+  private claims: Loop | undefined;
   private readonly runs = new Set<Promise<void>>();
 
   constructor(private readonly options: PollingSourceOptions) {}
 
   start(runner: TaskRunner): Promise<void> {
-    this.runner = runner;
-    this.timer = setInterval(() => this.notify(), this.options.pollMs ?? 1000);
-    this.timer.unref();
-    this.notify();
+    this.claims = new Loop({
+      name: 'claims',
+      intervalMs: this.options.pollMs ?? 1000,
+      turn: () => this.fill(runner),
+      onError: (error) => this.options.log.error({ err: error }, 'claiming tasks failed'),
+    }).start();
     return Promise.resolve();
   }
 
   /** Looks for work now; cheap to call often (calls coalesce). */
   notify(): void {
-    if (this.stopping || !this.runner) return;
-    if (this.filling) {
-      this.refill = true;
-      return;
-    }
-    this.filling = this.fill(this.runner)
-      .catch((error: unknown) => this.options.log.error({ err: error }, 'claiming tasks failed'))
-      .finally(() => {
-        this.filling = undefined;
-        if (this.refill) {
-          this.refill = false;
-          this.notify();
-        }
-      });
+    if (!this.stopping) this.claims?.notify();
   }
 
   private async fill(runner: TaskRunner): Promise<void> {
@@ -70,8 +58,7 @@ export class PollingTaskSource implements TaskSource {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.filling;
+    await this.claims?.stop();
     await Promise.allSettled([...this.runs]);
   }
 }

@@ -18,7 +18,8 @@ import { inTaskSpan, type TaskSpanAttributes } from '../../tracing/index.js';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { copyOutput } from '../../channels/output-copy.js';
-import { meter } from '../../billing/index.js';
+import { endAttempt } from '../attempt-end.js';
+import { Loop } from '../../loop.js';
 import type { ChannelsConfig, RouteTarget } from '../../channels/config.js';
 import type { ChannelContexts } from '../../channels/context.js';
 import type { ChannelMetrics } from '../../channels/metrics.js';
@@ -28,7 +29,7 @@ import { isTaskFailureCode } from '../../failure-codes.js';
 import { publishingTask, type InputStore } from '../../storage/inputs.js';
 import type { OutputStorage } from '../../storage/storage.js';
 import type { TaskService } from '../service.js';
-import type { TaskError, TaskOutput, UpstreamStep, UpstreamTask } from '../../store/records.js';
+import type { TaskError, UpstreamStep, UpstreamTask } from '../../store/records.js';
 import { UpstreamCanceller, type SchedulerLog } from './cancel.js';
 import { KeyedMutex, RateSlots } from './limits.js';
 import { nextProgress } from './progress.js';
@@ -101,8 +102,8 @@ export class UpstreamScheduler {
   private readonly running = new Set<Promise<void>>();
   private readonly submitLocks = new KeyedMutex();
   private readonly rates: RateSlots;
-  private timer: NodeJS.Timeout | undefined;
-  private ticking = false;
+  /** Claims and dispatches steps: at each wake-up, else at the next task due (at most idleMs). */
+  private readonly ticks: Loop;
   private closed = true;
   private readonly canceller: UpstreamCanceller;
   private readonly metrics: ChannelMetrics | undefined;
@@ -110,6 +111,12 @@ export class UpstreamScheduler {
 
   constructor(private readonly options: UpstreamSchedulerOptions) {
     this.timings = { ...SCHEDULER_DEFAULTS, ...options.timings };
+    this.ticks = new Loop({
+      name: 'upstream-scheduler',
+      intervalMs: this.timings.idleMs,
+      turn: () => this.tick(),
+      onError: (error) => options.log.error({ err: error }, 'upstream scheduler: a claim failed; trying again'),
+    });
     this.now = options.now ?? Date.now;
     this.metrics = options.metrics;
     const { service } = options;
@@ -129,12 +136,12 @@ export class UpstreamScheduler {
 
   start(): void {
     this.closed = false;
-    this.wake(0);
+    this.ticks.start();
   }
 
   /** A task was created here: look now rather than at the next idle wake-up. */
   notify(): void {
-    if (!this.closed) this.wake(0);
+    if (!this.closed) this.ticks.notify();
   }
 
   /** Stops claiming; waits up to `drainMs` for steps in flight (an abandoned step is recovered by its lease). */
@@ -145,22 +152,16 @@ export class UpstreamScheduler {
 
   private async closeSteps(drainMs: number): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    // The claim that runs is awaited too, within the same deadline (a store that hangs must not hold the close).
+    const ticking = this.ticks.stop();
     let timeout: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.running]), new Promise((resolve) => (timeout = setTimeout(resolve, drainMs)))]);
+    await Promise.race([Promise.allSettled([ticking, ...this.running]), new Promise((resolve) => (timeout = setTimeout(resolve, drainMs)))]);
     clearTimeout(timeout);
   }
 
-  private wake(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), Math.max(0, delayMs));
-  }
-
-  private async tick(): Promise<void> {
-    this.timer = undefined;
-    if (this.closed || this.ticking) return;
-    this.ticking = true;
+  /** One claim pass; returns the wait before the next (at least 5 ms: a full claim does not spin). */
+  private async tick(): Promise<number | undefined> {
+    if (this.closed) return undefined;
     let delay = this.timings.idleMs;
     try {
       const room = (this.options.maxSteps ?? 64) - this.running.size;
@@ -176,10 +177,8 @@ export class UpstreamScheduler {
       await this.refreshInFlight();
     } catch (error) {
       this.options.log.error({ err: error }, 'upstream scheduler: a claim failed; trying again');
-    } finally {
-      this.ticking = false;
-      if (!this.closed) this.wake(Math.max(delay, 5));
     }
+    return Math.max(delay, 5);
   }
 
   /** The in-flight gauge of each channel, from the store (every process's tasks), about once a second. */
@@ -227,7 +226,7 @@ export class UpstreamScheduler {
       .catch((error: unknown) => this.options.log.error({ err: error }, 'upstream step failed'))
       .finally(() => {
         this.running.delete(tracked);
-        if (!this.closed) this.wake(0);
+        this.notify();
       });
     this.running.add(tracked);
   }
@@ -602,14 +601,15 @@ export class UpstreamScheduler {
       this.metrics?.copied(task.channel, copied.bytes);
       copies.push({ path: destination, type: expect, contentType: copied.contentType });
     }
-    // Billed from our copies, as a render is from its files: the delivered duration, not the requested one.
-    const metered = await meter(copies);
-    if (!metered.ok) this.options.log.warn({ task: task.id, reason: metered.reason }, 'could not measure the outputs; billing the requested duration');
-    const stored: TaskOutput[] = [];
-    for (const copy of copies) stored.push({ type: copy.type, key: await storage.put(task.id, copy.path, ext), contentType: copy.contentType });
-    const won = await service.completeUpstream(task, stored, metered.ok ? metered.value : undefined, reportedUsage);
+    // Billed from our copies, as a render is from its files (attempt-end.ts).
+    const won = await endAttempt(copies, {
+      taskId: task.id,
+      log: this.options.log,
+      put: (copy) => storage.put(task.id, copy.path, ext),
+      complete: (stored, metered) => service.completeUpstream(task, stored, metered, reportedUsage),
+      remove: (key) => storage.delete(key),
+    });
     if (!won) {
-      await Promise.all(stored.map((file) => storage.delete(file.key)));
       await this.lost(task);
       return;
     }

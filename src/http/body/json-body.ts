@@ -1,4 +1,4 @@
-import { checkMediaString, type MediaStringCheck } from '../media/data-url.js';
+import { checkMediaString, type MediaStringCheck } from '../../media/data-url.js';
 import { checkJsonLimits, type JsonLimits } from './json-limits.js';
 
 /**
