@@ -9,7 +9,9 @@ import { usageDocs } from './routes/usage-docs.js';
 import { createWebhookDocs, deleteWebhookDocs, listDeliveriesDocs, listWebhooksDocs, redeliverDocs } from './routes/webhooks-docs.js';
 import { streamTaskEvents } from './routes/events.js';
 import { getFile, getInput } from './routes/files.js';
-import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
+import { getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
+import { getDocsAsset } from './docs/assets.js';
+import { getDocs } from './docs/page.js';
 import { getModel, listModels } from './routes/models.js';
 import { cancelTask, listTasks } from './routes/task-ops.js';
 import { createTask, getTask, getTaskFast } from './routes/tasks.js';
@@ -125,6 +127,7 @@ export const ROUTES: readonly Route[] = [
   { path: '/inputs/:folder/:name', methods: ['GET'], family: 'video', auth: false, handler: getInput, operation: FILE_BYTES },
   { path: '/openapi.json', methods: ['GET'], family: 'video', auth: false, handler: getOpenApi, operation: DESCRIPTION },
   { path: '/docs', methods: ['GET'], family: 'video', auth: false, handler: getDocs, operation: DESCRIPTION },
+  { path: '/docs/assets/:name', methods: ['GET'], family: 'video', auth: false, handler: getDocsAsset, operation: DESCRIPTION },
   { path: '/healthz', methods: ['GET'], family: 'video', auth: false, handler: getHealth, operation: PROBE },
   { path: '/readyz', methods: ['GET'], family: 'video', auth: false, handler: getReadiness, operation: PROBE },
   { path: '/metrics', methods: ['GET'], family: 'video', auth: false, handler: getMetrics, operation: PROBE },
