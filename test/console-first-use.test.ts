@@ -59,6 +59,8 @@ describe.skipIf(!availability.enabled)('console: first use', () => {
       timeout: 60_000,
     });
     expect(await page.locator('.status').getAttribute('data-status')).toBe('completed');
+    // No pricing file: what was billed, and no amount ("USD 0.00" would say it was priced).
+    expect(await page.locator('.billing').textContent()).toMatch(/^Billed: (\d+ s|\d+ images?)$/);
     return ((await page.locator('.status').textContent()) ?? '').split(':')[0] ?? '';
   }
 
