@@ -115,12 +115,7 @@ class SettingsFields {
 
 function keyBudget(key: AdminKey, currency: string): HTMLElement {
   if (key.budget === null)
-    return h(
-      'p',
-      { class: 'hint' },
-      // Nothing spent is no amount: without a pricing file nothing ever is, and "0.00 USD" would say it was priced.
-      `No budget${key.spent > 0 ? ` · spent ${amount(key.spent)} ${currency}` : ''}${key.reserved > 0 ? ` · ${amount(key.reserved)} reserved` : ''}`,
-    );
+    return h('p', { class: 'hint' }, `No budget · spent ${amount(key.spent)} ${currency}${key.reserved > 0 ? ` · ${amount(key.reserved)} reserved` : ''}`);
   const used = key.spent + key.reserved;
   const line = `${amount(key.spent)} spent + ${amount(key.reserved)} reserved of ${amount(key.budget)} ${currency} ${periodWords(key.budget_period)}`;
   return h(
