@@ -8,7 +8,9 @@ import { startServer, type TestServer } from './helpers/server.js';
  * makes goes to this server (its CSP forbids any other origin; a request elsewhere fails the
  * spec), the groups come in the document's order with every operation of /openapi.json, each
  * create lists one example per model, "Try it out" sends a models list and a create with a key
- * and shows the answer, a required query parameter is prefilled with its documented example,
+ * and shows the answer (every operation sent as it stands gets one, never a 5xx; an event stream
+ * is shown once it ends; a 401 and a 400 as they come), a required query parameter is
+ * prefilled with its documented example,
  * Markdown is rendered (no raw backticks), words are not broken mid-word, and at a phone's
  * 390 px nothing scrolls sideways. Page-side values are read with string expressions: this spec
  * compiles without the DOM library.
@@ -95,7 +97,7 @@ describe.skipIf(!availability.enabled)('/docs: the API reference', () => {
   async function execute(block: Locator, what = ''): Promise<{ status: string; body: string; headers: string }> {
     await block.locator('.btn.execute').click();
     const answer = block.locator('.live-responses-table .response').first();
-    await answer.waitFor({ timeout: 20_000 }).catch((error: unknown) => {
+    await answer.waitFor({ timeout: 60_000 }).catch((error: unknown) => {
       throw new Error(`${what}: no answer shown (${String(error)})`);
     });
     // A body shown as text (a file to download has none).
@@ -210,6 +212,24 @@ describe.skipIf(!availability.enabled)('/docs: the API reference', () => {
     }
     expect(answered.length).toBeGreaterThan(25);
   }, 240_000);
+
+  it("follows a task's events from the page until the final one (the stream ends there, and the page shows it)", async () => {
+    const created = await fetch(`${server.url}/v1/video/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.keys[0]}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'vendora/famw-2.7-t2v', prompt: 'a fox', duration: 2 }),
+    });
+    const task = (await created.json()) as { id: string };
+    await authorize(server.keys[0]);
+    const block = await expand('get', '/v1/video/generations/{task_id}/events');
+    await block.locator('tr[data-param-name="task_id"] input').fill(task.id);
+    const events = await execute(block, 'events');
+    expect(events.status).toBe('200');
+    expect(events.headers).toMatch(/content-type: text\/event-stream/);
+    expect(events.body).toContain('event: task');
+    expect(events.body).toContain(`"id":"${task.id}"`);
+    expect(events.body).toContain('"status":"completed"');
+  });
 
   it('shows a refusal as it comes: no key is a 401 in the envelope, a bad body a 400 naming the field', async () => {
     const unkeyed = await execute(await expand('get', '/v1/models'));
