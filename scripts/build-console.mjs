@@ -13,11 +13,9 @@ const out = `${target}.tmp-${process.pid}`;
 await rm(out, { recursive: true, force: true });
 await mkdir(join(out, 'assets'), { recursive: true });
 const result = await build({
-  // try-it: the script of the /docs "try it" forms (src/http/docs-page-try-it.ts), not the console's.
   entryPoints: {
     app: join(root, 'console', 'src', 'main.ts'),
     style: join(root, 'console', 'src', 'styles.css'),
-    'try-it': join(root, 'console', 'src', 'try-it.ts'),
   },
   bundle: true,
   minify: true,

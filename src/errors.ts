@@ -143,7 +143,7 @@ export const errors = {
   requestTimeout: () => new ApiError(408, 'request_timeout', '', 'The request did not arrive within the server timeout.'),
   headersTooLarge: (limit: number) => new ApiError(431, 'headers_too_large', '', `The request headers are larger than the limit of ${limit} bytes.`),
   fileGone: () => new ApiError(404, 'not_found', '', 'The file no longer exists.'),
-  assetNotFound: (name: string) => new ApiError(404, 'not_found', 'name', `No console asset named ${name.slice(0, 100)}.`),
+  assetNotFound: (name: string) => new ApiError(404, 'not_found', 'name', `No asset named ${name.slice(0, 100)}.`),
   serviceUnavailable: (dependency: 'database' | 'storage', retryAfterS: number, cause?: unknown) =>
     new ApiError(
       503,

@@ -208,14 +208,10 @@ describe('what clients see: only routed models', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'not_found', param: 'model' } });
   });
 
-  it('/docs and /openapi.json describe only the routed models', async () => {
-    const docs = await (await fetch(`${server.url}/docs`)).text();
-    expect(docs).toContain(`id="${ROUTED_VIDEO}"`);
-    expect(docs).toContain(`id="${ROUTED_IMAGE}"`);
-    expect(docs).not.toContain(UNROUTED_VIDEO);
-    expect(docs).not.toContain(UNROUTED_IMAGE);
+  it('/openapi.json (and so /docs, which renders it) describes only the routed models', async () => {
     const openapi = await (await fetch(`${server.url}/openapi.json`)).text();
     expect(openapi).toContain(ROUTED_VIDEO);
+    expect(openapi).toContain(ROUTED_IMAGE);
     expect(openapi).not.toContain(UNROUTED_VIDEO);
     expect(openapi).not.toContain(UNROUTED_IMAGE);
   });

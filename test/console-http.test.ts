@@ -101,12 +101,15 @@ describe('console over HTTP, CORS off (the default)', () => {
     expect((await read(`${server.url}/console`, { method: 'POST' })).status).toBe(405);
   });
 
-  it('the docs link each model into the console and use MEDIAGATE_BASE_URL with offline inputs', async () => {
-    const html = await (await read(`${server.url}/docs`)).text();
-    expect(html).toContain(`href="/console#model=${encodeURIComponent('vendord/v6/reference-to-video')}"`);
-    expect(html).toContain('$MEDIAGATE_BASE_URL/v1/video/generations');
-    expect(html).not.toContain('$MEDIAGATE_URL');
-    expect(html).not.toContain('example.com');
+  it('the reference (/openapi.json, rendered at /docs) links each model into the console and uses MEDIAGATE_BASE_URL with offline inputs', async () => {
+    const text = await (await read(`${server.url}/openapi.json`)).text();
+    expect(text).toContain(`(/console#model=${encodeURIComponent('vendord/v6/reference-to-video')})`);
+    expect(text).toContain('$MEDIAGATE_BASE_URL/v1/video/generations');
+    expect(text).not.toContain('$MEDIAGATE_URL');
+    const document = JSON.parse(text) as { paths: Record<string, { post?: { requestBody: { content: { 'application/json': { examples: object } } } } }> };
+    const examples = JSON.stringify(document.paths['/v1/video/generations']?.post?.requestBody.content['application/json'].examples);
+    expect(examples).toContain('data:image/png;base64,');
+    expect(examples).not.toContain('https://');
   });
 
   it('sends no CORS headers, and answers no preflight', async () => {

@@ -306,13 +306,13 @@ describe.each(BACKENDS)('OpenAI-compatible front doors on %s', (backend) => {
     expect(readImageHeader(Buffer.from(image.uint8Array))).toEqual({ format: 'png', width: 256, height: 384 });
   });
 
-  it('/openapi.json documents the front doors and /docs lists them', async () => {
+  it('/openapi.json (rendered at /docs) documents the front doors', async () => {
     const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
     expect(document.paths['/v1/videos']?.['post']?.operationId).toBe('openaiCreateVideo');
     expect(Object.keys(document.paths['/v1/videos/{video_id}'] ?? {}).sort()).toEqual(['delete', 'get']);
     expect(document.paths['/v1/videos/{video_id}/content']?.['get']?.operationId).toBe('openaiGetVideoContent');
     expect(document.paths['/v1/images/generations']?.['post']?.operationId).toBe('openaiGenerateImage');
-    expect(await (await fetch(`${server.url}/docs`)).text()).toContain('/v1/videos/{video_id}/content');
+    expect(document.paths['/v1/videos']?.['post']).toMatchObject({ tags: ['OpenAI-compatible'] });
   });
 
   it('a client that goes away does not cancel the task', async () => {

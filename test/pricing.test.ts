@@ -92,12 +92,12 @@ describe('models show their price when a pricing file is set', () => {
     expect((await getJson(server, `/v1/models/${encodeURIComponent(OTHER)}`))['pricing']).toEqual({ currency: 'USD', per_second: 0.1 });
   });
 
-  it("/docs shows each model's price", async () => {
-    const html = await (await fetch(`${server.url}/docs`)).text();
-    expect(html).toContain('Price: USD 0.05/task + 0.04/s (480p), 0.08/s (720p), 0.12/s (1080p)');
-    expect(html).toContain('Price: USD 0.03/image');
+  it("the reference (/openapi.json, rendered at /docs) gives each model's price under its request schema", async () => {
+    const html = await (await fetch(`${server.url}/openapi.json`)).text();
+    expect(html).toContain('Price: USD 0.05/task + 0.04/s (480p), 0.08/s (720p), 0.12/s (1080p).');
+    expect(html).toContain('Price: USD 0.03/image.');
     const models = (await getJson(server, '/v1/models'))['data'] as unknown[];
-    expect(html.match(/class="price"/g)?.length).toBe(models.length);
+    expect(html.match(/ Price: /g)?.length).toBe(models.length);
   });
 
   it('/openapi.json describes pricing on the model', async () => {
@@ -116,11 +116,11 @@ describe('without a pricing file models carry no pricing', () => {
   });
   afterAll(async () => server?.close());
 
-  it('no pricing field in the listing, the model, or /docs', async () => {
+  it('no pricing field in the listing, the model, or the reference', async () => {
     const list = await getJson(server, '/v1/models');
     for (const model of list['data'] as Record<string, unknown>[]) expect(model).not.toHaveProperty('pricing');
     expect(await getJson(server, `/v1/models/${T2V}`)).not.toHaveProperty('pricing');
-    expect(await (await fetch(`${server.url}/docs`)).text()).not.toContain('class="price"');
+    expect(await (await fetch(`${server.url}/openapi.json`)).text()).not.toContain('Price:');
   });
 });
 

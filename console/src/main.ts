@@ -201,7 +201,9 @@ function main(): void {
     billing.hidden = task.usage === null;
     if (task.usage) {
       const { seconds, images, cost, currency } = task.usage;
-      replace(billing, `Billed: ${task.kind === 'video' ? `${seconds} s` : `${images} image${images === 1 ? '' : 's'}`} · ${currency} ${amount(cost)}`);
+      // No amount for a cost of 0: without a pricing file every task costs 0, and "USD 0.00" would say it was priced.
+      const charged = cost > 0 ? ` · ${currency} ${amount(cost)}` : '';
+      replace(billing, `Billed: ${task.kind === 'video' ? `${seconds} s` : `${images} image${images === 1 ? '' : 's'}`}${charged}`);
     }
     cancelButton.hidden = !cancelAvailable || isFinal(task.status);
     replace(taskJson, JSON.stringify(task.raw, null, 2));

@@ -38,7 +38,15 @@ if [ -z "$cli" ]; then
     if [ -z "$cli" ] && command -v "$candidate" >/dev/null; then cli=$candidate; fi
   done
 fi
-[ -n "$cli" ] || { echo "container build: none of podman, buildah, docker is installed (Debian: apt-get install podman)" >&2; exit 1; }
+if [ -z "$cli" ]; then
+  # The docker client alone (Debian's docker.io, its daemon not started) is not "nothing installed".
+  if command -v docker >/dev/null; then
+    echo "container build: docker is installed but its daemon is not running: start it (sudo systemctl start docker; without systemd: sudo dockerd &, docs/operations/install.md#the-container-image), or install podman (Debian: apt-get install podman)" >&2
+  else
+    echo "container build: none of podman, buildah, docker is installed (Debian: apt-get install docker.io, then start its daemon; or apt-get install podman)" >&2
+  fi
+  exit 1
+fi
 
 exists() {
   case "$cli" in

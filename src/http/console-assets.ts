@@ -75,16 +75,6 @@ function buildFor(deps: RouteDeps): ConsoleBuild | undefined {
   return build ?? undefined;
 }
 
-/**
- * The URL of one of the console build's scripts by its entry name (`try-it`: the script of the
- * /docs forms), or undefined when the console is not built.
- */
-export function consoleScriptUrl(deps: RouteDeps, entry: string): string | undefined {
-  const pattern = new RegExp(`^${entry}-[A-Za-z0-9]{8,}\\.js$`);
-  const name = [...(buildFor(deps)?.assets.keys() ?? [])].find((asset) => pattern.test(asset));
-  return name === undefined ? undefined : `/console/assets/${name}`;
-}
-
 /** `GET /`: the console is the service's front page. */
 export const redirectToConsole = (): Handler => async (_request, reply) => reply.redirect('/console', 302);
 

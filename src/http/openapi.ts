@@ -1,4 +1,7 @@
+import type { Pricing } from '../billing/index.js';
 import { imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../catalog/index.js';
+import { modelNote } from './docs/examples.js';
+import { TAGS, tagOf } from './docs/tags.js';
 import type { OpenApiOperation, Route } from './route.js';
 import { IMAGE_ERROR_SCHEMA, VIDEO_ERROR_SCHEMA } from '../wire/envelopes.js';
 import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, VIDEO_STATUSES, imageStatusSchema, videoTaskSchema } from '../wire/task-bodies.js';
@@ -8,7 +11,9 @@ import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, VIDEO_STATUSES, imageStatusSchema
  * to its handler (`routes/<feature>-docs.ts`); this file adds what every operation shares: the
  * responses of a keyed operation, the task bodies and error envelopes (their schemas are the
  * wire shapes' own, src/wire/), and each model's request body, its row's JSON Schema from the
- * catalog (the one the server validates with), which the create operations take `oneOf`.
+ * catalog (the one the server validates with), which the create operations take `oneOf`, with
+ * the model's price and console link as its description. Every operation is in one of the tags
+ * of src/http/docs/tags.ts, whose order is the order the reference at /docs shows them in.
  */
 
 export const componentName = (row: ModelRow): string => `${row.kind === 'video' ? 'Video' : 'Image'}Request_${row.id.replace(/[^A-Za-z0-9]+/g, '_')}`;
@@ -72,10 +77,13 @@ function fold(routes: readonly Route[], models: readonly ModelRow[], schemas: Re
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     if (typeof route.operation !== 'function') continue;
-    const operation = route.operation({ models });
+    const described = route.operation({ models });
+    const method = route.methods[0]?.toLowerCase() ?? 'get';
+    const path = openApiPath(route.path, described);
+    const operation = described['tags'] === undefined ? { ...described, tags: [tagOf(path, method)] } : described;
     const error = route.family === 'image' ? 'ImageError' : 'VideoError';
     const documented = route.auth ? { ...operation, responses: { ...operation.responses, ...keyedResponses(error) } } : operation;
-    const item = (paths[openApiPath(route.path, operation)] ??= {});
+    const item = (paths[path] ??= {});
     for (const method of route.methods) item[method.toLowerCase()] = documented;
     Object.assign(schemas, route.components ?? {});
     Object.assign(webhooks, route.webhooks ?? {});
@@ -83,7 +91,16 @@ function fold(routes: readonly Route[], models: readonly ModelRow[], schemas: Re
   return paths;
 }
 
-export function buildOpenApi(serverUrl: string, routes: readonly Route[], models: readonly ModelRow[]): Record<string, unknown> {
+/** What the reference's first paragraphs say (Markdown: the renderer renders it). */
+const INTRO = [
+  'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
+  'Every `/v1` operation needs `Authorization: Bearer <API_KEY>` (press **Authorize** to set it for "Try it out"). `GET /v1/models` returns every model\'s JSON Schema; each create operation lists one example request per model.',
+  'Errors: video endpoints answer `{"error":{"type","code","message","param"}}`, image endpoints `{"code","message","data":null}`. Validation codes: `missing_parameter`, `invalid_parameter`, `unsupported_parameter`, `unsupported_value`; `param` names the top-level field at fault.',
+  'From a shell, with the variables the SDK and CLI read:\n\n```sh\ncurl -s "$MEDIAGATE_BASE_URL/v1/video/generations" \\\n  -H "Authorization: Bearer $MEDIAGATE_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d \'{"model":"<model id>","prompt":"a red fox running through snow"}\'\n```',
+  'To try a model in the browser, open [the console](/console).',
+].join('\n\n');
+
+export function buildOpenApi(serverUrl: string, routes: readonly Route[], models: readonly ModelRow[], pricing?: Pricing): Record<string, unknown> {
   const status = statuses(routes);
   const schemas: Record<string, unknown> = {
     VideoTask: videoTaskSchema(status.video),
@@ -92,7 +109,12 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
     ImageStatus: imageStatusSchema(status.image),
     ImageError: IMAGE_ERROR_SCHEMA,
   };
-  for (const row of models) schemas[componentName(row)] = requestSchema(row);
+  for (const row of models)
+    schemas[componentName(row)] = {
+      ...requestSchema(row),
+      title: `${row.kind === 'video' ? 'Video' : 'Image'} request: ${row.id}`,
+      description: modelNote(row, pricing),
+    };
   const webhooks: Record<string, unknown> = {};
   const paths = fold(routes, models, schemas, webhooks);
   return {
@@ -101,9 +123,10 @@ export function buildOpenApi(serverUrl: string, routes: readonly Route[], models
       title: 'mediagate',
       version: '1',
       license: { name: 'MIT', identifier: 'MIT' },
-      description: 'Asynchronous video and image generation. Create a task, poll it until it carries output URLs, download them. Timestamps are Unix seconds.',
+      description: INTRO,
     },
     servers: [{ url: serverUrl }],
+    tags: TAGS,
     security: [{ bearer: [] }],
     ...(Object.keys(webhooks).length > 0 ? { webhooks } : {}),
     paths,

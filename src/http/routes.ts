@@ -10,7 +10,9 @@ import { usageDocs } from './routes/usage-docs.js';
 import { createWebhookDocs, deleteWebhookDocs, listDeliveriesDocs, listWebhooksDocs, redeliverDocs } from './routes/webhooks-docs.js';
 import { streamTaskEvents } from './routes/events.js';
 import { getFile, getInput } from './routes/files.js';
-import { getDocs, getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
+import { getHealth, getMetrics, getOpenApi, getReadiness } from './routes/meta.js';
+import { getDocsAsset } from './docs/assets.js';
+import { getDocs } from './docs/page.js';
 import { getModel, listModels } from './routes/models.js';
 import { listRecentTasks } from './routes/recent-tasks.js';
 import { cancelTask, listTasks } from './routes/task-ops.js';
@@ -139,6 +141,7 @@ export const FILE_ROUTES: readonly Route[] = [
   { path: '/inputs/:folder/:name', methods: ['GET'], family: 'video', auth: false, handler: getInput, operation: FILE_BYTES },
   { path: '/openapi.json', methods: ['GET'], family: 'video', auth: false, handler: getOpenApi, operation: DESCRIPTION },
   { path: '/docs', methods: ['GET'], family: 'video', auth: false, handler: getDocs, operation: DESCRIPTION },
+  { path: '/docs/assets/:name', methods: ['GET'], family: 'video', auth: false, handler: getDocsAsset, operation: DESCRIPTION },
   { path: '/', methods: ['GET'], family: 'video', auth: false, handler: redirectToConsole, operation: CONSOLE },
   { path: '/favicon.ico', methods: ['GET'], family: 'video', auth: false, handler: getFavicon, operation: CONSOLE },
   { path: '/console', methods: ['GET'], family: 'video', auth: false, handler: getConsolePage, operation: CONSOLE },

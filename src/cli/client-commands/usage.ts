@@ -82,16 +82,19 @@ type Report = Pick<UsageReport | AdminUsageReport, 'currency' | 'start' | 'end' 
 
 /** The report as a table: one column per dimension it was grouped by, the counts, the cost, a total line. */
 export function formatUsage(report: Report, withKey: boolean): string {
-  const header = `Usage ${day(report.start)} to ${day(report.end - DAY_S)} (UTC days), amounts in ${report.currency}`;
+  // Nothing cost anything (no pricing file, or only free models): no cost column and no currency,
+  // where "0.00 USD" on every line would say the tasks were priced.
+  const priced = report.totals.cost > 0;
+  const header = `Usage ${day(report.start)} to ${day(report.end - DAY_S)} (UTC days)${priced ? `, amounts in ${report.currency}` : ', nothing priced'}`;
   if (report.data.length === 0) return `${header}\n\nNo finished tasks in this range.`;
   const first = report.data[0];
   const dimensions: { title: string; cell: (row: Report['data'][number]) => string }[] = [];
   if (withKey && first?.key_id !== null) dimensions.push({ title: 'KEY', cell: (row) => row.key_id ?? '' });
   if (first?.model !== null) dimensions.push({ title: 'MODEL', cell: (row) => row.model ?? '' });
   if (first?.day !== null) dimensions.push({ title: 'DAY', cell: (row) => row.day ?? '' });
-  const counts = (row: UsageTotals): string[] => [String(row.tasks), String(row.seconds), String(row.images), amount(row.cost)];
+  const counts = (row: UsageTotals): string[] => [String(row.tasks), String(row.seconds), String(row.images), ...(priced ? [amount(row.cost)] : [])];
   const rows = [
-    [...dimensions.map((dimension) => dimension.title), 'TASKS', 'SECONDS', 'IMAGES', 'COST'],
+    [...dimensions.map((dimension) => dimension.title), 'TASKS', 'SECONDS', 'IMAGES', ...(priced ? ['COST'] : [])],
     ...report.data.map((row) => [...dimensions.map((dimension) => dimension.cell(row)), ...counts(row)]),
     [...dimensions.map((_, index) => (index === 0 ? 'TOTAL' : '')), ...counts(report.totals)],
   ];
@@ -102,6 +105,7 @@ export function formatUsage(report: Report, withKey: boolean): string {
 export function formatBudget(budget: UsageBudget, currency: string): string {
   if (budget.budget === null) {
     const held = budget.reserved > 0 ? ` (${amount(budget.reserved)} reserved by running tasks)` : '';
+    if (budget.spent === 0 && budget.reserved === 0) return 'Budget: none.';
     return `Budget: none. Spent ${amount(budget.spent)} ${currency} in all${held}.`;
   }
   const period = budget.budget_period === null ? 'in all (lifetime)' : `a ${budget.budget_period}`;

@@ -1,6 +1,4 @@
 import { errors } from '../../errors.js';
-import { consoleScriptUrl } from '../console-assets.js';
-import { renderDocsPage } from '../docs-page.js';
 import { refreshTaskGauge } from '../metrics.js';
 import { metricsAuthorized } from '../metrics-auth.js';
 import { offeredView } from '../model-views.js';
@@ -13,32 +11,8 @@ import type { Handler, RouteDeps } from '../route.js';
  * again when a declared model's lifecycle date passes (a retired model leaves it).
  */
 export function getOpenApi({ ctx, routes }: RouteDeps): Handler {
-  const openapi = offeredView(ctx, (rows) => JSON.stringify(buildOpenApi(ctx.publicUrl(), routes, rows)));
+  const openapi = offeredView(ctx, (rows) => JSON.stringify(buildOpenApi(ctx.publicUrl(), routes, rows, ctx.pricing)));
   return async (_request, reply) => reply.type('application/json').send(openapi());
-}
-
-/**
- * `GET /docs`: the reference page, its operations and their "try it" forms from the OpenAPI
- * document (built on first request, like /openapi.json). Locked down: no framing, no inline
- * script; its one script (the forms') comes from this origin and talks to this origin only.
- */
-export function getDocs(deps: RouteDeps): Handler {
-  const { ctx, routes } = deps;
-  const docs = offeredView(ctx, (rows) => renderDocsPage(rows, ctx.pricing, buildOpenApi(ctx.publicUrl(), routes, rows), consoleScriptUrl(deps, 'try-it')));
-  return async (_request, reply) => {
-    return reply
-      .type('text/html; charset=utf-8')
-      .header(
-        'content-security-policy',
-        "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'",
-      )
-      .header('x-frame-options', 'DENY')
-      .header('referrer-policy', 'no-referrer')
-      .header('cross-origin-opener-policy', 'same-origin')
-      .header('cross-origin-resource-policy', 'same-origin')
-      .header('permissions-policy', 'camera=(), microphone=(), geolocation=()')
-      .send(docs());
-  };
 }
 
 /** `GET /healthz`: the process answers. */

@@ -5,7 +5,7 @@
  */
 import type { ModelRow } from '../../catalog/index.js';
 import { componentName, requestSchema } from '../openapi.js';
-import { EXAMPLE_PROMPT } from '../docs-page-example.js';
+import { requestExample } from '../docs/examples.js';
 import type { RouteDocs } from '../route.js';
 import { errorAnswer, json, ref, taskIdParam } from './docs-parts.js';
 
@@ -19,16 +19,17 @@ function takesMedia(row: ModelRow): boolean {
 }
 
 /**
- * A request that works as it stands (/docs prefills its "try it" form with it): the first
- * text-only model of the kind (else the first needing nothing but a prompt), or none when every
- * model needs more.
+ * One request per model that works as it stands: the reference's "try it" sends the selected
+ * one. The first (the one preselected) is the first text-only model of the kind, else the first
+ * needing nothing but a prompt, else the first model.
  */
-function createExample(rows: readonly ModelRow[]): { example: Record<string, unknown> } | undefined {
+function createExamples(rows: readonly ModelRow[]): Record<string, { summary: string; value: Record<string, unknown> }> {
   const promptOnly = rows.filter(
     (row) => !(row.kind === 'video' && row.atLeastOneOf) && (requestSchema(row)['required'] as string[]).every((name) => name === 'model' || name === 'prompt'),
   );
-  const simple = promptOnly.find((row) => !takesMedia(row)) ?? promptOnly[0];
-  return simple ? { example: { model: simple.id, prompt: EXAMPLE_PROMPT } } : undefined;
+  const first = promptOnly.find((row) => !takesMedia(row)) ?? promptOnly[0] ?? rows[0];
+  const ordered = first === undefined ? rows : [first, ...rows.filter((row) => row !== first)];
+  return Object.fromEntries(ordered.map((row) => [row.id, { summary: `${row.id}: ${row.summary}`, value: requestExample(row) }]));
 }
 
 function createBody(kind: Kind, models: readonly ModelRow[]) {
@@ -39,7 +40,7 @@ function createBody(kind: Kind, models: readonly ModelRow[]) {
     oneOf: rows.map((row) => ref(componentName(row))),
     discriminator: { propertyName: 'model', mapping: Object.fromEntries(rows.map((row) => [row.id, `#/components/schemas/${componentName(row)}`])) },
   };
-  return { required: true, content: { 'application/json': { schema, ...createExample(rows) } } };
+  return { required: true, content: { 'application/json': { schema, examples: createExamples(rows) } } };
 }
 
 /** The `Idempotency-Key` request header of both creates (http/idempotency.ts). */
