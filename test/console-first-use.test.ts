@@ -121,5 +121,12 @@ describe.skipIf(!availability.enabled)('console: first use', () => {
 
     await page.getByLabel('Status filter').selectOption('cancelled');
     await expect.poll(() => page.locator('.history li.empty').textContent()).toBe('No tasks match these filters.');
+
+    // No pricing file: the Usage view counts the tasks and names no amount ("USD 0.00" would say they were priced).
+    await page.getByRole('tab', { name: 'Usage', exact: true }).click();
+    const usage = page.getByRole('region', { name: 'Usage', exact: true });
+    await expect.poll(() => usage.locator('.budget-line').textContent()).toBe('No budget. Nothing spent.');
+    expect(await usage.locator('.totals').textContent()).toContain('Costnothing charged');
+    expect(await usage.textContent()).not.toMatch(/0\.00|USD/);
   });
 });

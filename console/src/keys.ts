@@ -114,6 +114,7 @@ class SettingsFields {
 }
 
 function keyBudget(key: AdminKey, currency: string): HTMLElement {
+  if (key.budget === null && key.spent === 0 && key.reserved === 0) return h('p', { class: 'hint' }, 'No budget · nothing spent');
   if (key.budget === null)
     return h('p', { class: 'hint' }, `No budget · spent ${amount(key.spent)} ${currency}${key.reserved > 0 ? ` · ${amount(key.reserved)} reserved` : ''}`);
   const used = key.spent + key.reserved;

@@ -28,8 +28,13 @@ export function budgetView(budget: UsageBudget, currency: string): HTMLElement {
       h(
         'p',
         { class: 'budget-line' },
-        `No budget. Spent ${amount(budget.spent)} ${currency} in all`,
-        budget.reserved > 0 ? `, ${amount(budget.reserved)} reserved by running tasks.` : '.',
+        // Nothing spent and nothing reserved reads as such: "0.00 USD" would say something was priced.
+        budget.spent === 0 && budget.reserved === 0
+          ? 'No budget. Nothing spent.'
+          : [
+              `No budget. Spent ${amount(budget.spent)} ${currency} in all`,
+              budget.reserved > 0 ? `, ${amount(budget.reserved)} reserved by running tasks.` : '.',
+            ].join(''),
       ),
     );
   }
@@ -68,7 +73,8 @@ export function totalsView(totals: UsageReport['totals'], currency: string): HTM
     figure('Tasks', String(totals.tasks)),
     figure('Video seconds', String(totals.seconds)),
     figure('Images', String(totals.images)),
-    figure(`Cost (${currency})`, amount(totals.cost)),
+    // A cost of 0 has no currency: on a server without prices every task costs 0.
+    totals.cost === 0 ? figure('Cost', 'nothing charged') : figure(`Cost (${currency})`, amount(totals.cost)),
   );
 }
 
@@ -112,7 +118,8 @@ export function usageTable(
       h('td', { class: 'num' }, String(row.tasks)),
       h('td', { class: 'num' }, String(row.seconds)),
       h('td', { class: 'num' }, String(row.images)),
-      h('td', { class: 'num' }, amount(row.cost)),
+      // No amount where nothing was charged (a cost of 0 names no price); the share says the rest.
+      h('td', { class: 'num' }, totalCost > 0 ? amount(row.cost) : '–'),
       h('td', { class: 'num' }, totalCost > 0 ? `${((row.cost / totalCost) * 100).toFixed(1)}%` : '–'),
     ),
   );
@@ -126,7 +133,7 @@ export function dailyChart(report: UsageReport, rows: readonly UsageRow[]): HTML
   const bars = daysOf(report.start, report.end).map((day) => {
     const sum = byDay.get(day);
     const value = (priced ? sum?.cost : sum?.tasks) ?? 0;
-    return { label: day, value, text: `${day}: ${sum?.tasks ?? 0} tasks, ${amount(sum?.cost ?? 0)} ${report.currency}` };
+    return { label: day, value, text: `${day}: ${sum?.tasks ?? 0} tasks${priced ? `, ${amount(sum?.cost ?? 0)} ${report.currency}` : ''}` };
   });
   return barChart(bars, {
     label: priced ? `Cost per day (${report.currency}), UTC` : 'Finished tasks per day, UTC',
@@ -185,7 +192,11 @@ export class UsagePanel {
     }
     this.from.value = dayOf(report.start);
     this.to.value = dayOf(report.end - DAY_S);
-    replace(this.status, `${dayOf(report.start)} to ${dayOf(report.end - DAY_S)} (UTC days) · finished tasks only · amounts in ${report.currency}`);
+    const charged = report.totals.cost > 0 || (report.budget !== null && report.budget !== undefined && report.budget.budget !== null);
+    replace(
+      this.status,
+      `${dayOf(report.start)} to ${dayOf(report.end - DAY_S)} (UTC days) · finished tasks only${charged ? ` · amounts in ${report.currency}` : ''}`,
+    );
     const models = sumBy(report.data, (row) => row.model ?? '');
     replace(
       this.body,

@@ -1,5 +1,6 @@
 import { describePrice, pricingView, type Pricing } from '../../billing/index.js';
 import { imageRequestSchema, videoRequestSchema, type ModelRow } from '../../catalog/index.js';
+import { description, displayName } from '../../catalog/names.js';
 
 /**
  * What the API reference says of each model beyond its schema: a request that works as it
@@ -33,10 +34,11 @@ export function requestExample(row: ModelRow): Record<string, unknown> {
   return body;
 }
 
-/** The Markdown paragraph under the model's request schema: what it does, its price, the console. */
+/** The Markdown paragraph under the model's request schema: its name, what it does, its price, the console. */
 export function modelNote(row: ModelRow, pricing: Pricing | undefined): string {
   const price = pricingView(pricing, row.id);
-  const parts = [row.summary];
+  // The reference reads like the console's model card: the model's name, then its paragraph.
+  const parts = [`**${displayName(row)}.** ${description(row)}`];
   if (price !== undefined) parts.push(`Price: ${describePrice(price)}.`);
   parts.push(`[Try it in the console](/console#model=${encodeURIComponent(row.id)}).`);
   return parts.join(' ');
