@@ -1,4 +1,3 @@
-import { operation } from '../dialect.js';
 import type { Int } from '../rows.js';
 
 /**
@@ -14,25 +13,17 @@ export interface KeyGuardRow {
   budgeted: Int;
 }
 
-/**
- * SQLite: one writer at a time, but a transaction begins deferred; a no-op UPDATE takes the
- * write lock before anything is read, so the figures cannot change before the commit (a read
- * first could meet another process's commit at the write: SQLITE_BUSY_SNAPSHOT).
- */
-export const guardKey = operation<{ id: string }, KeyGuardRow>(
-  'guard-key',
-  () => `UPDATE api_keys SET active_tasks = active_tasks WHERE id = @id
-      RETURNING id, active_tasks, max_tasks_in_flight, CASE WHEN budget IS NULL THEN 0 ELSE 1 END AS budgeted`,
-  ['sqlite'],
-);
+/** The columns a guard reads of a key row (`api_keys`). */
+export const KEY_GUARD_COLUMNS = `id, active_tasks, max_tasks_in_flight, CASE WHEN budget IS NULL THEN 0 ELSE 1 END AS budgeted`;
 
-/** PostgreSQL: a batch's keys, locked in id order (the order of the charge trigger, migration 9). */
-export const guardKeys = operation<{ ids: string[] }, KeyGuardRow>(
-  'guard-keys',
-  () => `SELECT id, active_tasks, max_tasks_in_flight, CASE WHEN budget IS NULL THEN 0 ELSE 1 END AS budgeted
-       FROM api_keys WHERE id = ANY(@ids::text[]) ORDER BY id FOR UPDATE`,
-  ['postgres'],
-);
+/**
+ * A condition on the key row `k` of a new task: the insert cannot go ahead without the guard's
+ * full reading (sql/hot-paths.ts, insertTaskGuarded). Either the key has a budget and the task
+ * reserves (`@reserves` = 1: the reservation is a guarded write of its own), or its in-flight
+ * limit (its own, else `@inFlight`; null: not guarded, 0: none) is reached.
+ */
+export const KEY_REFUSES_FAST_PATH = `(k.budget IS NOT NULL AND @reserves = 1)
+            OR (@inFlight IS NOT NULL AND COALESCE(k.max_tasks_in_flight, @inFlight) > 0 AND k.active_tasks >= COALESCE(k.max_tasks_in_flight, @inFlight))`;
 
 /** The in-flight limit a guarded row sets: the key's own, else the process default; 0 means none. */
 export function inFlightLimitOf(row: KeyGuardRow, fallback: number): number {

@@ -2,7 +2,7 @@ import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../dialect.js';
 
 /** The columns a new task sets; the others keep their defaults. */
-const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes, trace_context)`;
+export const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes, trace_context)`;
 
 /**
  * Fair order between keys (start-time fair queueing, migration 7): a new task's rank is one more
@@ -21,8 +21,8 @@ export function queueFront(channel: string): string {
   return `(SELECT q.fair_rank FROM tasks AS q WHERE q.channel = ${channel} AND q.status = 'queued' ORDER BY q.fair_rank LIMIT 1)`;
 }
 
-/** One task (SQLite: the group commit runs it per task in one transaction, so a batch's ranks of one key follow on). */
-export const insertTask = operation<{
+/** One task's row, as SQLite's one-row inserts write it (sql/hot-paths.ts). */
+export interface InsertTaskParams {
   id: string;
   kind: string;
   model: string;
@@ -33,13 +33,15 @@ export const insertTask = operation<{
   reservedCost: number;
   inputBytes: number;
   traceContext: string | null;
-}>(
-  'insert-task',
-  () => `${INSERT} VALUES (@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
+}
+
+/**
+ * The values of one new task's row, in INSERT's column order (SQLite: the group commit inserts
+ * per task in one transaction, so a batch's ranks of one key follow on).
+ */
+export const NEW_TASK_VALUES = `@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
                            CASE WHEN @channel = 'sandbox' THEN NULL ELSE @createdAt END,
-                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost, @inputBytes, @traceContext)`,
-  ['sqlite'],
-);
+                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost, @inputBytes, @traceContext`;
 
 export interface InsertTasksParams {
   ids: string[];
@@ -72,7 +74,7 @@ export function rankedRows(relation: string): string {
 }
 
 /** The batch's rows, in the order given (`ord`), then ranked (rankedRows). */
-const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[],
+export const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[],
                                   @reservedCosts::bigint[], @inputBytes::bigint[], @traceContexts::text[])
              WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, trace_context, ord)),
       ranked AS (${rankedRows('n')}),
@@ -81,9 +83,6 @@ const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @mod
              CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank, n.reserved_cost, n.input_bytes, n.trace_context
         FROM ranked AS n
    RETURNING id, created_at, channel, owner)`;
-
-/** A group commit's tasks in one statement (PostgreSQL: one round trip, one commit). */
-export const insertTasks = operation<InsertTasksParams, { id: string }>('insert-tasks', () => `WITH ${batchCtes} SELECT id FROM inserted`, ['postgres']);
 
 /**
  * The renders among the rows `inserted` returned, as JobQueueSql.addJobs reads them: a job's
