@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { InsertOutcome, NewTask } from '../src/store/records.js';
 import type { Store } from '../src/store/store.js';
 import { HOT_PATHS } from '../src/store/sql/hot-paths.js';
-import { postgresDatabase, setBudget, sqliteDatabase, type RawDatabase } from './helpers/ledger.js';
+import { openWithRaw, setBudget, type RawDatabase } from './helpers/ledger.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
 
 const KEY = 'key_guarded';
@@ -20,13 +20,7 @@ describe.each(STORE_BACKENDS)('the insert key guard on $name', (backend) => {
   let n = 0;
 
   beforeEach(async () => {
-    const opened = await backend.open();
-    store = opened.store;
-    raw = 'sqlitePath' in opened.location ? sqliteDatabase(opened.location.sqlitePath) : postgresDatabase(opened.location.databaseUrl);
-    cleanup = async () => {
-      await raw.close();
-      await opened.cleanup();
-    };
+    ({ store, raw, cleanup } = await openWithRaw(backend));
     await store.insertKey({ id: KEY, hash: 'hash-g', name: 'g', createdAt: 0 });
   });
   afterEach(() => cleanup());

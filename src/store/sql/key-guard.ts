@@ -2,7 +2,8 @@ import type { Int } from '../rows.js';
 
 /**
  * What a create's transaction reads of its key, under the key row's lock (migration 16): its
- * active tasks, its own in-flight limit and whether it has a budget now. Read here rather than
+ * active tasks, its own in-flight limit and whether it has a budget now (HOT_PATHS.guardKeys, and
+ * the guarded insert's WHERE, sql/hot-paths.ts). Read in the insert's transaction rather than
  * from a process's key cache, so a limit or budget set by another process binds the very next
  * create, and two creates of one key in two processes read one after the other.
  */
