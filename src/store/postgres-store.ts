@@ -11,7 +11,7 @@ import { completeMany, fail, release, releaseWithJob } from './sql/settle.js';
 import { HOT_PATHS } from './sql/hot-paths.js';
 import { releaseInputBytes } from './sql/inputs.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, type InsertKeyedTasksParams } from './sql/idempotency.js';
-import { insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
+import { insertTasksGuardedWithJobs, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
 import { inFlightLimitOf } from './sql/key-guard.js';
 import { releaseReservation } from './sql/usage.js';
 import { ensureChannelLimit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
@@ -99,6 +99,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
   private readonly withJobs:
     | {
         readonly insert: Operation<InsertTasksParams, { n: string }>;
+        readonly insertGuarded: Operation<InsertTasksParams & BatchGuardParams, { inserted: string }>;
         readonly insertKeyed: Operation<InsertKeyedTasksParams, { id: string }>;
         readonly release: Operation<{ id: string; attempt: number }, { n: string }>;
         readonly stranded: Operation<{ now: number; staleMs: number; limit: number }, { id: string }>;
@@ -114,6 +115,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
     this.db = new Executor(pool);
     this.withJobs = jobs && {
       insert: insertTasksWithJobs(jobs),
+      insertGuarded: insertTasksGuardedWithJobs(jobs),
       insertKeyed: insertKeyedTasksWithJobs(jobs),
       release: releaseWithJob(jobs),
       stranded: requeueStranded(jobs),
@@ -166,8 +168,25 @@ export class PostgresStore extends TableStore implements Store, Runner {
   }
 
   private async insertBatch(tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
-    if (tasks.some(reserves)) return this.transaction((db) => this.insertReserving(db, tasks));
-    return this.insertRows(this.db, tasks);
+    if (!tasks.some(reserves)) return this.insertRows(this.db, tasks);
+    const guard = batchGuardOf(tasks);
+    if (guard && (await this.insertGuarded(tasks, guard))) return tasks.map(() => 'inserted');
+    return this.transaction((db) => this.insertReserving(db, tasks));
+  }
+
+  /**
+   * The batch in one statement whose guard locks its keys and lets it in only when no key has
+   * a budget to reserve against nor reaches its in-flight limit with the batch's tasks (the key
+   * guard of sql/hot-paths.ts): all of it inserted (true), or none (false: the full guard's
+   * transaction decides task by task). What a task reserves is 0, as for a key without a budget.
+   */
+  private async insertGuarded(tasks: readonly NewTask[], guard: BatchGuardParams): Promise<boolean> {
+    const params = { ...taskColumns(tasks), reservedCosts: tasks.map(() => 0), ...guard };
+    if (this.withJobs) {
+      const [row] = await this.db.rows(this.withJobs.insertGuarded, params);
+      return num(row?.inserted ?? 0) === tasks.length;
+    }
+    return (await this.db.rows(HOT_PATHS.insertTasksGuarded, params)).length === tasks.length;
   }
 
   /** One statement: the rows, with their jobs and idempotency keys. */
@@ -399,6 +418,31 @@ function firstOfEach<T extends { readonly id: string }>(batch: readonly T[], key
  */
 function refusedByServer(error: unknown): boolean {
   return error instanceof pg.DatabaseError;
+}
+
+/** The guard of a batch that one statement can apply (insertGuarded): what it asks of each task, shared by all of them. */
+interface BatchGuardParams {
+  readonly reserves: 0 | 1;
+  readonly inFlight: number | null;
+}
+
+/**
+ * The batch's one guard, when the statement can decide it: no task takes an idempotency key or
+ * stores inputs (those reservations come before the guard, task by task), and every task asks
+ * the same of its key (the HTTP creates of one process do: its pricing and its default limit).
+ */
+function batchGuardOf(tasks: readonly NewTask[]): BatchGuardParams | undefined {
+  const first = tasks[0];
+  if (first === undefined) return undefined;
+  const guard = { reserves: first.reserve === undefined ? (0 as const) : (1 as const), inFlight: first.inFlightLimit ?? null };
+  const same = tasks.every(
+    (task) =>
+      task.idempotency === undefined &&
+      (task.inputBytes ?? 0) === 0 &&
+      (task.reserve === undefined ? 0 : 1) === guard.reserves &&
+      (task.inFlightLimit ?? null) === guard.inFlight,
+  );
+  return same ? guard : undefined;
 }
 
 /** Whether a new task reserves or is guarded in its insert's transaction (a budget, stored input bytes, an in-flight limit). */

@@ -2,8 +2,8 @@ import { dialectOperation, type DialectTexts } from '../dialect.js';
 import type { ClaimedRow, Int } from '../rows.js';
 import { CLAIMED_COLUMNS, columns } from '../rows.js';
 import { claimSet, pickAndClaim, runnable } from './claim.js';
-import { KEY_GUARD_COLUMNS, KEY_REFUSES_FAST_PATH, type KeyGuardRow } from './key-guard.js';
-import { INSERT, NEW_TASK_VALUES, batchCtes, type InsertTaskParams, type InsertTasksParams } from './tasks-insert.js';
+import { KEY_GUARD_BATCH, KEY_GUARD_COLUMNS, KEY_REFUSES_FAST_PATH, type KeyGuardRow } from './key-guard.js';
+import { INSERT, NEW_TASK_VALUES, batchCtes, batchWith, type InsertTaskParams, type InsertTasksParams } from './tasks-insert.js';
 import { WAITING } from './upstream.js';
 import { spentNow } from './usage.js';
 
@@ -69,13 +69,17 @@ export const HOT_PATHS = {
    * budget to reserve against and its in-flight limit not reached (KEY_REFUSES_FAST_PATH). One
    * statement instead of the guard's read and the insert; 0 rows: the runner takes the guard's
    * full path in the same transaction, which says why (or reserves and inserts).
-   * SQLite: the INSERT is a write, so the write lock is taken before the key row is read.
-   * PostgreSQL has no such form: its creates go in batches (insertTasks), and a batch that
-   * reserves or is guarded locks its keys first in one transaction (postgres-store.ts).
+   * SQLite: one row (its group commit runs it per task), the INSERT a write, so the write lock
+   * is taken before the key row is read. PostgreSQL: the group commit's batch, all or nothing,
+   * its keys locked in id order in the statement (KEY_GUARD_BATCH); a batch refused takes the
+   * full guard's transaction (postgres-store.ts). One statement instead of four round trips.
    */
   insertTaskGuarded: dialectOperation<InsertTaskGuardedParams>('insert-task-guarded', {
     sqlite: `${INSERT} SELECT ${NEW_TASK_VALUES}
        WHERE NOT EXISTS (SELECT 1 FROM api_keys AS k WHERE k.id = @owner AND (${KEY_REFUSES_FAST_PATH}))`,
+  }),
+  insertTasksGuarded: dialectOperation<InsertTasksParams & Pick<InsertTaskGuardedParams, 'reserves' | 'inFlight'>, { id: string }>('insert-tasks-guarded', {
+    postgres: `WITH ${batchWith(KEY_GUARD_BATCH)} SELECT id FROM inserted`,
   }),
 
   /*

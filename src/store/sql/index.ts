@@ -6,7 +6,7 @@ import { releaseInputBytes } from './inputs.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './migrations.js';
 import { requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, release, releaseWithJob } from './settle.js';
-import { insertTasksWithJobs } from './tasks-insert.js';
+import { insertTasksGuardedWithJobs, insertTasksWithJobs } from './tasks-insert.js';
 import { saveUpstream, saveUpstreamWithJob } from './upstream.js';
 import { releaseReservation } from './usage.js';
 
@@ -19,6 +19,7 @@ function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
   return [
     ...Object.values(HOT_PATHS),
     insertTasksWithJobs(jobs),
+    insertTasksGuardedWithJobs(jobs),
     takeIdempotencyKey,
     releaseInputBytes,
     insertKeyedTasks,

@@ -1,4 +1,5 @@
 import type { Int } from '../rows.js';
+import type { BatchGuard } from './tasks-insert.js';
 
 /**
  * What a create's transaction reads of its key, under the key row's lock (migration 16): its
@@ -25,6 +26,22 @@ export const KEY_GUARD_COLUMNS = `id, active_tasks, max_tasks_in_flight, CASE WH
  */
 export const KEY_REFUSES_FAST_PATH = `(k.budget IS NOT NULL AND @reserves = 1)
             OR (@inFlight IS NOT NULL AND COALESCE(k.max_tasks_in_flight, @inFlight) > 0 AND k.active_tasks >= COALESCE(k.max_tasks_in_flight, @inFlight))`;
+
+/**
+ * The same for a PostgreSQL batch, all or nothing: its keys locked in id order (the order of the
+ * charge trigger, migration 9, and of the insert's own trigger), and no key refusing with all of
+ * its tasks in the batch counted. A batch refused goes through the full guard instead
+ * (postgres-store.ts), which decides task by task.
+ */
+export const KEY_GUARD_BATCH: BatchGuard = {
+  ctes: `guard_keys AS (SELECT k.id, k.active_tasks, k.max_tasks_in_flight, k.budget FROM api_keys AS k
+                       WHERE k.id IN (SELECT owner FROM n) ORDER BY k.id FOR UPDATE),
+      guard_refused AS (SELECT 1 FROM (SELECT owner, count(*) AS tasks FROM n GROUP BY owner) AS b JOIN guard_keys AS k ON k.id = b.owner
+                         WHERE (k.budget IS NOT NULL AND @reserves::int = 1)
+                            OR (@inFlight::bigint IS NOT NULL AND COALESCE(k.max_tasks_in_flight, @inFlight) > 0
+                                AND k.active_tasks + b.tasks > COALESCE(k.max_tasks_in_flight, @inFlight)))`,
+  where: `NOT EXISTS (SELECT 1 FROM guard_refused)`,
+};
 
 /** The in-flight limit a guarded row sets: the key's own, else the process default; 0 means none. */
 export function inFlightLimitOf(row: KeyGuardRow, fallback: number): number {

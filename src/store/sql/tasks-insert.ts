@@ -1,5 +1,6 @@
 import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../dialect.js';
+import { KEY_GUARD_BATCH } from './key-guard.js';
 
 /** The columns a new task sets; the others keep their defaults. */
 export const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes, trace_context)`;
@@ -73,16 +74,30 @@ export function rankedRows(relation: string): string {
                                         GREATEST(${ownerNextRank('n.owner', 'n.channel')}, ${queueFront('n.channel')}, 0) AS base) AS b`;
 }
 
-/** The batch's rows, in the order given (`ord`), then ranked (rankedRows). */
-export const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[],
+/**
+ * A condition the whole batch must pass to be inserted (PostgreSQL's guarded batch, the key
+ * guard of sql/hot-paths.ts): CTEs written after the batch's rows `n`, and the WHERE of the
+ * INSERT's SELECT.
+ */
+export interface BatchGuard {
+  readonly ctes: string;
+  readonly where: string;
+}
+
+/** The batch's rows, in the order given (`ord`), then ranked (rankedRows), inserted where `guard` lets them. */
+export function batchWith(guard?: BatchGuard): string {
+  return `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[],
                                   @reservedCosts::bigint[], @inputBytes::bigint[], @traceContexts::text[])
-             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, trace_context, ord)),
+             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, trace_context, ord)),${guard ? `\n      ${guard.ctes},` : ''}
       ranked AS (${rankedRows('n')}),
       inserted AS (${INSERT}
       SELECT n.id, n.kind, n.model, n.owner, 'queued', n.created_at, '[]', n.params, n.channel,
              CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank, n.reserved_cost, n.input_bytes, n.trace_context
-        FROM ranked AS n
+        FROM ranked AS n${guard ? `\n       WHERE ${guard.where}` : ''}
    RETURNING id, created_at, channel, owner)`;
+}
+
+export const batchCtes = batchWith();
 
 /**
  * The renders among the rows `inserted` returned, as JobQueueSql.addJobs reads them: a job's
@@ -116,5 +131,18 @@ export const insertTasksWithJobs = (jobs: JobQueueSql) =>
     () => `WITH ${batchCtes},
            renders AS (${rendersOf('inserted', 'ranked')})
       SELECT count(*) AS n FROM ${jobs.addJobs('renders')}`,
+    ['postgres'],
+  );
+
+/**
+ * The guarded batch (hot-paths.ts, insertTasksGuarded) with its jobs: how many tasks went in
+ * (all of the batch or none), their jobs added in the same statement.
+ */
+export const insertTasksGuardedWithJobs = (jobs: JobQueueSql) =>
+  operation<InsertTasksParams & { reserves: 0 | 1; inFlight: number | null }, { inserted: string }>(
+    'insert-tasks-guarded-with-jobs',
+    () => `WITH ${batchWith(KEY_GUARD_BATCH)},
+           renders AS (${rendersOf('inserted', 'ranked')})
+      SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM ${jobs.addJobs('renders')}) AS jobs`,
     ['postgres'],
   );
