@@ -1,5 +1,4 @@
 import type { Int } from '../rows.js';
-import type { BatchGuard } from './tasks-insert.js';
 
 /**
  * What a create's transaction reads of its key, under the key row's lock (migration 16): its
@@ -28,7 +27,17 @@ export const KEY_REFUSES_FAST_PATH = `(k.budget IS NOT NULL AND @reserves = 1)
             OR (@inFlight IS NOT NULL AND COALESCE(k.max_tasks_in_flight, @inFlight) > 0 AND k.active_tasks >= COALESCE(k.max_tasks_in_flight, @inFlight))`;
 
 /**
- * The same for a PostgreSQL batch, all or nothing: its keys locked in id order (the order of the
+ * A condition the whole batch must pass to be inserted (PostgreSQL's guarded batch,
+ * sql/tasks-insert.ts batchWith): CTEs written after the batch's rows `n`, and the WHERE of the
+ * INSERT's SELECT.
+ */
+export interface BatchGuard {
+  readonly ctes: string;
+  readonly where: string;
+}
+
+/**
+ * The key guard for a PostgreSQL batch, all or nothing: its keys locked in id order (the order of the
  * charge trigger, migration 9, and of the insert's own trigger), and no key refusing with all of
  * its tasks in the batch counted. A batch refused goes through the full guard instead
  * (postgres-store.ts), which decides task by task.

@@ -1,6 +1,6 @@
 import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../dialect.js';
-import { KEY_GUARD_BATCH } from './key-guard.js';
+import { KEY_GUARD_BATCH, type BatchGuard } from './key-guard.js';
 
 /** The columns a new task sets; the others keep their defaults. */
 export const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes, trace_context)`;
@@ -72,16 +72,6 @@ export function rankedRows(relation: string): string {
         FROM ${relation} AS n
              CROSS JOIN LATERAL (SELECT COALESCE(${queueFront('n.channel')}, 0) AS front,
                                         GREATEST(${ownerNextRank('n.owner', 'n.channel')}, ${queueFront('n.channel')}, 0) AS base) AS b`;
-}
-
-/**
- * A condition the whole batch must pass to be inserted (PostgreSQL's guarded batch, the key
- * guard of sql/hot-paths.ts): CTEs written after the batch's rows `n`, and the WHERE of the
- * INSERT's SELECT.
- */
-export interface BatchGuard {
-  readonly ctes: string;
-  readonly where: string;
 }
 
 /** The batch's rows, in the order given (`ord`), then ranked (rankedRows), inserted where `guard` lets them. */
