@@ -18,7 +18,8 @@ import type { Dialect, Operation } from '../src/store/dialect.js';
 import type { UpstreamStep } from '../src/store/records.js';
 import { upstreamSaveParams } from '../src/store/rows.js';
 import { waitingKeysCap } from '../src/store/slot-share.js';
-import { channelHolders, channelWaitingKeys, saveUpstream } from '../src/store/sql/upstream.js';
+import { HOT_PATHS } from '../src/store/sql/hot-paths.js';
+import { saveUpstream } from '../src/store/sql/upstream.js';
 import type { Store } from '../src/store/store.js';
 import { STORE_BACKENDS, type OpenedStore } from './helpers/stores.js';
 import { openSqlite } from '../src/store/sqlite-driver.js';
@@ -193,8 +194,8 @@ const compile = <P extends object>(op: Operation<P, unknown>, params: P, dialect
 function checkAndMark(dialect: Dialect, id: string): Compiled[] {
   const maxInFlight = 50_000;
   return [
-    compile(channelHolders, { channel: 'wan' }, dialect),
-    compile(channelWaitingKeys, { channel: 'wan', cap: waitingKeysCap(maxInFlight) }, dialect),
+    compile(HOT_PATHS.channelHolders, { channel: 'wan' }, dialect),
+    compile(HOT_PATHS.channelWaitingKeys, { channel: 'wan', cap: waitingKeysCap(maxInFlight) }, dialect),
     compile(saveUpstream, upstreamSaveParams(id, 1, step('wan')), dialect),
   ];
 }

@@ -9,7 +9,7 @@ import { Mediagate, MediagateAdmin } from '../src/client/index.js';
 import { createInstantEngine } from '../src/engines/instant.js';
 import { FOCUS_COLUMNS, focusCsv, type ExportStats } from '../src/http/focus-export.js';
 import type { Store } from '../src/store/store.js';
-import { postgresDatabase, sqliteDatabase, type RawDatabase } from './helpers/ledger.js';
+import { openWithRaw, type RawDatabase } from './helpers/ledger.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
@@ -86,13 +86,7 @@ describe.each(STORE_BACKENDS)('the FOCUS export from the store on $name', (backe
   let cleanup: () => Promise<void>;
 
   beforeEach(async () => {
-    const opened = await backend.open();
-    store = opened.store;
-    raw = 'sqlitePath' in opened.location ? sqliteDatabase(opened.location.sqlitePath) : postgresDatabase(opened.location.databaseUrl);
-    cleanup = async () => {
-      await raw.close();
-      await opened.cleanup();
-    };
+    ({ store, raw, cleanup } = await openWithRaw(backend));
   });
   afterEach(() => cleanup());
 

@@ -4,7 +4,7 @@ import { findModel } from '../src/catalog/index.js';
 import { BudgetExceeded, TaskService } from '../src/tasks/service.js';
 import type { Store } from '../src/store/store.js';
 import type { ClaimedTask, Task } from '../src/store/records.js';
-import { postgresDatabase, readBooks, setBudget, sqliteDatabase, type RawDatabase } from './helpers/ledger.js';
+import { openWithRaw, readBooks, setBudget, type RawDatabase } from './helpers/ledger.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
 
 const video = findModel('vendora/famw-2.7-t2v');
@@ -33,13 +33,7 @@ describe.each(STORE_BACKENDS)('usage and budgets on $name', (backend) => {
   let service: TaskService;
 
   beforeEach(async () => {
-    const opened = await backend.open();
-    store = opened.store;
-    raw = 'sqlitePath' in opened.location ? sqliteDatabase(opened.location.sqlitePath) : postgresDatabase(opened.location.databaseUrl);
-    cleanup = async () => {
-      await raw.close();
-      await opened.cleanup();
-    };
+    ({ store, raw, cleanup } = await openWithRaw(backend));
     clock = NOON;
     service = new TaskService({ store, now: () => clock, pricing: PRICING });
     await store.insertKey({ id: KEY, hash: 'hash-a', name: 'a', createdAt: 0 });

@@ -8,7 +8,7 @@
  * (IETF draft-ietf-httpapi-ratelimit-headers structured fields). With several API processes
  * (PostgreSQL scale-out), the request quota applies per process; the in-flight count is global
  * (it is read from the shared store) and cached, a quick early answer; the insert's transaction
- * decides, under the key row's lock (store/sql/key-guard.ts), so no burst through any number of
+ * decides, under the key row's lock (the key guard, store/sql/hot-paths.ts), so no burst through any number of
  * processes passes it. 0 turns a limit off. A key's own settings (`rate_limit_per_min`,
  * `max_tasks_in_flight`; docs/admin.md) replace the defaults for that key: the callers pass them
  * from the key's cached lookup.

@@ -12,6 +12,9 @@
  *   (group-commit.ts) send one statement over `unnest` of arrays; SQLite has no arrays and no
  *   round trip, so it runs the one-row statement per call inside one transaction. Both forms
  *   are built from the same SET and guard fragments (sql/claim.ts, sql/settle.ts).
+ * - Arrays: pg binds a JS array as a PostgreSQL array (`@ids::text[]`, `unnest`); SQLite has
+ *   none, so compile() binds an array as its JSON text, which a statement reads with
+ *   `json_each`. One parameter type serves both forms of a row of sql/hot-paths.ts.
  * - BIGINT: pg returns BIGINT columns and count(*) as strings; rows.ts normalises them.
  * - RETURNING: both support it (SQLite >= 3.35). Statements list their columns instead of `*`,
  *   because a prepared PostgreSQL statement returning `*` fails ("cached plan must not change
@@ -110,7 +113,15 @@ export function compile<P extends object, R>(name: string, dialect: Dialect, sou
     return `$${index + 1}`;
   });
   const keys = order as (keyof P)[];
-  return { name, dialect, text, values: (params) => keys.map((key) => params[key]) };
+  const values =
+    dialect === 'sqlite'
+      ? (params: P): unknown[] =>
+          keys.map((key) => {
+            const value = params[key];
+            return Array.isArray(value) ? JSON.stringify(value) : value;
+          })
+      : (params: P): unknown[] => keys.map((key) => params[key]);
+  return { name, dialect, text, values };
 }
 
 /**
@@ -137,4 +148,16 @@ export function operation<P extends object, R = never>(
       return sql;
     },
   };
+}
+
+/**
+ * One operation's text in each dialect, side by side (sql/hot-paths.ts): a dialect left out has
+ * no form of it (the batch forms of PostgreSQL, the one-row forms of SQLite's group commits).
+ */
+export type DialectTexts = { readonly [D in Dialect]?: string };
+
+/** Declares an operation from its row: its text per dialect, written next to each other. */
+export function dialectOperation<P extends object, R = never>(name: string, texts: DialectTexts): Operation<P, R> {
+  const dialects = DIALECTS.filter((dialect) => texts[dialect] !== undefined);
+  return operation<P, R>(name, (dialect) => texts[dialect] ?? '', dialects);
 }

@@ -514,7 +514,7 @@ const MIGRATIONS: readonly Migration[] = [
     // passed both. Now `api_keys.active_tasks` is kept in the statements that change it (insert:
     // + the rows; the charge trigger: - the rows that became final), and the insert's
     // transaction reads it, the key's own limit and its budget under the key row's lock
-    // (sql/key-guard.ts), so no create can read a stale figure.
+    // (the key guard, sql/hot-paths.ts), so no create can read a stale figure.
     up: (dialect) => [
       `ALTER TABLE api_keys ADD COLUMN active_tasks ${bigint(dialect)} NOT NULL DEFAULT 0`,
       `UPDATE api_keys SET active_tasks = (SELECT count(*) FROM tasks WHERE tasks.owner = api_keys.id AND tasks.status IN ${ACTIVE})`,

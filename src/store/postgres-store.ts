@@ -5,16 +5,16 @@ import { GroupCommit } from './group-commit.js';
 import { migrationSteps } from './migrations.js';
 import { TableStore } from './operations.js';
 import { inClaimOrder, type Int, num, toClaimedTask, upstreamSaveParams, type UpstreamSaveParams } from './rows.js';
-import { claimByIds, claimQueued, claimTakeovers } from './sql/claim.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './sql/migrations.js';
 import { requeueStranded } from './sql/recovery.js';
 import { completeMany, fail, release, releaseWithJob } from './sql/settle.js';
-import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
+import { HOT_PATHS } from './sql/hot-paths.js';
+import { releaseInputBytes } from './sql/inputs.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, type InsertKeyedTasksParams } from './sql/idempotency.js';
-import { insertTasks, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
-import { guardKeys, inFlightLimitOf } from './sql/key-guard.js';
-import { releaseReservation, reserveBudget } from './sql/usage.js';
-import { channelHolders, channelWaitingKeys, ensureChannelLimit, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
+import { insertTasksGuardedWithJobs, insertTasksWithJobs, type InsertTasksParams } from './sql/tasks-insert.js';
+import { inFlightLimitOf } from './sql/key-guard.js';
+import { releaseReservation } from './sql/usage.js';
+import { ensureChannelLimit, saveUpstream, saveUpstreamWithJob } from './sql/upstream.js';
 import { mayTakeSlot, slotsHeld, waitingKeysCap } from './slot-share.js';
 import type { Store } from './store.js';
 import { driveAsync, execute, type Runner, type Steps } from './table.js';
@@ -99,6 +99,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
   private readonly withJobs:
     | {
         readonly insert: Operation<InsertTasksParams, { n: string }>;
+        readonly insertGuarded: Operation<InsertTasksParams & BatchGuardParams, { inserted: string }>;
         readonly insertKeyed: Operation<InsertKeyedTasksParams, { id: string }>;
         readonly release: Operation<{ id: string; attempt: number }, { n: string }>;
         readonly stranded: Operation<{ now: number; staleMs: number; limit: number }, { id: string }>;
@@ -114,6 +115,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
     this.db = new Executor(pool);
     this.withJobs = jobs && {
       insert: insertTasksWithJobs(jobs),
+      insertGuarded: insertTasksGuardedWithJobs(jobs),
       insertKeyed: insertKeyedTasksWithJobs(jobs),
       release: releaseWithJob(jobs),
       stranded: requeueStranded(jobs),
@@ -166,8 +168,25 @@ export class PostgresStore extends TableStore implements Store, Runner {
   }
 
   private async insertBatch(tasks: readonly NewTask[]): Promise<InsertOutcome[]> {
-    if (tasks.some(reserves)) return this.transaction((db) => this.insertReserving(db, tasks));
-    return this.insertRows(this.db, tasks);
+    if (!tasks.some(reserves)) return this.insertRows(this.db, tasks);
+    const guard = batchGuardOf(tasks);
+    if (guard && (await this.insertGuarded(tasks, guard))) return tasks.map(() => 'inserted');
+    return this.transaction((db) => this.insertReserving(db, tasks));
+  }
+
+  /**
+   * The batch in one statement whose guard locks its keys and lets it in only when no key has
+   * a budget to reserve against nor reaches its in-flight limit with the batch's tasks (the key
+   * guard of sql/hot-paths.ts): all of it inserted (true), or none (false: the full guard's
+   * transaction decides task by task). What a task reserves is 0, as for a key without a budget.
+   */
+  private async insertGuarded(tasks: readonly NewTask[], guard: BatchGuardParams): Promise<boolean> {
+    const params = { ...taskColumns(tasks), reservedCosts: tasks.map(() => 0), ...guard };
+    if (this.withJobs) {
+      const [row] = await this.db.rows(this.withJobs.insertGuarded, params);
+      return num(row?.inserted ?? 0) === tasks.length;
+    }
+    return (await this.db.rows(HOT_PATHS.insertTasksGuarded, params)).length === tasks.length;
   }
 
   /** One statement: the rows, with their jobs and idempotency keys. */
@@ -176,7 +195,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
     if (!tasks.some((task) => task.idempotency)) {
       const params = taskColumns(tasks);
       if (this.withJobs) await db.rows(this.withJobs.insert, params);
-      else await db.rows(insertTasks, params);
+      else await db.rows(HOT_PATHS.insertTasks, params);
       return tasks.map(() => 'inserted');
     }
     // Some take idempotency keys: the rows returned are the tasks inserted.
@@ -195,7 +214,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
    * A batch in which some tasks reserve (a budget, stored inputs) or are guarded by an in-flight
    * limit, in one transaction: first the input bytes (`key_inputs`), each a guarded write of
    * its key's row taken in key order; then the batch's key rows (`api_keys`) locked in id order
-   * (sql/key-guard.ts), the order in which a settle's triggers take the same rows, so two
+   * (the key guard of sql/hot-paths.ts), the order in which a settle's triggers take the same rows, so two
    * transactions never wait on each other's rows in opposite orders. Under those locks each
    * task's key is read as it is now: its active tasks (plus those of this batch before it)
    * against its in-flight limit, and whether it has a budget, whose reservation is then the
@@ -209,12 +228,12 @@ export class PostgresStore extends TableStore implements Store, Runner {
     const byOwner = [...tasks].sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
     for (const task of byOwner) {
       const bytes = task.inputBytes ?? 0;
-      if (bytes > 0 && (await db.changes(reserveInputBytes, { owner: task.owner, bytes, limit: task.inputLimit ?? 0 })) === 0) {
+      if (bytes > 0 && (await db.changes(HOT_PATHS.reserveInputBytes, { owner: task.owner, bytes, limit: task.inputLimit ?? 0 })) === 0) {
         refused.set(task, 'inputs_over_limit');
       }
     }
     const owners = [...new Set(tasks.map((task) => task.owner))];
-    const keys = new Map((await db.rows(guardKeys, { ids: owners })).map((row) => [row.id, row]));
+    const keys = new Map((await db.rows(HOT_PATHS.guardKeys, { ids: owners })).map((row) => [row.id, row]));
     const admitted = new Map<string, number>();
     const reserved = new Map<NewTask, number>();
     for (const task of tasks) {
@@ -233,7 +252,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
         }
       }
       if (key && Number(key.budgeted) === 1 && task.reserve !== undefined) {
-        if ((await db.changes(reserveBudget, { id: task.owner, amount: task.reserve, now: task.createdAt })) === 0) {
+        if ((await db.changes(HOT_PATHS.reserveBudget, { id: task.owner, amount: task.reserve, now: task.createdAt })) === 0) {
           await refuse('budget_exceeded');
           continue;
         }
@@ -263,9 +282,9 @@ export class PostgresStore extends TableStore implements Store, Runner {
   }
 
   async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[] = []): Promise<ClaimedTask[]> {
-    const takeovers = await this.db.rows(claimTakeovers, { owner: workerId, now, leaseUntil, limit });
+    const takeovers = await this.db.rows(HOT_PATHS.claimTakeovers, { owner: workerId, now, leaseUntil, limit });
     const rest = limit - takeovers.length;
-    const queued = rest <= 0 ? [] : await this.db.rows(claimQueued, { owner: workerId, now, leaseUntil, limit: rest, skipKeys: JSON.stringify(skipKeys) });
+    const queued = rest <= 0 ? [] : await this.db.rows(HOT_PATHS.claimQueued, { owner: workerId, now, leaseUntil, limit: rest, skipKeys });
     return inClaimOrder([...takeovers, ...queued]);
   }
 
@@ -276,7 +295,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
   private async claimBatch(batch: readonly ClaimRequest[]): Promise<(ClaimedTask | undefined)[]> {
     const unique = new Set(firstOfEach(batch, (request) => request.id));
     const ordered = [...unique];
-    const rows = await this.db.rows(claimByIds, {
+    const rows = await this.db.rows(HOT_PATHS.claimByIds, {
       ids: ordered.map((r) => r.id),
       owners: ordered.map((r) => r.workerId),
       nows: ordered.map((r) => r.now),
@@ -335,7 +354,7 @@ export class PostgresStore extends TableStore implements Store, Runner {
   async markSubmitting(id: string, attempt: number, step: UpstreamStep, limits: SubmitLimits): Promise<'marked' | 'full' | 'lost'> {
     await this.db.changes(ensureChannelLimit, { channel: step.channel, bucket: 'submit' });
     return this.transaction(async (db) => {
-      await db.rows(lockChannelSubmit, { channel: step.channel });
+      await db.rows(HOT_PATHS.lockChannelSubmit, { channel: step.channel });
       // New statements after the lock: their snapshots see every `submitting` committed before
       // (the counters only grow under this lock; a slot freed meanwhile is seen next time).
       if (!(await this.slotFree(db, step.channel, limits))) return 'full';
@@ -349,11 +368,11 @@ export class PostgresStore extends TableStore implements Store, Runner {
 
   /** The channel's slot counters and waiting keys, through the rule of slot-share.ts. */
   private async slotFree(db: Executor, channel: string, limits: SubmitLimits): Promise<boolean> {
-    const held = new Map((await db.rows(channelHolders, { channel })).map((row) => [row.owner, num(row.held)]));
+    const held = new Map((await db.rows(HOT_PATHS.channelHolders, { channel })).map((row) => [row.owner, num(row.held)]));
     if (slotsHeld(held) >= limits.maxInFlight) return false;
     // A key holding no slot is below any share: the waiting keys need not be read.
     if ((held.get(limits.owner) ?? 0) === 0) return true;
-    const waiting = (await db.rows(channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) })).map((row) => row.owner);
+    const waiting = (await db.rows(HOT_PATHS.channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) })).map((row) => row.owner);
     return mayTakeSlot(limits, { held, waiting }, limits.owner);
   }
 
@@ -399,6 +418,31 @@ function firstOfEach<T extends { readonly id: string }>(batch: readonly T[], key
  */
 function refusedByServer(error: unknown): boolean {
   return error instanceof pg.DatabaseError;
+}
+
+/** The guard of a batch that one statement can apply (insertGuarded): what it asks of each task, shared by all of them. */
+interface BatchGuardParams {
+  readonly reserves: 0 | 1;
+  readonly inFlight: number | null;
+}
+
+/**
+ * The batch's one guard, when the statement can decide it: no task takes an idempotency key or
+ * stores inputs (those reservations come before the guard, task by task), and every task asks
+ * the same of its key (the HTTP creates of one process do: its pricing and its default limit).
+ */
+function batchGuardOf(tasks: readonly NewTask[]): BatchGuardParams | undefined {
+  const first = tasks[0];
+  if (first === undefined) return undefined;
+  const guard = { reserves: first.reserve === undefined ? (0 as const) : (1 as const), inFlight: first.inFlightLimit ?? null };
+  const same = tasks.every(
+    (task) =>
+      task.idempotency === undefined &&
+      (task.inputBytes ?? 0) === 0 &&
+      (task.reserve === undefined ? 0 : 1) === guard.reserves &&
+      (task.inFlightLimit ?? null) === guard.inFlight,
+  );
+  return same ? guard : undefined;
 }
 
 /** Whether a new task reserves or is guarded in its insert's transaction (a budget, stored input bytes, an in-flight limit). */

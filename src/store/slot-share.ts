@@ -1,7 +1,7 @@
 /**
  * Who may take a free slot of a channel (docs/channels.md "Limits"): the rule both stores apply
  * before writing `submitting`, inside the transaction that writes it, from the channel's slot
- * counters and the keys with a task waiting for it (sql/upstream.ts: channelHolders,
+ * counters and the keys with a task waiting for it (sql/hot-paths.ts: channelHolders,
  * channelWaitingKeys). Pure, so the rule is read and tested in one place
  * (test/slot-share.test.ts), apart from the SQL that feeds it.
  *

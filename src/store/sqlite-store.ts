@@ -5,15 +5,14 @@ import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './sqli
 import { migrationSteps } from './migrations.js';
 import { TableStore } from './operations.js';
 import { inClaimOrder, num, toClaimedTask, upstreamSaveParams } from './rows.js';
-import { claimById, claimQueued, claimTakeovers } from './sql/claim.js';
 import { createVersionTable, isApplied, recordApplied } from './sql/migrations.js';
 import { complete, fail, release } from './sql/settle.js';
 import { takeIdempotencyKey } from './sql/idempotency.js';
-import { releaseInputBytes, reserveInputBytes } from './sql/inputs.js';
-import { insertTask } from './sql/tasks-insert.js';
-import { guardKey, inFlightLimitOf } from './sql/key-guard.js';
-import { releaseReservation, reserveBudget } from './sql/usage.js';
-import { channelHolders, channelWaitingKeys, saveUpstream } from './sql/upstream.js';
+import { HOT_PATHS } from './sql/hot-paths.js';
+import { releaseInputBytes } from './sql/inputs.js';
+import { inFlightLimitOf } from './sql/key-guard.js';
+import { releaseReservation } from './sql/usage.js';
+import { saveUpstream } from './sql/upstream.js';
 import { mayTakeSlot, slotsHeld, waitingKeysCap } from './slot-share.js';
 import type { Store } from './store.js';
 import { drive, execute, type Runner, type Steps } from './table.js';
@@ -62,26 +61,45 @@ export class SqliteStore extends TableStore implements Store, Runner {
   );
   private readonly insertBatch: (tasks: readonly NewTask[]) => InsertOutcome[];
   private readonly settleBatch: (settles: readonly Settle[]) => boolean[];
-  private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number, skipKeys: string) => ClaimedTask[];
+  private readonly claimBatch: (owner: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[]) => ClaimedTask[];
   private readonly transactionOf: <T>(body: Steps<T>) => T;
 
   constructor(private readonly database: SqliteConnection) {
     super();
     this.driver = database.driver;
     // Per task, in the batch's one transaction: the input bytes' reservation (guarded by the
-    // limit), then the key's row (sql/key-guard.ts: its active tasks against its in-flight
-    // limit, and whether it has a budget now), the budget reservation (guarded), the idempotency
-    // key, the row; a refusal gives back what was reserved before it. The order is PostgreSQL's
-    // (postgres-store.ts), so a create over several limits gets the same answer on both stores.
-    // SQLite has one writer, so each guard reads what every earlier create left (the insert's
-    // trigger counts each task as it goes in, migration 16).
+    // limit), then the key's row (the key guard of sql/hot-paths.ts: its active tasks against
+    // its in-flight limit, and whether it has a budget now), the budget reservation (guarded),
+    // the idempotency key, the row; a refusal gives back what was reserved before it. The order
+    // is PostgreSQL's (postgres-store.ts), so a create over several limits gets the same answer
+    // on both stores. SQLite has one writer, so each guard reads what every earlier create left
+    // (the insert's trigger counts each task as it goes in, migration 16).
+    // A guarded create without an idempotency key first tries the one-statement insert whose
+    // WHERE is the guard (insertTaskGuarded): most keys have no budget and are below their
+    // limit, and the key row's read then costs no statement of its own. When it inserts nothing,
+    // the full path below runs in the same transaction and says why.
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
       tasks.map(({ idempotency, reserve, inFlightLimit, inputBytes = 0, inputLimit = 0, ...task }): InsertOutcome => {
-        if (inputBytes > 0 && this.changes(reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) return 'inputs_over_limit';
+        if (inputBytes > 0 && this.changes(HOT_PATHS.reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) {
+          return 'inputs_over_limit';
+        }
+        const guarded = reserve !== undefined || inFlightLimit !== undefined;
+        const row = {
+          ...task,
+          params: JSON.stringify(task.params),
+          channel: task.channel ?? 'sandbox',
+          reservedCost: 0,
+          inputBytes,
+          traceContext: task.traceContext ?? null,
+        };
+        if (guarded && !idempotency) {
+          const fast = { ...row, reserves: reserve === undefined ? (0 as const) : (1 as const), inFlight: inFlightLimit ?? null };
+          if (this.changes(HOT_PATHS.insertTaskGuarded, fast) === 1) return 'inserted';
+        }
         const giveInputsBack = (): void => {
           if (inputBytes > 0) this.changes(releaseInputBytes, { owner: task.owner, bytes: inputBytes });
         };
-        const key = reserve !== undefined || inFlightLimit !== undefined ? this.first(guardKey, { id: task.owner }) : undefined;
+        const key = guarded ? this.first(HOT_PATHS.guardKeys, { ids: [task.owner] }) : undefined;
         if (key && inFlightLimit !== undefined) {
           const limit = inFlightLimitOf(key, inFlightLimit);
           if (limit > 0 && Number(key.active_tasks) >= limit) {
@@ -90,7 +108,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
           }
         }
         const reserved = key && Number(key.budgeted) === 1 ? reserve : undefined;
-        if (reserved !== undefined && this.changes(reserveBudget, { id: task.owner, amount: reserved, now: task.createdAt }) === 0) {
+        if (reserved !== undefined && this.changes(HOT_PATHS.reserveBudget, { id: task.owner, amount: reserved, now: task.createdAt }) === 0) {
           giveInputsBack();
           return 'budget_exceeded';
         }
@@ -102,14 +120,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
           giveInputsBack();
           return 'key_taken';
         }
-        this.changes(insertTask, {
-          ...task,
-          params: JSON.stringify(task.params),
-          channel: task.channel ?? 'sandbox',
-          reservedCost: reserved ?? 0,
-          inputBytes,
-          traceContext: task.traceContext ?? null,
-        });
+        this.changes(HOT_PATHS.insertTask, { ...row, reservedCost: reserved ?? 0 });
         return 'inserted';
       }),
     );
@@ -117,10 +128,10 @@ export class SqliteStore extends TableStore implements Store, Runner {
       settles.map((settle) => (settle.to === 'completed' ? this.changes(complete, settle) : this.changes(fail, settle)) === 1),
     );
     // One transaction for the batch: a commit per task was the polling worker's main write cost.
-    this.claimBatch = database.transaction((owner: string, now: number, leaseUntil: number, limit: number, skipKeys: string) => {
-      const takeovers = this.rows(claimTakeovers, { owner, now, leaseUntil, limit });
+    this.claimBatch = database.transaction((owner: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[]) => {
+      const takeovers = this.rows(HOT_PATHS.claimTakeovers, { owner, now, leaseUntil, limit });
       const rest = limit - takeovers.length;
-      return inClaimOrder(rest <= 0 ? takeovers : [...takeovers, ...this.rows(claimQueued, { owner, now, leaseUntil, limit: rest, skipKeys })]);
+      return inClaimOrder(rest <= 0 ? takeovers : [...takeovers, ...this.rows(HOT_PATHS.claimQueued, { owner, now, leaseUntil, limit: rest, skipKeys })]);
     });
     const bodies = database.transaction((body: Steps<unknown>) => drive(body, (step) => execute(this, step)));
     // A body's value is the T of its own Steps<T>: `bodies` only passes it through.
@@ -191,11 +202,11 @@ export class SqliteStore extends TableStore implements Store, Runner {
   }
 
   async claimTasks(workerId: string, now: number, leaseUntil: number, limit: number, skipKeys: readonly string[] = []): Promise<ClaimedTask[]> {
-    return this.claimBatch(workerId, now, leaseUntil, limit, JSON.stringify(skipKeys));
+    return this.claimBatch(workerId, now, leaseUntil, limit, skipKeys);
   }
 
   async claimTaskById(id: string, workerId: string, now: number, leaseUntil: number): Promise<ClaimedTask | undefined> {
-    const row = this.first(claimById, { id, owner: workerId, now, leaseUntil });
+    const row = this.first(HOT_PATHS.claimById, { id, owner: workerId, now, leaseUntil });
     return row ? toClaimedTask(row) : undefined;
   }
 
@@ -232,11 +243,11 @@ export class SqliteStore extends TableStore implements Store, Runner {
 
   /** The channel's slot counters and waiting keys, through the rule of slot-share.ts. */
   private slotFree(channel: string, limits: SubmitLimits): boolean {
-    const held = new Map(this.rows(channelHolders, { channel }).map((row) => [row.owner, num(row.held)]));
+    const held = new Map(this.rows(HOT_PATHS.channelHolders, { channel }).map((row) => [row.owner, num(row.held)]));
     if (slotsHeld(held) >= limits.maxInFlight) return false;
     // A key holding no slot is below any share: the waiting keys need not be read.
     if ((held.get(limits.owner) ?? 0) === 0) return true;
-    const waiting = this.rows(channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) }).map((row) => row.owner);
+    const waiting = this.rows(HOT_PATHS.channelWaitingKeys, { channel, cap: waitingKeysCap(limits.maxInFlight) }).map((row) => row.owner);
     return mayTakeSlot(limits, { held, waiting }, limits.owner);
   }
 

@@ -1,6 +1,8 @@
 import { envKeyId as idOfEnvKey, hashKey } from '../../src/auth/api-keys.js';
 import pg from 'pg';
 import { openSqlite, type SqliteConnection } from '../../src/store/sqlite-driver.js';
+import type { Store } from '../../src/store/store.js';
+import type { StoreFixture } from './stores.js';
 
 /**
  * Direct access to a mediagate database for the usage specs: set a key's budget as an
@@ -36,6 +38,20 @@ export function postgresDatabase(url: string): RawDatabase {
     },
     async close() {
       await pool.end();
+    },
+  };
+}
+
+/** A backend's store with direct access to its database beside it; `cleanup` closes both. */
+export async function openWithRaw(backend: StoreFixture): Promise<{ store: Store; raw: RawDatabase; cleanup: () => Promise<void> }> {
+  const opened = await backend.open();
+  const raw = 'sqlitePath' in opened.location ? sqliteDatabase(opened.location.sqlitePath) : postgresDatabase(opened.location.databaseUrl);
+  return {
+    store: opened.store,
+    raw,
+    cleanup: async () => {
+      await raw.close();
+      await opened.cleanup();
     },
   };
 }

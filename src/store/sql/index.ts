@@ -1,39 +1,30 @@
 import type { JobQueueSql, OperationText } from '../dialect.js';
 import { operations } from '../operations.js';
-import { claimById, claimByIds, claimQueued, claimTakeovers } from './claim.js';
+import { HOT_PATHS } from './hot-paths.js';
 import { insertKeyedTasks, insertKeyedTasksWithJobs, takeIdempotencyKey } from './idempotency.js';
-import { releaseInputBytes, reserveInputBytes } from './inputs.js';
-import { guardKey, guardKeys } from './key-guard.js';
+import { releaseInputBytes } from './inputs.js';
 import { createVersionTable, isApplied, lockMigrations, recordApplied } from './migrations.js';
 import { requeueStranded } from './recovery.js';
 import { complete, completeMany, fail, release, releaseWithJob } from './settle.js';
-import { insertTask, insertTasks, insertTasksWithJobs } from './tasks-insert.js';
-import { channelHolders, channelWaitingKeys, lockChannelSubmit, saveUpstream, saveUpstreamWithJob } from './upstream.js';
-import { releaseReservation, reserveBudget } from './usage.js';
+import { insertTasksGuardedWithJobs, insertTasksWithJobs } from './tasks-insert.js';
+import { saveUpstream, saveUpstreamWithJob } from './upstream.js';
+import { releaseReservation } from './usage.js';
 
 /**
  * The statements the runners run themselves (sqlite-store.ts, postgres-store.ts), outside the
- * operation table: group commits, claim batches, the job-queue forms, the channel's row lock,
+ * operation table: the hot paths (hot-paths.ts), group commits, claim batches, the job-queue forms, the channel's row lock,
  * migrations. A new operation of the table needs no line here.
  */
 function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
   return [
-    insertTask,
-    insertTasks,
+    ...Object.values(HOT_PATHS),
     insertTasksWithJobs(jobs),
+    insertTasksGuardedWithJobs(jobs),
     takeIdempotencyKey,
-    reserveInputBytes,
     releaseInputBytes,
     insertKeyedTasks,
     insertKeyedTasksWithJobs(jobs),
-    reserveBudget,
     releaseReservation,
-    guardKey,
-    guardKeys,
-    claimTakeovers,
-    claimQueued,
-    claimById,
-    claimByIds,
     complete,
     completeMany,
     fail,
@@ -42,9 +33,6 @@ function runnerStatements(jobs: JobQueueSql): readonly OperationText[] {
     requeueStranded(jobs),
     saveUpstream,
     saveUpstreamWithJob(jobs),
-    channelHolders,
-    channelWaitingKeys,
-    lockChannelSubmit,
     createVersionTable,
     isApplied,
     recordApplied,

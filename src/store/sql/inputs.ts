@@ -7,21 +7,6 @@ import { bigint, operation } from '../dialect.js';
  * one row read and one guarded write, whatever the key's backlog.
  */
 
-/**
- * Reserves a new task's input bytes for its owner, in the insert's transaction: 0 rows changed
- * means they do not fit under `limit` (0: no limit). The row holds the owner's total from then
- * until the commit, so creates of one key reserve one after the other in every process.
- * `limit` is cast where PostgreSQL first meets it: it would type it from `<= 0` as a 32-bit
- * integer, and a limit of 2 GiB or more would fail every create with a data URL.
- */
-export const reserveInputBytes = operation<{ owner: string; bytes: number; limit: number }>(
-  'reserve-input-bytes',
-  (dialect) => `INSERT INTO key_inputs (owner, bytes)
-       SELECT CAST(@owner AS TEXT), CAST(@bytes AS ${bigint(dialect)}) WHERE CAST(@limit AS ${bigint(dialect)}) <= 0 OR @bytes <= @limit
-  ON CONFLICT (owner) DO UPDATE SET bytes = key_inputs.bytes + excluded.bytes
-       WHERE @limit <= 0 OR key_inputs.bytes + excluded.bytes <= @limit`,
-);
-
 /** Gives back a reservation whose task was not inserted (its idempotency key was held). */
 export const releaseInputBytes = operation<{ owner: string; bytes: number }>(
   'release-input-bytes',

@@ -1,8 +1,9 @@
 import { operation } from '../dialect.js';
 import type { JobQueueSql } from '../dialect.js';
+import { KEY_GUARD_BATCH, type BatchGuard } from './key-guard.js';
 
 /** The columns a new task sets; the others keep their defaults. */
-const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes, trace_context)`;
+export const INSERT = `INSERT INTO tasks (id, kind, model, owner, status, created_at, outputs, params, channel, next_check_at, fair_rank, reserved_cost, input_bytes, trace_context)`;
 
 /**
  * Fair order between keys (start-time fair queueing, migration 7): a new task's rank is one more
@@ -21,8 +22,8 @@ export function queueFront(channel: string): string {
   return `(SELECT q.fair_rank FROM tasks AS q WHERE q.channel = ${channel} AND q.status = 'queued' ORDER BY q.fair_rank LIMIT 1)`;
 }
 
-/** One task (SQLite: the group commit runs it per task in one transaction, so a batch's ranks of one key follow on). */
-export const insertTask = operation<{
+/** One task's row, as SQLite's one-row inserts write it (sql/hot-paths.ts). */
+export interface InsertTaskParams {
   id: string;
   kind: string;
   model: string;
@@ -33,13 +34,15 @@ export const insertTask = operation<{
   reservedCost: number;
   inputBytes: number;
   traceContext: string | null;
-}>(
-  'insert-task',
-  () => `${INSERT} VALUES (@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
+}
+
+/**
+ * The values of one new task's row, in INSERT's column order (SQLite: the group commit inserts
+ * per task in one transaction, so a batch's ranks of one key follow on).
+ */
+export const NEW_TASK_VALUES = `@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
                            CASE WHEN @channel = 'sandbox' THEN NULL ELSE @createdAt END,
-                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost, @inputBytes, @traceContext)`,
-  ['sqlite'],
-);
+                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost, @inputBytes, @traceContext`;
 
 export interface InsertTasksParams {
   ids: string[];
@@ -71,19 +74,20 @@ export function rankedRows(relation: string): string {
                                         GREATEST(${ownerNextRank('n.owner', 'n.channel')}, ${queueFront('n.channel')}, 0) AS base) AS b`;
 }
 
-/** The batch's rows, in the order given (`ord`), then ranked (rankedRows). */
-const batchCtes = `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[],
+/** The batch's rows, in the order given (`ord`), then ranked (rankedRows), inserted where `guard` lets them. */
+export function batchWith(guard?: BatchGuard): string {
+  return `n AS (SELECT * FROM unnest(@ids::text[], @kinds::text[], @models::text[], @owners::text[], @createdAts::bigint[], @params::text[], @channels::text[],
                                   @reservedCosts::bigint[], @inputBytes::bigint[], @traceContexts::text[])
-             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, trace_context, ord)),
+             WITH ORDINALITY AS n(id, kind, model, owner, created_at, params, channel, reserved_cost, input_bytes, trace_context, ord)),${guard ? `\n      ${guard.ctes},` : ''}
       ranked AS (${rankedRows('n')}),
       inserted AS (${INSERT}
       SELECT n.id, n.kind, n.model, n.owner, 'queued', n.created_at, '[]', n.params, n.channel,
              CASE WHEN n.channel = 'sandbox' THEN NULL ELSE n.created_at END, n.fair_rank, n.reserved_cost, n.input_bytes, n.trace_context
-        FROM ranked AS n
+        FROM ranked AS n${guard ? `\n       WHERE ${guard.where}` : ''}
    RETURNING id, created_at, channel, owner)`;
+}
 
-/** A group commit's tasks in one statement (PostgreSQL: one round trip, one commit). */
-export const insertTasks = operation<InsertTasksParams, { id: string }>('insert-tasks', () => `WITH ${batchCtes} SELECT id FROM inserted`, ['postgres']);
+export const batchCtes = batchWith();
 
 /**
  * The renders among the rows `inserted` returned, as JobQueueSql.addJobs reads them: a job's
@@ -117,5 +121,18 @@ export const insertTasksWithJobs = (jobs: JobQueueSql) =>
     () => `WITH ${batchCtes},
            renders AS (${rendersOf('inserted', 'ranked')})
       SELECT count(*) AS n FROM ${jobs.addJobs('renders')}`,
+    ['postgres'],
+  );
+
+/**
+ * The guarded batch (hot-paths.ts, insertTasksGuarded) with its jobs: how many tasks went in
+ * (all of the batch or none), their jobs added in the same statement.
+ */
+export const insertTasksGuardedWithJobs = (jobs: JobQueueSql) =>
+  operation<InsertTasksParams & { reserves: 0 | 1; inFlight: number | null }, { inserted: string }>(
+    'insert-tasks-guarded-with-jobs',
+    () => `WITH ${batchWith(KEY_GUARD_BATCH)},
+           renders AS (${rendersOf('inserted', 'ranked')})
+      SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM ${jobs.addJobs('renders')}) AS jobs`,
     ['postgres'],
   );

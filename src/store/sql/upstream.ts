@@ -18,7 +18,7 @@ export const UPSTREAM_COLUMNS = `id, kind, model, owner, status, progress, creat
 const ACTIVE = `t.channel <> 'sandbox' AND t.status IN ('queued', 'processing')`;
 
 /** Waiting for a slot of its channel: the predicate of the partial index `tasks_channel_waiting` (migration 13), as written there. */
-const WAITING = `t.channel <> 'sandbox' AND t.status = 'queued' AND t.upstream_state IS NULL`;
+export const WAITING = `t.channel <> 'sandbox' AND t.status = 'queued' AND t.upstream_state IS NULL`;
 
 /**
  * Due upstream tasks, each leased until `leaseUntil`; the rows are as they were (the step reads
@@ -51,32 +51,6 @@ export const nextUpstreamDue = operation<Record<string, never>, { due: Int | nul
 export const countUpstreamInFlight = operation<{ channel: string }, { n: Int }>(
   'count-upstream-in-flight',
   () => `SELECT COALESCE(sum(s.held), 0) AS n FROM channel_slots AS s WHERE s.channel = @channel`,
-);
-
-/**
- * The keys holding slots of a channel and how many each, read before every submission (in the
- * transaction that writes `submitting`). One row per key that ever held a slot of the channel:
- * the cost follows the number of keys, never the number of tasks queued or in flight.
- */
-export const channelHolders = operation<{ channel: string }, { owner: string; held: Int }>(
-  'channel-holders',
-  () => `SELECT s.owner, s.held FROM channel_slots AS s WHERE s.channel = @channel AND s.held > 0`,
-);
-
-/**
- * The keys with a task waiting for a channel (queued, not yet submitted), in owner order, at
- * most `cap` of them: a skip scan of the partial index `tasks_channel_waiting` (migration 13),
- * one index seek per key, so a key's backlog of 10,000 queued tasks costs one seek, not 10,000
- * rows. The fair share needs no more than max_in_flight + 1 of them (src/store/slot-share.ts).
- */
-export const channelWaitingKeys = operation<{ channel: string; cap: number }, { owner: string }>(
-  'channel-waiting-keys',
-  () => `WITH RECURSIVE waiting (owner, n) AS (
-        SELECT (SELECT t.owner FROM tasks AS t WHERE ${WAITING} AND t.channel = @channel ORDER BY t.owner LIMIT 1), 1
-        UNION ALL
-        SELECT (SELECT t.owner FROM tasks AS t WHERE ${WAITING} AND t.channel = @channel AND t.owner > w.owner ORDER BY t.owner LIMIT 1), w.n + 1
-          FROM waiting AS w WHERE w.owner IS NOT NULL AND w.n < @cap)
-      SELECT owner FROM waiting WHERE owner IS NOT NULL`,
 );
 
 /** One non-final step's outcome, fenced by the attempt the step claimed. */
@@ -187,11 +161,4 @@ export const reserveChannelSlot = operation<{ channel: string; bucket: string; n
          SET next_free_at = CASE WHEN next_free_at > @now THEN next_free_at ELSE @now END + @spacingMs
        WHERE channel = @channel AND bucket = @bucket
    RETURNING next_free_at - @spacingMs AS at`,
-);
-
-/** Holds the channel's `submit` row until the transaction ends: in-flight checks of one channel run one at a time. */
-export const lockChannelSubmit = operation<{ channel: string }, { channel: string }>(
-  'lock-channel-submit',
-  () => `SELECT channel FROM channel_limits WHERE channel = @channel AND bucket = 'submit' FOR UPDATE`,
-  ['postgres'],
 );

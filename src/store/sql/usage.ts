@@ -12,23 +12,11 @@ import { periodStart } from '../usage-sql.js';
  * What the key spent in the period holding `now` (ms): `spent` if it belongs to that period,
  * else 0 (the period rolled over and nothing has been charged in the new one yet).
  */
-function spentNow(dialect: 'sqlite' | 'postgres'): string {
+export function spentNow(dialect: 'sqlite' | 'postgres'): string {
   // Cast: SQLite binds a JS number as REAL (and integer division is what a period start needs);
   // PostgreSQL would otherwise type the parameter as a 32-bit integer.
   return `(CASE WHEN spent_period >= ${periodStart(dialect, 'budget_period', 'CAST(@now AS BIGINT)')} THEN spent ELSE 0 END)`;
 }
-
-/**
- * Reserves `amount` against the key's budget, guarded: 0 rows when spent (this period) +
- * reserved + amount would exceed the budget (reaching it exactly is allowed). Run in the
- * insert's transaction; on PostgreSQL the UPDATE holds the key's row until it commits, so
- * concurrent creates of one key, in any process, reserve one after the other.
- */
-export const reserveBudget = operation<{ id: string; amount: number; now: number }>(
-  'reserve-budget',
-  (dialect) => `UPDATE api_keys SET reserved = reserved + @amount
-       WHERE id = @id AND (budget IS NULL OR ${spentNow(dialect)} + reserved + @amount <= budget)`,
-);
 
 /** Gives a reservation back (its create took no task: the idempotency key was held). */
 export const releaseReservation = operation<{ id: string; amount: number }>(

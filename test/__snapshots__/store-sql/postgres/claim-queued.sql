@@ -1,4 +1,4 @@
-WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' AND owner <> ALL (ARRAY(SELECT json_array_elements_text($1::json)))
+WITH picked AS (SELECT id FROM tasks WHERE status = 'queued' AND channel = 'sandbox' AND owner <> ALL ($1::text[])
                        ORDER BY fair_rank, created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
       UPDATE tasks AS t
          SET status = 'processing',
