@@ -4,7 +4,9 @@ import { startMetricsListener, type MetricsListener } from '../http/metrics-list
 import { createMetrics, createTaskMetrics, observeSettled, refreshTaskGauge, type Metrics, type TaskMetrics } from '../http/metrics.js';
 import { checkReadiness, readinessAnswer } from '../http/readiness.js';
 import { PROBE_ROUTES } from '../http/routes.js';
+import { fieldsOf } from '../config-fields.js';
 import type { Floors } from './floors.js';
+import { OBSERVABILITY_SLICE } from './slices/observability.js';
 import type { Module } from './module.js';
 import type { WebhooksModule } from './webhooks.js';
 
@@ -48,7 +50,7 @@ export function workerObservabilityModule(floors: Floors, metrics: TaskMetrics, 
   let listener: MetricsListener | undefined;
   return {
     name: 'observability',
-    config: ['metricsPort', 'metricsToken', 'host'],
+    config: [...fieldsOf(OBSERVABILITY_SLICE), 'host'],
     routes: [],
     loops: [],
     get url() {
