@@ -10,7 +10,7 @@ import type { Family } from '../../wire/envelopes.js';
 import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
 import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
 import { inputBytesRefused, tasksRefused } from '../rate-limit.js';
-import { pathParam, type FastAnswer, type Handler, type RouteDeps, type Serialize } from '../route.js';
+import { pathParam, type DepsOf, type FastAnswer, type Handler, type RouteDeps, type Serialize } from '../route.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,7 +50,7 @@ export async function requireOwnedTask(service: TaskService, request: FastifyReq
 }
 
 /** The body of a task in its family's shape: what a status poll answers. */
-export function taskBody({ urlFor, currency }: RouteDeps, family: Family): (task: Task) => object {
+export function taskBody({ urlFor, currency }: DepsOf<never, 'urlFor' | 'currency'>, family: Family): (task: Task) => object {
   return family === 'video' ? (task) => videoTask(task, urlFor, currency) : (task) => imageTask(task, urlFor, currency);
 }
 
