@@ -2,12 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import compileStringifier from 'fast-json-stringify';
 import type { Logger } from 'pino';
 import type { KeyRegistry } from '../auth/api-keys.js';
-import { bearerToken } from './auth.js';
-import { defaultHeaders } from './default-headers.js';
-import type { KeyLimits } from './rate-limit.js';
+import { bearerToken } from './keys/auth.js';
+import { defaultHeaders } from './server/default-headers.js';
+import type { KeyLimits } from './keys/rate-limit.js';
 import { REQUEST_ID_LOG_LABEL, logResponse } from './requests/request-log.js';
 import type { RecordRequest } from './requests/request-metrics.js';
-import { compilePattern } from './route-patterns.js';
+import { compilePattern } from './server/route-patterns.js';
 import { traceHttpRoute } from '../tracing/index.js';
 import type { FastAnswer, Route, RouteDeps, Serialize } from './route.js';
 

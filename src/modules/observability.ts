@@ -1,8 +1,8 @@
 import { createChannelMetrics } from '../channels/metrics.js';
-import { registerHealthMetrics } from '../http/health-metrics.js';
-import { startMetricsListener, type MetricsListener } from '../http/metrics-listener.js';
-import { createMetrics, createTaskMetrics, observeSettled, refreshTaskGauge, type Metrics, type TaskMetrics } from '../http/metrics.js';
-import { checkReadiness, readinessAnswer } from '../http/readiness.js';
+import { registerHealthMetrics } from '../http/metrics/health-metrics.js';
+import { startMetricsListener, type MetricsListener } from '../http/metrics/metrics-listener.js';
+import { createMetrics, createTaskMetrics, observeSettled, refreshTaskGauge, type Metrics, type TaskMetrics } from '../http/metrics/metrics.js';
+import { checkReadiness, readinessAnswer } from '../http/metrics/readiness.js';
 import { PROBE_ROUTES } from '../http/routes.js';
 import { fieldsOf } from '../config-fields.js';
 import type { Floors } from './floors.js';
@@ -43,7 +43,7 @@ export interface WorkerObservabilityModule extends Module {
   readonly url: string | undefined;
 }
 
-/** A `mediagate worker`'s /metrics and /readyz on MEDIAGATE_METRICS_PORT: a bare listener (http/metrics-listener.ts). */
+/** A `mediagate worker`'s /metrics and /readyz on MEDIAGATE_METRICS_PORT: a bare listener (http/metrics/metrics-listener.ts). */
 export function workerObservabilityModule(floors: Floors, metrics: TaskMetrics, webhooks: WebhooksModule, port: number): WorkerObservabilityModule {
   observe(metrics, floors, webhooks);
   const { config, store, storage, health } = floors;

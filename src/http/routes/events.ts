@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Loop } from '../../loop.js';
 import { errors } from '../../errors.js';
-import { bearerToken } from '../auth.js';
+import { bearerToken } from '../keys/auth.js';
 import type { Task, TaskStatus } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
 import { pathParam, type DepsOf, type Handler } from '../route.js';

@@ -1,9 +1,9 @@
 import { errors } from '../../errors.js';
-import { refreshTaskGauge } from '../metrics.js';
-import { metricsAuthorized } from '../metrics-auth.js';
-import { offeredView } from '../model-views.js';
-import { buildOpenApi } from '../openapi.js';
-import { checkReadiness, readinessAnswer } from '../readiness.js';
+import { refreshTaskGauge } from '../metrics/metrics.js';
+import { metricsAuthorized } from '../metrics/metrics-auth.js';
+import { offeredView } from '../docs/model-views.js';
+import { buildOpenApi } from '../docs/openapi.js';
+import { checkReadiness, readinessAnswer } from '../metrics/readiness.js';
 import type { DepsOf, Handler } from '../route.js';
 
 /**
@@ -20,7 +20,7 @@ export function getHealth(): Handler {
   return () => Promise.resolve({ status: 'ok' });
 }
 
-/** `GET /readyz`: the database and the media store answer, and this process's workers can work (http/readiness.ts). */
+/** `GET /readyz`: the database and the media store answer, and this process's workers can work (http/metrics/readiness.ts). */
 export function getReadiness({ ctx }: DepsOf<'store' | 'storage' | 'health'>): Handler {
   return async (_request, reply) => {
     const answer = readinessAnswer(await checkReadiness({ store: ctx.store, storage: ctx.storage, health: ctx.health }));

@@ -8,8 +8,8 @@ import { amountText } from '../../billing/index.js';
 import type { Task } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
 import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
-import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
-import { inputBytesRefused, tasksRefused } from '../rate-limit.js';
+import { InFlightKeys, idempotencyKeyOf, requestHash } from '../tasks/idempotency.js';
+import { inputBytesRefused, tasksRefused } from '../keys/rate-limit.js';
 import { pathParam, type DepsOf, type FastAnswer, type Handler, type RouteDeps, type Serialize } from '../route.js';
 
 declare module 'fastify' {
