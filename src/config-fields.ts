@@ -58,7 +58,7 @@ export function path(env: Env, name: string): string | undefined {
 
 /**
  * The unit a variable is set in: `s` (held in ms), `ms`, `bytes`, `count` (a plain number),
- * `text` (a string, a list or a choice), `path` (held absolute).
+ * `text` (a string, a list or a choice), `path` (a file or a program).
  */
 export type Unit = 's' | 'ms' | 'bytes' | 'count' | 'text' | 'path';
 
@@ -87,6 +87,11 @@ export function integerField(variable: string, about: string, unit: 'count' | 'b
 /** A duration set in whole seconds (default and bounds in seconds), held in milliseconds. */
 export function secondsField(variable: string, about: string, value: number, min: number, max: number): Field<number> {
   return { variable, about, default: value, unit: 's', read: (env) => seconds(env, variable, value, min, max) };
+}
+
+/** One of `values` (any case); unset: `value`. */
+export function choiceField<T extends string>(variable: string, about: string, values: readonly T[], value: T): Field<T> {
+  return { variable, about, default: value, unit: 'text', read: (env) => oneOf(env, variable, values, value) };
 }
 
 /** A file path, absolute once read; unset: undefined. */

@@ -37,8 +37,6 @@ export interface Config extends SlicesConfig {
   readonly taskRetentionMs: number;
   /** MEDIAGATE_KEY_INPUT_BYTES: stored input bytes per key over its queued and processing tasks; 0 = no limit. Default 1 GiB. */
   readonly keyInputBytes: number;
-  /** MEDIAGATE_FFMPEG_PATH: ffmpeg binary; default the one shipped by @ffmpeg-installer/ffmpeg. */
-  readonly ffmpegPath: string | undefined;
   /** MEDIAGATE_BODY_LIMIT_BYTES: largest request body; larger ones get 413. Default 32 MiB. */
   readonly bodyLimitBytes: number;
   /** MEDIAGATE_FINAL_BODY_CACHE_BYTES: bytes of serialized final task bodies kept per process for status polls; 0 turns it off. Default 16 MiB. */
@@ -49,8 +47,6 @@ export interface Config extends SlicesConfig {
   readonly maxAttempts: number;
   /** MEDIAGATE_RENDER_TIMEOUT_S: longest a single render may take, in seconds. Default 600; held in ms. */
   readonly renderTimeoutMs: number;
-  /** MEDIAGATE_STORAGE_RETRY_S: how long a finished task's storage write is retried through a media store outage. Default 300; held in ms. */
-  readonly storageRetryMs: number;
   /** MEDIAGATE_SWEEP_INTERVAL_S: how often expired outputs are deleted, in seconds. Default 60; held in ms. */
   readonly sweepIntervalMs: number;
   /** MEDIAGATE_SSE_KEEPALIVE_S: the longest an event stream stays silent (a comment line), in seconds. Default 15; held in ms. */
@@ -67,12 +63,6 @@ export interface Config extends SlicesConfig {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** LOG_FORMAT: `json`, `pretty` (for a person), or `auto` (pretty when stdout is a terminal). Default auto. */
   readonly logFormat: 'json' | 'pretty' | 'auto';
-  /** MEDIAGATE_SANDBOX_FPS: frame rate of sandbox videos, 6-60. Default 12. */
-  readonly sandboxFps: number;
-  /** MEDIAGATE_DECODE_PIXEL_BUDGET: input-image pixels the sandbox decodes at once in this process, all renders together. Default 50000000. */
-  readonly decodePixelBudget: number;
-  /** MEDIAGATE_ENGINE: `sandbox` renders real media; `instant` is a zero-cost engine for benchmarks. */
-  readonly engine: 'sandbox' | 'instant';
   /** MEDIAGATE_WORKERS: run the worker pool in this process (false for an API-only process). */
   readonly workers: boolean;
   /** DATABASE_URL: `postgres://...` puts the task store and the job queue on PostgreSQL (scale-out). Default unset: embedded SQLite. */
@@ -81,14 +71,6 @@ export interface Config extends SlicesConfig {
   readonly pgPoolSize: number;
   /** MEDIAGATE_PG_LOCAL_QUEUE: queue jobs a worker process fetches and locks at once. Default MEDIAGATE_CONCURRENCY; 1 = one per free slot. */
   readonly pgLocalQueue: number;
-  /** MEDIAGATE_FETCH_CONCURRENCY: tasks this process holds in its fetch stage (`https://` inputs fetched before a render slot). Default 8. */
-  readonly fetchConcurrency: number;
-  /** MEDIAGATE_FETCH_PER_KEY: of those, per API key; a key at it gets no more tasks claimed here meanwhile. Default 2. */
-  readonly fetchPerKey: number;
-  /** MEDIAGATE_INSTANT_DELAY_MS: how long each render of the `instant` engine takes (benchmarks, tests). Default 0. */
-  readonly instantDelayMs: number;
-  /** MEDIAGATE_INSTANT_OUTPUT_BYTES: size of each `instant` video output at least (storage benchmarks and specs). Default 0: a header only. */
-  readonly instantOutputBytes: number;
   /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10; held in ms. */
   readonly drainMs: number;
   /** MEDIAGATE_FETCH_ALLOW_HOSTS: host names fetched even when they resolve to non-public addresses. Default none. */
@@ -301,13 +283,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     outputTtlMs: seconds(env, 'MEDIAGATE_OUTPUT_TTL_S', 86_400, 1, 10 * 365 * 86_400),
     taskRetentionMs: seconds(env, 'MEDIAGATE_TASK_RETENTION_S', 7 * 86_400, 1, 10 * 365 * 86_400),
     keyInputBytes: integer(env, 'MEDIAGATE_KEY_INPUT_BYTES', 1024 * 1024 * 1024, 0, 1024 ** 4),
-    ffmpegPath: env['MEDIAGATE_FFMPEG_PATH']?.trim() || undefined,
     bodyLimitBytes: integer(env, 'MEDIAGATE_BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     finalBodyCacheBytes: integer(env, 'MEDIAGATE_FINAL_BODY_CACHE_BYTES', 16 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     leaseMs: seconds(env, 'MEDIAGATE_LEASE_S', 15, 2, 3600),
     maxAttempts: integer(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 100),
     renderTimeoutMs: seconds(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),
-    storageRetryMs: seconds(env, 'MEDIAGATE_STORAGE_RETRY_S', 300, 0, 86_400),
     sweepIntervalMs: seconds(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
     sseKeepAliveMs: seconds(env, 'MEDIAGATE_SSE_KEEPALIVE_S', 15, 1, 15),
     sseMaxPerKey: integer(env, 'MEDIAGATE_SSE_MAX_PER_KEY', 100, 1, 100_000),
@@ -316,17 +296,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     sqliteCacheMb: integer(env, 'MEDIAGATE_SQLITE_CACHE_MB', 64, 2, 65_536),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty', 'auto'] as const, 'auto'),
-    sandboxFps: integer(env, 'MEDIAGATE_SANDBOX_FPS', 12, 6, 60),
-    decodePixelBudget: integer(env, 'MEDIAGATE_DECODE_PIXEL_BUDGET', 50_000_000, 1, 10_000_000_000),
-    engine: oneOf(env, 'MEDIAGATE_ENGINE', ['sandbox', 'instant'] as const, 'sandbox'),
     workers: bool(env, 'MEDIAGATE_WORKERS', true),
     databaseUrl: databaseUrl(env),
     pgPoolSize: integer(env, 'MEDIAGATE_PG_POOL_SIZE', 10, 4, 1000),
     pgLocalQueue: integer(env, 'MEDIAGATE_PG_LOCAL_QUEUE', concurrency, 1, 10_000),
-    fetchConcurrency: integer(env, 'MEDIAGATE_FETCH_CONCURRENCY', 8, 1, 1024),
-    fetchPerKey: integer(env, 'MEDIAGATE_FETCH_PER_KEY', 2, 1, 1024),
-    instantDelayMs: integer(env, 'MEDIAGATE_INSTANT_DELAY_MS', 0, 0, 600_000),
-    instantOutputBytes: integer(env, 'MEDIAGATE_INSTANT_OUTPUT_BYTES', 0, 0, 4 * 1024 ** 3),
     drainMs: seconds(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     fetchAllowPrivate: allowPrivate(env),

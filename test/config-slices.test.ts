@@ -18,7 +18,7 @@ const fields = Object.values(SLICES).flatMap((slice) => Object.entries<Field<unk
 describe("the modules' config slices", () => {
   it('hold their declared default when the variable is unset', () => {
     const config = loadConfig({ MEDIAGATE_DATA_DIR: '/tmp/unused' });
-    expect(fields.length).toBeGreaterThanOrEqual(10);
+    expect(fields.length).toBeGreaterThanOrEqual(19);
     for (const { key, field } of fields) {
       const value = config[key];
       expect(field.unit === 's' && typeof value === 'number' ? value / 1000 : value, field.variable).toBe(field.default);
@@ -35,6 +35,10 @@ describe("the modules' config slices", () => {
       MEDIAGATE_PRICING_FILE: 'prices.json',
       MEDIAGATE_METRICS_PORT: '0',
       MEDIAGATE_METRICS_TOKEN: 'a-token-of-24-characters',
+      MEDIAGATE_ENGINE: 'INSTANT',
+      MEDIAGATE_STORAGE_RETRY_S: '0',
+      MEDIAGATE_FFMPEG_PATH: ' ffmpeg ',
+      MEDIAGATE_INSTANT_OUTPUT_BYTES: '4096',
     });
     expect(config).toMatchObject({
       webhookTimeoutMs: 3000,
@@ -45,6 +49,10 @@ describe("the modules' config slices", () => {
       pricingFile: join(process.cwd(), 'prices.json'),
       metricsPort: 0,
       metricsToken: 'a-token-of-24-characters',
+      engine: 'instant',
+      storageRetryMs: 0,
+      ffmpegPath: 'ffmpeg',
+      instantOutputBytes: 4096,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
