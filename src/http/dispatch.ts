@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { KeyRegistry } from '../auth/api-keys.js';
 import { bearerToken } from './auth.js';
 import { defaultHeaders } from './default-headers.js';
+import { createFastCreates } from './fast-create.js';
 import type { KeyLimits } from './rate-limit.js';
 import { REQUEST_ID_LOG_LABEL, logResponse } from './requests/request-log.js';
 import type { RecordRequest } from './requests/request-metrics.js';
@@ -20,6 +21,8 @@ export interface DispatchOptions {
   readonly record: RecordRequest;
   /** Counts the requests the fast path answers. */
   readonly answered: { inc(): void };
+  /** Counts the creates the create fast path answers (fast-create.ts). */
+  readonly createsAnswered: { inc(): void };
   readonly logger: Logger;
   /** False while the server closes: the router answers 503 then. */
   readonly open: () => boolean;
@@ -117,8 +120,10 @@ export function createDispatch(options: DispatchOptions): Dispatch {
     return false;
   };
 
+  const creates = createFastCreates({ ...options, answered: options.createsAnswered });
   return (req, res, router) => {
     if (req.method === 'GET' && fast.length > 0 && tryFast(req, res, router)) return;
+    if (req.method === 'POST' && creates(req, res)) return;
     router();
   };
 }
