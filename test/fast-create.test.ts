@@ -171,6 +171,15 @@ describe('creates the fast path leaves to the router', () => {
     if (headers['origin'] !== undefined) expect(res.headers['access-control-allow-origin']).toBe('https://app.example');
   });
 
+  it("with a list of CORS origins, a create without an Origin varies by it as the router's does", async () => {
+    const before = await fastCreates(server);
+    const fast = await overSocket(server, VIDEO, FOX);
+    expect(await fastCreates(server)).toBe(before + 1);
+    const routed = await throughRouter(server, VIDEO, FOX);
+    expect(routed.headers['vary']).toBe('Origin');
+    expect(comparable(fast.headers)).toEqual(comparable(routed.headers));
+  });
+
   it('a replay of an Idempotency-Key: the router says so', async () => {
     const first = await overSocket(server, VIDEO, FOX, { 'idempotency-key': 'fast-create-2' });
     const again = await overSocket(server, VIDEO, FOX, { 'idempotency-key': 'fast-create-2' });

@@ -100,7 +100,10 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     if (closing) res.setHeader('connection', 'close');
     // A cross-origin request takes the router, whose CORS hook sets its headers.
     if (cors.needsRouter(req)) router();
-    else dispatch(req, res, router);
+    else {
+      cors.withoutOrigin(req, res);
+      dispatch(req, res, router);
+    }
   });
   const cors = registerCors(app, ctx.corsOrigins);
   registerJsonParser(app, ctx);
