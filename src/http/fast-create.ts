@@ -13,16 +13,18 @@ import { REQUEST_ID_LOG_LABEL, logResponse } from './requests/request-log.js';
 import type { RecordRequest } from './requests/request-metrics.js';
 import type { CreateRequest, FastCreate, Route, RouteDeps, Serialize } from './route.js';
 
-export interface FastCreateOptions {
+/** What a fast path (this one, and the status poll's in dispatch.ts) answers with. */
+export interface FastPathOptions {
   readonly routes: readonly Route[];
   readonly deps: RouteDeps;
   readonly keys: KeyRegistry;
   readonly limits: KeyLimits | undefined;
   readonly requestId: (req: IncomingMessage) => string;
   readonly record: RecordRequest;
-  /** Counts the creates this path answers. */
+  /** Counts the requests the fast path answers. */
   readonly answered: { inc(): void };
   readonly logger: Logger;
+  /** False while the server closes: the router answers 503 then. */
   readonly open: () => boolean;
 }
 
@@ -56,7 +58,7 @@ interface CreateRoute {
  * large bodies, a query string, any other header the router judges) is left to the router before
  * a byte of the body is read. test/fast-create.test.ts holds the two answers side by side.
  */
-export function createFastCreates(options: FastCreateOptions): FastCreates {
+export function createFastCreates(options: FastPathOptions): FastCreates {
   const { deps, keys, limits, requestId, record, answered, logger, open } = options;
   const { ctx } = deps;
   const debug = logger.isLevelEnabled('debug');
