@@ -41,9 +41,10 @@ const STEPS: ReadonlyArray<readonly [string, RegExp]> = [
   ['inputs (data URLs to files)', /\/(src|dist)\/storage\//],
   ['auth (key lookup, limits)', /\/(src|dist)\/auth\/|rate-limit/],
   ['answer (task body, serialise)', /\/(src|dist)\/wire\/|fast-json-stringify|serializ/],
-  ['parse (JSON body)', /json-parse|content-type-parser|secure-json-parse|\/(src|dist)\/http\/json/],
+  // The body's bounds and parse live in http/body/ (the router's JSON parser and the create fast path call them).
+  ['parse (JSON body)', /json-parse|content-type-parser|secure-json-parse|\/(src|dist)\/http\/body\//],
   ['create flow (route, idempotency)', /\/(src|dist)\/http\/routes\/|\/(src|dist)\/http\/idempotency|\/(src|dist)\/frontdoors\//],
-  ['framework (fastify, hooks)', /fastify|avvio|find-my-way|light-my-request|\/(src|dist)\/http\//],
+  ['framework (fastify, hooks, the fast paths)', /fastify|avvio|find-my-way|light-my-request|\/(src|dist)\/http\//],
   ['node:http, sockets', /node:_http|node:net|node:stream|node:internal\/streams|node:internal\/http/],
 ];
 

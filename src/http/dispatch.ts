@@ -1,28 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import compileStringifier from 'fast-json-stringify';
-import type { Logger } from 'pino';
-import type { KeyRegistry } from '../auth/api-keys.js';
 import { bearerToken } from './keys/auth.js';
 import { defaultHeaders } from './server/default-headers.js';
-import type { KeyLimits } from './keys/rate-limit.js';
+import { createFastCreates, type FastPathOptions } from './fast-create.js';
 import { REQUEST_ID_LOG_LABEL, logResponse } from './requests/request-log.js';
-import type { RecordRequest } from './requests/request-metrics.js';
 import { compilePattern } from './server/route-patterns.js';
 import { traceHttpRoute } from '../tracing/index.js';
-import type { FastAnswer, Route, RouteDeps, Serialize } from './route.js';
+import type { FastAnswer, Serialize } from './route.js';
 
-export interface DispatchOptions {
-  readonly routes: readonly Route[];
-  readonly deps: RouteDeps;
-  readonly keys: KeyRegistry;
-  readonly limits: KeyLimits | undefined;
-  readonly requestId: (req: IncomingMessage) => string;
-  readonly record: RecordRequest;
-  /** Counts the requests the fast path answers. */
-  readonly answered: { inc(): void };
-  readonly logger: Logger;
-  /** False while the server closes: the router answers 503 then. */
-  readonly open: () => boolean;
+export interface DispatchOptions extends FastPathOptions {
+  /** Counts the creates the create fast path answers. */
+  readonly createsAnswered: { inc(): void };
 }
 
 /** The server's request listener: a fast answer, or `router` (Fastify's handler). */
@@ -117,8 +105,10 @@ export function createDispatch(options: DispatchOptions): Dispatch {
     return false;
   };
 
+  const creates = createFastCreates({ ...options, answered: options.createsAnswered });
   return (req, res, router) => {
     if (req.method === 'GET' && fast.length > 0 && tryFast(req, res, router)) return;
+    if (req.method === 'POST' && creates(req, res)) return;
     router();
   };
 }

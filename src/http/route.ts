@@ -45,6 +45,21 @@ export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<
  */
 export type FastAnswer = (owner: string, params: Readonly<Record<string, string>>) => Buffer | Promise<object | Buffer | undefined>;
 
+/** What a create reads of its request: a Fastify request, or the fast path's (http/fast-create.ts). */
+export type CreateRequest = Pick<FastifyRequest, 'headers' | 'owner' | 'apiKey' | 'bodyBytes' | 'checkedMedia'>;
+
+/** Where a create's own headers go (the deprecation headers of a declared model's lifecycle). */
+export interface HeaderSink {
+  header(name: string, value: string): unknown;
+}
+
+/**
+ * A create answered beneath the framework (http/fast-create.ts): the 200 body of the task made
+ * from `body` (already parsed) for the request's key; headers the create adds (deprecation) go
+ * to `headers`. It throws what the router's handler would throw, for the same error answer.
+ */
+export type FastCreate = (request: CreateRequest, body: unknown, headers: HeaderSink) => Promise<object>;
+
 /** The route's `response` schema compiled to a serializer (the one the fast path writes with). */
 export type Serialize = (body: object) => string;
 
@@ -108,6 +123,8 @@ export interface Route {
   readonly webhooks?: RouteDocs['webhooks'];
   /** GET only; needs `auth` and `response`, and a path without `*`. */
   readonly fast?: (deps: RouteDeps, serialize: Serialize) => FastAnswer;
+  /** POST only, with `auth` and a path without parameters: the create fast path (fast-create.ts). */
+  readonly fastCreate?: (deps: RouteDeps) => FastCreate;
 }
 
 declare module 'fastify' {

@@ -16,7 +16,7 @@ import { getDocs } from './docs/page.js';
 import { getModel, listModels } from './routes/models.js';
 import { listRecentTasks } from './routes/recent-tasks.js';
 import { cancelTask, listTasks } from './routes/task-ops.js';
-import { createTask, getTask, getTaskFast } from './routes/tasks.js';
+import { createTask, createTaskFast, getTask, getTaskFast } from './routes/tasks.js';
 import { createAdminKey, deleteAdminKey, getAdminKey, listAdminKeys, patchAdminKey } from './routes/admin-keys.js';
 import { getAdminUsage, getUsage } from './routes/usage.js';
 import { exportAdminUsage, exportAdminUsageOperation } from './routes/usage-export.js';
@@ -39,6 +39,7 @@ export const TASK_ROUTES: readonly Route[] = [
     response: VIDEO_TASK_RESPONSE,
     handler: createTask('video'),
     ...createDocs('video'),
+    fastCreate: createTaskFast('video'),
   },
   {
     path: '/v1/video/generations/:task_id',
@@ -62,7 +63,15 @@ export const TASK_ROUTES: readonly Route[] = [
     handler: cancelTask('video'),
     ...cancelDocs('video'),
   },
-  { path: '/v1/images/generations/async', methods: ['POST'], family: 'image', auth: true, handler: createTask('image'), ...createDocs('image') },
+  {
+    path: '/v1/images/generations/async',
+    methods: ['POST'],
+    family: 'image',
+    auth: true,
+    handler: createTask('image'),
+    ...createDocs('image'),
+    fastCreate: createTaskFast('image'),
+  },
   { path: '/v1/images/generations/async', methods: ['GET'], family: 'image', auth: true, handler: listTasks('image'), ...listDocs('image') },
   {
     path: '/v1/images/generations/async/:task_id/cancel',

@@ -46,6 +46,7 @@ export const NODE_LINE_SPECS = [
   'test/cli-usage.test.ts',
   'test/client-usage.test.ts',
   'test/console-usage-browser.test.ts',
+  'test/console-models-browser.test.ts',
   'test/event-streams-keys.test.ts',
   'test/final-bodies.test.ts',
   'test/growth.test.ts',
@@ -66,6 +67,7 @@ export const NODE_LINE_SPECS = [
   'test/webhooks-revoked-key.test.ts',
   // The store specs (helpers/stores.ts: every backend, so SQLite on this line).
   'test/fairness.test.ts',
+  'test/insert-guard.test.ts',
   'test/secrets-rotate.test.ts',
   'test/store-sql.test.ts',
   'test/sweep-turn.test.ts',

@@ -12,7 +12,7 @@
  */
 export const INIT_SCRIPT = `(async () => {
   const base = new URL('.', location.href).href.replace(/\\/$/, '');
-  const answer = await fetch(new URL('openapi.json', location.href));
+  const answer = await window.fetch(new URL('openapi.json', location.href));
   const spec = await answer.json();
   spec.servers = [{ url: base, description: 'this server' }];
   window.ui = SwaggerUIBundle({

@@ -33,6 +33,7 @@ export interface Metrics extends TaskMetrics {
   readonly duration: Histogram<'route'>;
   /** Status polls answered before routing (http/dispatch.ts); also counted in `requests`. */
   readonly fastPolls: Counter;
+  readonly fastCreates: Counter;
   readonly tasksCreated: Counter<'kind' | 'model'>;
   /** Creates refused with 402 budget_exceeded, by the key's budget period (day, month, lifetime). */
   readonly budgetRefusals: Counter<'reason'>;
@@ -104,6 +105,11 @@ export function createMetrics(): Metrics {
     fastPolls: new Counter({
       name: 'mediagate_http_fast_polls_total',
       help: 'Status polls answered before routing (also in mediagate_http_requests_total)',
+      registers: [registry],
+    }),
+    fastCreates: new Counter({
+      name: 'mediagate_http_fast_creates_total',
+      help: 'Creates answered before routing (also in mediagate_http_requests_total)',
       registers: [registry],
     }),
     tasksCreated: new Counter({ name: 'mediagate_tasks_created_total', help: 'Tasks accepted', labelNames: ['kind', 'model'], registers: [registry] }),

@@ -30,7 +30,7 @@ function createExamples(rows: readonly ModelRow[]): Record<string, { summary: st
   );
   const first = promptOnly.find((row) => !takesMedia(row)) ?? promptOnly[0] ?? rows[0];
   const ordered = first === undefined ? rows : [first, ...rows.filter((row) => row !== first)];
-  return Object.fromEntries(ordered.map((row) => [row.id, { summary: `${displayName(row)} (${row.id})`, value: requestExample(row) }]));
+  return Object.fromEntries(ordered.map((row) => [row.id, { summary: `${row.id}: ${displayName(row)}`, value: requestExample(row) }]));
 }
 
 function createBody(kind: Kind, models: readonly ModelRow[]) {

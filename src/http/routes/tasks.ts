@@ -10,7 +10,19 @@ import type { Family } from '../../wire/envelopes.js';
 import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
 import { InFlightKeys, idempotencyKeyOf, requestHash } from '../tasks/idempotency.js';
 import { inputBytesRefused, tasksRefused } from '../keys/rate-limit.js';
-import { pathParam, type DepsOf, type FastAnswer, type Handler, type RouteDeps, type Serialize } from '../route.js';
+import {
+  pathParam,
+  type CreateRequest,
+  type DepsOf,
+  type FastAnswer,
+  type FastCreate,
+  type Handler,
+  type HeaderSink,
+  type RouteDeps,
+  type Serialize,
+} from '../route.js';
+
+export type { HeaderSink } from '../route.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -68,12 +80,7 @@ export interface CreateOutcome {
  * the Idempotency-Key check (its 400 comes first); it is the request in the seed's words (the
  * front doors map theirs first, src/frontdoors/).
  */
-export type CreateFlow = (request: FastifyRequest, body: () => unknown, reply?: HeaderSink) => Promise<CreateOutcome>;
-
-/** Where a create's own headers go (the deprecation headers of a declared model's lifecycle). */
-export interface HeaderSink {
-  header(name: string, value: string): unknown;
-}
+export type CreateFlow = (request: CreateRequest, body: () => unknown, reply?: HeaderSink) => Promise<CreateOutcome>;
 
 export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
   const { ctx } = deps;
@@ -127,7 +134,7 @@ export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
   const overLimit = async (owner: string, refused: InputsOverLimit): Promise<never> => {
     throw inputBytesRefused(await ctx.service.activeInputBytes(owner), refused.bytes, refused.limit);
   };
-  const budgeted = async <T>(request: FastifyRequest, create: () => Promise<T>): Promise<T> => {
+  const budgeted = async <T>(request: CreateRequest, create: () => Promise<T>): Promise<T> => {
     try {
       return await create();
     } catch (error) {
@@ -176,18 +183,35 @@ export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
   };
 }
 
+/** The 200 body of a task just created: the video task, or the image family's short answer. */
+function createdBody({ urlFor, currency }: RouteDeps, kind: ModelKind): (task: Task) => object {
+  return kind === 'video' ? (task) => videoTask(task, urlFor, currency) : imageCreated;
+}
+
 /** `POST /v1/video/generations`, `POST /v1/images/generations/async`. */
 export function createTask(kind: ModelKind): (deps: RouteDeps) => Handler {
   return (deps) => {
-    const { urlFor, currency } = deps;
     const create = createFlow(deps, kind);
+    const answer = createdBody(deps, kind);
     const replayBody = taskBody(deps, kind);
     return async (request, reply) => {
       const { task, replayed } = await create(request, () => requireJsonBody(request), reply);
-      if (!replayed) return kind === 'video' ? videoTask(task, urlFor, currency) : imageCreated(task);
+      if (!replayed) return answer(task);
       reply.header('idempotent-replayed', 'true');
       return replayBody(task);
     };
+  };
+}
+
+/**
+ * The same create for the fast path (http/fast-create.ts), which takes only requests without an
+ * Idempotency-Key (so never a replay) and with a JSON body it has parsed.
+ */
+export function createTaskFast(kind: ModelKind): (deps: RouteDeps) => FastCreate {
+  return (deps) => {
+    const create = createFlow(deps, kind);
+    const answer = createdBody(deps, kind);
+    return async (request, body, headers) => answer((await create(request, () => body, headers)).task);
   };
 }
 

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -22,6 +22,11 @@ const MAX_AGE_S = '600';
 export interface Cors {
   /** True when the request is one whose CORS headers only the router adds (the fast poll path skips it). */
   readonly needsRouter: (req: IncomingMessage) => boolean;
+  /**
+   * Sets on `res` what the hook gives a request without an Origin (`Vary: Origin` when a list of
+   * origins is configured), so that an answer made beneath the router (dispatch.ts) carries it too.
+   */
+  readonly withoutOrigin: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 export function allowedOrigin(origins: readonly string[] | '*' | undefined, origin: string | undefined): string | undefined {
@@ -32,7 +37,7 @@ export function allowedOrigin(origins: readonly string[] | '*' | undefined, orig
 
 export function registerCors(app: FastifyInstance, origins: readonly string[] | '*' | undefined): Cors {
   const enabled = origins === '*' || (origins !== undefined && origins.length > 0);
-  if (!enabled) return { needsRouter: () => false };
+  if (!enabled) return { needsRouter: () => false, withoutOrigin: () => undefined };
   app.addHook('onRequest', (request, reply, done) => {
     if (!PATHS.test(request.url)) {
       done();
@@ -58,5 +63,10 @@ export function registerCors(app: FastifyInstance, origins: readonly string[] | 
     reply.header('access-control-expose-headers', EXPOSE_HEADERS);
     done();
   });
-  return { needsRouter: (req) => req.headers.origin !== undefined };
+  return {
+    needsRouter: (req) => req.headers.origin !== undefined,
+    withoutOrigin: (req, res) => {
+      if (origins !== '*' && PATHS.test(req.url ?? '')) res.setHeader('vary', 'Origin');
+    },
+  };
 }

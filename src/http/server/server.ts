@@ -11,12 +11,11 @@ import { authHook } from '../keys/auth.js';
 import { answerLongParam } from './long-param.js';
 import { BodyParserPool, OFFLOAD_BYTES } from '../body/body-parser-pool.js';
 import { dataUrlStrings, parseJsonBody, type JsonBodyResult } from '../body/json-body.js';
-import { withoutPrompts } from '../../logging.js';
 import type { HttpContext } from '../context.js';
 import { defaultHeaders } from './default-headers.js';
 import { createDispatch } from '../dispatch.js';
 import { FinalBodies } from '../tasks/final-bodies.js';
-import { outageAnswer } from './outage-answer.js';
+import { apiErrorOf, logFailure, parseError } from '../error-answer.js';
 import { errorBody, familyOf } from '../../wire/envelopes.js';
 import { registerCors } from './cors.js';
 import { LazyChildLogger } from '../requests/lazy-logger.js';
@@ -34,26 +33,6 @@ import { ROUTES } from '../routes.js';
 export class UndeclaredRouteError extends Error {
   override readonly name = 'UndeclaredRouteError';
   readonly code = 'undeclared_route';
-}
-
-/** Framework errors a client can cause, mapped to our codes; anything else is a 500. */
-function fromFrameworkError(error: FastifyError, bodyLimit: number, contentType: string | undefined): ApiError | undefined {
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return errors.bodyTooLarge(bodyLimit);
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_TYPE':
-      return errors.unsupportedMediaType(contentType);
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return errors.malformedJson('the body is empty.');
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return errors.malformedJson('the Content-Length does not match the body.');
-    default:
-      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-        return new ApiError(error.statusCode, 'invalid_parameter', 'body', error.message);
-      }
-      return undefined;
-  }
 }
 
 /**
@@ -111,6 +90,7 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     requestId,
     record,
     answered: ctx.metrics.fastPolls,
+    createsAnswered: ctx.metrics.fastCreates,
     logger,
     open: () => !closing,
   });
@@ -120,7 +100,10 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     if (closing) res.setHeader('connection', 'close');
     // A cross-origin request takes the router, whose CORS hook sets its headers.
     if (cors.needsRouter(req)) router();
-    else dispatch(req, res, router);
+    else {
+      cors.withoutOrigin(req, res);
+      dispatch(req, res, router);
+    }
   });
   const cors = registerCors(app, ctx.corsOrigins);
   registerJsonParser(app, ctx);
@@ -287,19 +270,6 @@ function registerJsonParser(app: FastifyInstance, ctx: HttpContext): void {
   });
 }
 
-function parseError(result: Exclude<JsonBodyResult, { ok: true }>): ApiError {
-  switch (result.problem) {
-    case 'shape':
-      return errors.bodyShapeLimit(result.param, result.message);
-    case 'utf8':
-      return errors.malformedJson('the body is not valid UTF-8.');
-    case 'json':
-      return errors.malformedJson(result.message);
-    case 'lost':
-      return errors.internal(new Error('the body parser thread stopped'));
-  }
-}
-
 /** Default headers on every answer; one metric and one log line per request. */
 function registerHooks(app: FastifyInstance, logger: Logger, record: ReturnType<typeof createRequestRecorder>): void {
   const debugEnabled = logger.isLevelEnabled('debug');
@@ -322,12 +292,8 @@ function registerHooks(app: FastifyInstance, logger: Logger, record: ReturnType<
 function registerErrorAnswers(app: FastifyInstance, ctx: HttpContext, allowedMethods: ReturnType<typeof allowedMethodsFor>): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const family = request.routeOptions.config.route?.family ?? familyOf(request.url);
-    const apiError =
-      error instanceof ApiError
-        ? error
-        : (fromFrameworkError(error, ctx.bodyLimitBytes, request.headers['content-type']) ?? outageAnswer(error, ctx.health) ?? errors.internal(error));
-    if (apiError.code === 'service_unavailable') request.log.warn({ err: withoutPrompts(error, request.body) }, 'a dependency is unreachable');
-    else if (apiError.status >= 500) request.log.error({ err: withoutPrompts(error, request.body) }, 'unexpected error');
+    const apiError = apiErrorOf(error, ctx, request.headers['content-type']);
+    logFailure(request.log, apiError, error, request.body);
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     return reply.code(apiError.status).send(errorBody(family, apiError));
   });

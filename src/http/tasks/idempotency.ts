@@ -7,7 +7,7 @@ import { errors } from '../../errors.js';
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
 
 /** The request's Idempotency-Key, undefined when absent; a malformed one is a 400. */
-export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+export function idempotencyKeyOf(request: Pick<FastifyRequest, 'headers'>): string | undefined {
   const value = request.headers['idempotency-key'];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !KEY_FORMAT.test(value)) throw errors.invalidIdempotencyKey();
