@@ -1,14 +1,20 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { ConfigError, bool, integer, list, oneOf, path, seconds, type Env } from './config-fields.js';
+import { readSlices, type SlicesConfig } from './modules/slices/index.js';
+
+export { ConfigError } from './config-fields.js';
 
 /**
- * The one place that reads the environment. Every option is documented here (default, unit,
- * variable) and in docs/operations/configuration.md; the result is a frozen object passed down explicitly. Nothing
- * below this file reads `process.env`. Durations are set in seconds and held in milliseconds
- * (`...Ms`): converted here, once.
+ * The one place that reads the environment. The shared fields (those of the floors, or read by
+ * several modules) are documented here (default, unit, variable); each module's own fields are
+ * declared in its slice (modules/slices/, `Field`: variable, default, unit, reader) and read once
+ * here with the rest. All are in docs/operations/configuration.md. The result is a frozen object
+ * passed down explicitly; nothing below this file reads `process.env`. Durations are set in
+ * seconds and held in milliseconds (`...Ms`): converted when read (config-fields.ts), once.
  */
-export interface Config {
+export interface Config extends SlicesConfig {
   /** PORT: TCP port of the HTTP server. Default 8080; 0 picks a free port. */
   readonly port: number;
   /** HOST: interface to listen on. Default 127.0.0.1. */
@@ -27,14 +33,10 @@ export interface Config {
   readonly concurrency: number;
   /** MEDIAGATE_OUTPUT_TTL_S: seconds outputs are kept and their URLs are valid. Default 86400; held in ms. */
   readonly outputTtlMs: number;
-  /** MEDIAGATE_SIGNING_REFRESH_S: how often a running process re-reads the URL signing secrets (`mediagate secrets rotate`). Default 10; held in ms. */
-  readonly signingRefreshMs: number;
   /** MEDIAGATE_TASK_RETENTION_S: seconds a final task is kept after it ended, then deleted with its files. Default 604800 (7 days); held in ms. */
   readonly taskRetentionMs: number;
   /** MEDIAGATE_KEY_INPUT_BYTES: stored input bytes per key over its queued and processing tasks; 0 = no limit. Default 1 GiB. */
   readonly keyInputBytes: number;
-  /** MEDIAGATE_FFMPEG_PATH: ffmpeg binary; default the one shipped by @ffmpeg-installer/ffmpeg. */
-  readonly ffmpegPath: string | undefined;
   /** MEDIAGATE_BODY_LIMIT_BYTES: largest request body; larger ones get 413. Default 32 MiB. */
   readonly bodyLimitBytes: number;
   /** MEDIAGATE_FINAL_BODY_CACHE_BYTES: bytes of serialized final task bodies kept per process for status polls; 0 turns it off. Default 16 MiB. */
@@ -45,14 +47,10 @@ export interface Config {
   readonly maxAttempts: number;
   /** MEDIAGATE_RENDER_TIMEOUT_S: longest a single render may take, in seconds. Default 600; held in ms. */
   readonly renderTimeoutMs: number;
-  /** MEDIAGATE_STORAGE_RETRY_S: how long a finished task's storage write is retried through a media store outage. Default 300; held in ms. */
-  readonly storageRetryMs: number;
   /** MEDIAGATE_SWEEP_INTERVAL_S: how often expired outputs are deleted, in seconds. Default 60; held in ms. */
   readonly sweepIntervalMs: number;
   /** MEDIAGATE_SSE_KEEPALIVE_S: the longest an event stream stays silent (a comment line), in seconds. Default 15; held in ms. */
   readonly sseKeepAliveMs: number;
-  /** MEDIAGATE_SYNC_WAIT_S: longest `POST /v1/images/generations` (synchronous) holds its request until the task ends, then 504. Default 600; held in ms. */
-  readonly syncWaitMs: number;
   /** MEDIAGATE_SSE_MAX_PER_KEY: event streams one API key may hold open in one API process (429 past it). Default 100. */
   readonly sseMaxPerKey: number;
   /** MEDIAGATE_SSE_MAX_LIFETIME_S: longest an event stream stays open before it ends (the client reconnects with Last-Event-ID), in seconds. Default 1800; held in ms. */
@@ -65,12 +63,6 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** LOG_FORMAT: `json`, `pretty` (for a person), or `auto` (pretty when stdout is a terminal). Default auto. */
   readonly logFormat: 'json' | 'pretty' | 'auto';
-  /** MEDIAGATE_SANDBOX_FPS: frame rate of sandbox videos, 6-60. Default 12. */
-  readonly sandboxFps: number;
-  /** MEDIAGATE_DECODE_PIXEL_BUDGET: input-image pixels the sandbox decodes at once in this process, all renders together. Default 50000000. */
-  readonly decodePixelBudget: number;
-  /** MEDIAGATE_ENGINE: `sandbox` renders real media; `instant` is a zero-cost engine for benchmarks. */
-  readonly engine: 'sandbox' | 'instant';
   /** MEDIAGATE_WORKERS: run the worker pool in this process (false for an API-only process). */
   readonly workers: boolean;
   /** DATABASE_URL: `postgres://...` puts the task store and the job queue on PostgreSQL (scale-out). Default unset: embedded SQLite. */
@@ -79,14 +71,6 @@ export interface Config {
   readonly pgPoolSize: number;
   /** MEDIAGATE_PG_LOCAL_QUEUE: queue jobs a worker process fetches and locks at once. Default MEDIAGATE_CONCURRENCY; 1 = one per free slot. */
   readonly pgLocalQueue: number;
-  /** MEDIAGATE_FETCH_CONCURRENCY: tasks this process holds in its fetch stage (`https://` inputs fetched before a render slot). Default 8. */
-  readonly fetchConcurrency: number;
-  /** MEDIAGATE_FETCH_PER_KEY: of those, per API key; a key at it gets no more tasks claimed here meanwhile. Default 2. */
-  readonly fetchPerKey: number;
-  /** MEDIAGATE_INSTANT_DELAY_MS: how long each render of the `instant` engine takes (benchmarks, tests). Default 0. */
-  readonly instantDelayMs: number;
-  /** MEDIAGATE_INSTANT_OUTPUT_BYTES: size of each `instant` video output at least (storage benchmarks and specs). Default 0: a header only. */
-  readonly instantOutputBytes: number;
   /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10; held in ms. */
   readonly drainMs: number;
   /** MEDIAGATE_FETCH_ALLOW_HOSTS: host names fetched even when they resolve to non-public addresses. Default none. */
@@ -113,13 +97,6 @@ export interface Config {
    */
   readonly channelsFile: string | undefined;
   /**
-   * MEDIAGATE_PRICING_FILE: JSON file of model prices (docs/pricing.md), as an absolute path.
-   * Default unset: nothing is priced (usage still counts seconds and images). Read and checked
-   * once at start by the process's entry (src/cli/serve.ts, `readPricing`), or by the factory
-   * when it is not given `options.pricing`.
-   */
-  readonly pricingFile: string | undefined;
-  /**
    * MEDIAGATE_MODELS_FILE: JSON file of declared models (docs/guides/models.md), as an absolute
    * path. Default unset: the built-in models only. Read and checked once at start, before the
    * channels and pricing files (which may name its ids).
@@ -133,20 +110,6 @@ export interface Config {
   readonly maxConnections: number;
   /** MEDIAGATE_MAX_HEADER_BYTES: largest request header block; larger ones get 431. Default 16384. */
   readonly maxHeaderBytes: number;
-  /** MEDIAGATE_METRICS_PORT: port of the /metrics listener of a `mediagate worker` process. Default unset: none. */
-  readonly metricsPort: number | undefined;
-  /** MEDIAGATE_METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. Default unset: open. */
-  readonly metricsToken: string | undefined;
-  /** MEDIAGATE_WEBHOOK_TIMEOUT_S: how long a webhook receiver has to answer 2xx. Default 15. */
-  readonly webhookTimeoutMs: number;
-  /** MEDIAGATE_WEBHOOK_MAX_ENDPOINTS: webhook endpoints per API key. Default 20. */
-  readonly webhookMaxEndpoints: number;
-  /** MEDIAGATE_WEBHOOK_PER_ENDPOINT: delivery attempts in flight per webhook endpoint, over every process. Default 2. */
-  readonly webhookPerEndpoint: number;
-  /** MEDIAGATE_WEBHOOK_PER_KEY: delivery attempts in flight per API key (all its endpoints), over every process. Default 4. */
-  readonly webhookPerKey: number;
-  /** MEDIAGATE_WEBHOOK_RETRY_SCHEDULE_MS: delays between delivery attempts (tests, operations). Default unset: the built-in schedule. */
-  readonly webhookRetryScheduleMs: readonly number[] | undefined;
   /** MEDIAGATE_STORAGE and MEDIAGATE_S3_*: where media (outputs, stored and published inputs) live. Default the data directory. */
   readonly storage: StorageConfig;
   /** MEDIAGATE_OUTPUT_URLS: `proxy` (signed `/files` URLs of the service) or `presigned` (the store's own URLs; S3 only). Default proxy. */
@@ -172,49 +135,6 @@ export type StorageConfig =
       readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken: string | undefined };
     };
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^-?\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got '${raw}'.`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}.`);
-  return value;
-}
-
-/** A duration given in whole seconds (bounds in seconds), in milliseconds: the unit of every duration below config. */
-function seconds(env: Env, name: string, fallback: number, min: number, max: number): number {
-  return integer(env, name, fallback, min, max) * 1000;
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  const match = values.find((value) => value.toLowerCase() === raw.toLowerCase());
-  if (!match) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got '${raw}'.`);
-  return match;
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got '${raw}'.`);
-}
-
-function list(env: Env, name: string): string[] {
-  return (env[name] ?? '')
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
-}
-
 /** `false` (default), `true`, or a list of CIDR ranges checked here so a typo stops the start. */
 function allowPrivate(env: Env): boolean | readonly string[] {
   const raw = env['MEDIAGATE_FETCH_ALLOW_PRIVATE']?.trim().toLowerCase() ?? '';
@@ -227,16 +147,6 @@ function allowPrivate(env: Env): boolean | readonly string[] {
     }
   }
   return ranges;
-}
-
-/** Milliseconds between webhook attempts, e.g. `100,200,400`; unset: the built-in schedule (webhooks/schedule.ts). */
-function retrySchedule(env: Env): readonly number[] | undefined {
-  const items = list(env, 'MEDIAGATE_WEBHOOK_RETRY_SCHEDULE_MS');
-  if (items.length === 0) return undefined;
-  if (items.length > 50 || items.some((item) => !/^\d{1,10}$/.test(item))) {
-    throw new ConfigError('MEDIAGATE_WEBHOOK_RETRY_SCHEDULE_MS must be up to 50 comma-separated delays in milliseconds, e.g. 5000,60000,300000.');
-  }
-  return items.map(Number);
 }
 
 /** `*`, or exact origins checked here so a typo (a path, a trailing slash) stops the start. */
@@ -270,14 +180,6 @@ function databaseUrl(env: Env): string | undefined {
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
     throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got '${url.protocol}//'.`);
   }
-  return raw;
-}
-
-/** A bearer token for /metrics, or undefined; checked here so a blank or spaced one stops the start. */
-function metricsToken(env: Env): string | undefined {
-  const raw = env['MEDIAGATE_METRICS_TOKEN'];
-  if (raw === undefined || raw.trim() === '') return undefined;
-  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new ConfigError('MEDIAGATE_METRICS_TOKEN must be 16-256 printable ASCII characters without spaces.');
   return raw;
 }
 
@@ -369,12 +271,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError('MEDIAGATE_ADMIN_KEYS: a key must not also be in MEDIAGATE_API_KEYS (an admin key is refused on client operations).');
   }
   const concurrency = integer(env, 'MEDIAGATE_CONCURRENCY', availableParallelism(), 1, 256);
-  const rawChannelsFile = env['MEDIAGATE_CHANNELS_FILE']?.trim();
-  const channelsFile = rawChannelsFile ? resolve(rawChannelsFile) : undefined;
-  const rawPricingFile = env['MEDIAGATE_PRICING_FILE']?.trim();
-  const pricingFile = rawPricingFile ? resolve(rawPricingFile) : undefined;
-  const rawModelsFile = env['MEDIAGATE_MODELS_FILE']?.trim();
-  const modelsFile = rawModelsFile ? resolve(rawModelsFile) : undefined;
   const config: Config = {
     port,
     host,
@@ -385,36 +281,25 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrlExplicit: Boolean(env['MEDIAGATE_PUBLIC_URL']?.trim()),
     concurrency,
     outputTtlMs: seconds(env, 'MEDIAGATE_OUTPUT_TTL_S', 86_400, 1, 10 * 365 * 86_400),
-    signingRefreshMs: seconds(env, 'MEDIAGATE_SIGNING_REFRESH_S', 10, 1, 3600),
     taskRetentionMs: seconds(env, 'MEDIAGATE_TASK_RETENTION_S', 7 * 86_400, 1, 10 * 365 * 86_400),
     keyInputBytes: integer(env, 'MEDIAGATE_KEY_INPUT_BYTES', 1024 * 1024 * 1024, 0, 1024 ** 4),
-    ffmpegPath: env['MEDIAGATE_FFMPEG_PATH']?.trim() || undefined,
     bodyLimitBytes: integer(env, 'MEDIAGATE_BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     finalBodyCacheBytes: integer(env, 'MEDIAGATE_FINAL_BODY_CACHE_BYTES', 16 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     leaseMs: seconds(env, 'MEDIAGATE_LEASE_S', 15, 2, 3600),
     maxAttempts: integer(env, 'MEDIAGATE_MAX_ATTEMPTS', 3, 1, 100),
     renderTimeoutMs: seconds(env, 'MEDIAGATE_RENDER_TIMEOUT_S', 600, 1, 86_400),
-    storageRetryMs: seconds(env, 'MEDIAGATE_STORAGE_RETRY_S', 300, 0, 86_400),
     sweepIntervalMs: seconds(env, 'MEDIAGATE_SWEEP_INTERVAL_S', 60, 1, 86_400),
     sseKeepAliveMs: seconds(env, 'MEDIAGATE_SSE_KEEPALIVE_S', 15, 1, 15),
-    syncWaitMs: seconds(env, 'MEDIAGATE_SYNC_WAIT_S', 600, 1, 86_400),
     sseMaxPerKey: integer(env, 'MEDIAGATE_SSE_MAX_PER_KEY', 100, 1, 100_000),
     sseMaxLifetimeMs: seconds(env, 'MEDIAGATE_SSE_MAX_LIFETIME_S', 1800, 1, 86_400),
     sqliteSynchronous: oneOf(env, 'MEDIAGATE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
     sqliteCacheMb: integer(env, 'MEDIAGATE_SQLITE_CACHE_MB', 64, 2, 65_536),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty', 'auto'] as const, 'auto'),
-    sandboxFps: integer(env, 'MEDIAGATE_SANDBOX_FPS', 12, 6, 60),
-    decodePixelBudget: integer(env, 'MEDIAGATE_DECODE_PIXEL_BUDGET', 50_000_000, 1, 10_000_000_000),
-    engine: oneOf(env, 'MEDIAGATE_ENGINE', ['sandbox', 'instant'] as const, 'sandbox'),
     workers: bool(env, 'MEDIAGATE_WORKERS', true),
     databaseUrl: databaseUrl(env),
     pgPoolSize: integer(env, 'MEDIAGATE_PG_POOL_SIZE', 10, 4, 1000),
     pgLocalQueue: integer(env, 'MEDIAGATE_PG_LOCAL_QUEUE', concurrency, 1, 10_000),
-    fetchConcurrency: integer(env, 'MEDIAGATE_FETCH_CONCURRENCY', 8, 1, 1024),
-    fetchPerKey: integer(env, 'MEDIAGATE_FETCH_PER_KEY', 2, 1, 1024),
-    instantDelayMs: integer(env, 'MEDIAGATE_INSTANT_DELAY_MS', 0, 0, 600_000),
-    instantOutputBytes: integer(env, 'MEDIAGATE_INSTANT_OUTPUT_BYTES', 0, 0, 4 * 1024 ** 3),
     drainMs: seconds(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     fetchAllowPrivate: allowPrivate(env),
@@ -424,22 +309,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonMaxItems: integer(env, 'MEDIAGATE_JSON_MAX_ITEMS', 1000, 10, 10_000_000),
     jsonMaxStringBytes: integer(env, 'MEDIAGATE_JSON_MAX_STRING_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     corsOrigins: corsOrigins(env),
-    channelsFile,
-    pricingFile,
-    modelsFile,
+    channelsFile: path(env, 'MEDIAGATE_CHANNELS_FILE'),
+    modelsFile: path(env, 'MEDIAGATE_MODELS_FILE'),
     headersTimeoutMs: seconds(env, 'MEDIAGATE_HEADERS_TIMEOUT_S', 10, 1, 3600),
     requestTimeoutMs: seconds(env, 'MEDIAGATE_REQUEST_TIMEOUT_S', 120, 1, 86_400),
     maxConnections: integer(env, 'MEDIAGATE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
     maxHeaderBytes: integer(env, 'MEDIAGATE_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
-    metricsPort: env['MEDIAGATE_METRICS_PORT']?.trim() ? integer(env, 'MEDIAGATE_METRICS_PORT', 0, 0, 65535) : undefined,
-    metricsToken: metricsToken(env),
-    webhookTimeoutMs: seconds(env, 'MEDIAGATE_WEBHOOK_TIMEOUT_S', 15, 1, 15),
-    webhookMaxEndpoints: integer(env, 'MEDIAGATE_WEBHOOK_MAX_ENDPOINTS', 20, 1, 1000),
-    webhookPerEndpoint: integer(env, 'MEDIAGATE_WEBHOOK_PER_ENDPOINT', 2, 1, 1000),
-    webhookPerKey: integer(env, 'MEDIAGATE_WEBHOOK_PER_KEY', 4, 1, 1000),
-    webhookRetryScheduleMs: retrySchedule(env),
     storage: storageConfig(env),
     outputUrls: oneOf(env, 'MEDIAGATE_OUTPUT_URLS', ['proxy', 'presigned'] as const, 'proxy'),
+    ...readSlices(env),
   };
   if (config.outputUrls === 'presigned' && config.storage.kind !== 's3') {
     throw new ConfigError('MEDIAGATE_OUTPUT_URLS=presigned needs MEDIAGATE_STORAGE=s3 (the data directory has no URLs of its own).');

@@ -29,7 +29,7 @@ export type ErrorCode =
   | 'internal_error'
   // A dependency (the database, the media store) is unreachable: retry after Retry-After.
   | 'service_unavailable'
-  // Connection-level limits (http/connection-limits.ts) and expired output URLs.
+  // Connection-level limits (http/server/connection-limits.ts) and expired output URLs.
   | 'url_expired'
   | 'request_timeout'
   | 'headers_too_large'

@@ -145,7 +145,7 @@ export async function createMediagate(config: Config, options: MediagateOptions 
 
 /**
  * A worker-only process: the work modules over the same floors, and no HTTP server; with
- * MEDIAGATE_METRICS_PORT, a bare /metrics listener of its own (http/metrics-listener.ts).
+ * MEDIAGATE_METRICS_PORT, a bare /metrics listener of its own (http/metrics/metrics-listener.ts).
  */
 export async function createMediagateWorker(config: Config, options: MediagateOptions = {}): Promise<MediagateWorker> {
   // Webhook payloads carry output URLs as a status poll on the API would (MEDIAGATE_PUBLIC_URL).

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS } from '../src/catalog/index.js';
 import { ChannelsConfigError, loadChannelsConfig, routedModels } from '../src/channels/config.js';
 import { loadConfig } from '../src/config.js';
-import { createMetrics } from '../src/http/metrics.js';
+import { createMetrics } from '../src/http/metrics/metrics.js';
 import { createMediagate } from '../src/service-factory.js';
 import { startArkFake, type ArkFake } from './fakes/ark.js';
 import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';

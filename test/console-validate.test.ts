@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MODELS, createValidator } from '../src/catalog/index.js';
-import { consoleHints } from '../src/http/console-hints.js';
-import { requestSchema } from '../src/http/openapi.js';
+import { consoleHints } from '../src/http/console/console-hints.js';
+import { requestSchema } from '../src/http/docs/openapi.js';
 import { validateRequest, type ConsoleHints } from '../console/src/validate.js';
 
 /**

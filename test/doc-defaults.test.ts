@@ -8,16 +8,24 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config.js';
+import type { Field } from '../src/config-fields.js';
+import { SLICES } from '../src/modules/slices/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const read = (name: string) => readFileSync(join(root, name), 'utf8');
 const defaults = loadConfig({ MEDIAGATE_DATA_DIR: '/tmp/unused' });
 
-/** VARIABLE -> Config field, from the doc comments of src/config.ts (`/** VAR: ... *\/ readonly field`). */
+/**
+ * VARIABLE -> Config field: the shared fields from the doc comments of src/config.ts
+ * (`/** VAR: ... *\/ readonly field`), each module's own from its slice (src/modules/slices/).
+ */
 function fieldsByVariable(): Map<string, keyof Config> {
   const map = new Map<string, keyof Config>();
   for (const match of read('src/config.ts').matchAll(/\/\*\* ([A-Z_]+): [^\n]*\*\/\n\s+readonly (\w+):/g)) {
     map.set(match[1] ?? '', (match[2] ?? '') as keyof Config);
+  }
+  for (const slice of Object.values(SLICES)) {
+    for (const [field, { variable }] of Object.entries<Field<unknown>>(slice)) map.set(variable, field as keyof Config);
   }
   return map;
 }
@@ -45,6 +53,8 @@ describe('documented defaults', () => {
       'MEDIAGATE_REQUEST_TIMEOUT_S',
       'MEDIAGATE_MAX_CONNECTIONS',
       'MEDIAGATE_MAX_HEADER_BYTES',
+      'MEDIAGATE_WEBHOOK_PER_KEY',
+      'MEDIAGATE_SYNC_WAIT_S',
     ]) {
       expect(checked).toContain(variable);
     }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KeyRegistry } from '../src/auth/api-keys.js';
-import { EventStreams } from '../src/http/event-streams.js';
+import { EventStreams } from '../src/http/tasks/event-streams.js';
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { eventually } from './helpers/eventually.js';

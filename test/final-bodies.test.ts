@@ -1,13 +1,13 @@
 /**
  * A final task's status body is serialized once and answered from those bytes, without a read
- * of the store (src/http/final-bodies.ts), and never answers what a fresh read would not: a
+ * of the store (src/http/tasks/final-bodies.ts), and never answers what a fresh read would not: a
  * rotated signing secret drops the bytes, and a task deleted by retention (by this process or,
  * on PostgreSQL, by another one sharing the database) is 404. The cache holds at most its bytes.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { FinalBodies } from '../src/http/final-bodies.js';
+import { FinalBodies } from '../src/http/tasks/final-bodies.js';
 import type { Task } from '../src/store/records.js';
 import { rotateSigningSecret } from '../src/storage/signing.js';
 import { eventually } from './helpers/eventually.js';

@@ -8,7 +8,7 @@ import { findModel, type JsonSchema } from '../src/catalog/index.js';
 import { ApiError } from '../src/errors.js';
 import { geometryOf, mapSize } from '../src/frontdoors/size.js';
 import { videoRequest } from '../src/frontdoors/video-request.js';
-import { requestSchema } from '../src/http/openapi.js';
+import { requestSchema } from '../src/http/docs/openapi.js';
 
 const schemaOf = (id: string): JsonSchema => {
   const row = findModel(id);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { ROUTES } from '../src/http/routes.js';
+import { SLICES } from '../src/modules/slices/index.js';
 import { createMediagateWorker } from '../src/service-factory.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -28,10 +29,19 @@ describe('the modules of a serving process', () => {
     expect(new Set(served).size).toBe(served.length);
   });
 
-  it('declare configuration fields that the configuration has', () => {
+  it("declare configuration fields that the configuration has; each slice is a module's and read by it", () => {
     const config = loadConfig({});
-    for (const module of server?.app.modules ?? []) {
+    const modules = server?.app.modules ?? [];
+    for (const module of modules) {
       for (const field of module.config) expect(Object.hasOwn(config, field), `${module.name}: ${field}`).toBe(true);
+    }
+    for (const [name, slice] of Object.entries(SLICES)) {
+      const module = modules.find((candidate) => candidate.name === name);
+      expect(module, `slice ${name}`).toBeDefined();
+      expect(
+        Object.keys(slice).some((field) => module?.config.includes(field as keyof typeof config)),
+        `slice ${name}`,
+      ).toBe(true);
     }
   });
 

@@ -11,7 +11,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS } from '../src/catalog/index.js';
 import { MEDIA_FORMAT, URL_MAX_LENGTH_KEYWORD } from '../src/catalog/schema.js';
-import { buildOpenApi } from '../src/http/openapi.js';
+import { buildOpenApi } from '../src/http/docs/openapi.js';
 import type { Route } from '../src/http/route.js';
 import { ROUTES } from '../src/http/routes.js';
 import { startServer, type TestServer } from './helpers/server.js';

@@ -1,6 +1,6 @@
 /**
  * Polls of running tasks (queued, processing) are answered from the bytes of the task's last
- * body until the task changes (src/http/final-bodies.ts): the change, whichever process makes
+ * body until the task changes (src/http/tasks/final-bodies.ts): the change, whichever process makes
  * it, reaches every process through the task feed, which drops that body. A poll never answers
  * an older state than a fresh read would, later than the feed's own delay: at once in the
  * process that made the change, a notification's delivery on PostgreSQL, and on SQLite the
@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FinalBodies } from '../src/http/final-bodies.js';
+import { FinalBodies } from '../src/http/tasks/final-bodies.js';
 import type { Task } from '../src/store/records.js';
 import { eventually } from './helpers/eventually.js';
 import { envKeyId, hashKey } from '../src/auth/api-keys.js';

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { parseAmount } from '../src/billing/money.js';
 import { Mediagate, MediagateAdmin } from '../src/client/index.js';
 import { createInstantEngine } from '../src/engines/instant.js';
-import { FOCUS_COLUMNS, focusCsv, type ExportStats } from '../src/http/focus-export.js';
+import { FOCUS_COLUMNS, focusCsv, type ExportStats } from '../src/http/routes/focus-export.js';
 import type { Store } from '../src/store/store.js';
 import { openWithRaw, type RawDatabase } from './helpers/ledger.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';

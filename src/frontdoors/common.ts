@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { JsonSchema, ModelKind, ModelRow } from '../catalog/index.js';
-import { requestSchema } from '../http/openapi.js';
+import { requestSchema } from '../http/docs/openapi.js';
 import { ApiError } from '../errors.js';
 import type { CreateFlow, CreateOutcome, HeaderSink } from '../http/routes/tasks.js';
 

@@ -68,7 +68,8 @@ function heldSignal(request: FastifyRequest, closing: AbortSignal): { signal: Ab
 /**
  * `POST /v1/images/generations`, synchronous: the seed's image create path (image-request.ts
  * maps the fields), then the request is held until the task ends (MEDIAGATE_SYNC_WAIT_S at
- * most), waiting on the task feed. Answers `{created, data: [{b64_json} | {url}], usage}`.
+ * most), waiting on the task feed. Answers `{created, data: [{b64_json} | {url}], usage}`. The
+ * whole `RouteDeps`, as `createVideo`: the create path it hands them to still reads the whole context.
  */
 export function generateImage(deps: RouteDeps, syncWaitMs: number): Handler {
   const { ctx } = deps;

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError, errors } from '../errors.js';
 import type { TaskWithParams } from '../store/operations.js';
-import { pathParam, type Handler, type RouteDeps } from '../http/route.js';
+import { pathParam, type DepsOf, type Handler, type RouteDeps } from '../http/route.js';
 import { sendStoredFile } from '../http/routes/files.js';
 import { pageLimit, queryValue } from '../http/routes/task-ops.js';
 import { createFlow } from '../http/routes/tasks.js';
@@ -14,7 +14,7 @@ import { videoRequest } from './video-request.js';
 const NO_RETRY = { 'x-should-retry': 'false' } as const;
 
 /** The calling key's video task with its parameters, or the 404 (`task_not_found`) both dialects give. */
-async function requireVideo({ ctx }: RouteDeps, request: FastifyRequest): Promise<TaskWithParams> {
+async function requireVideo({ ctx }: DepsOf<'service'>, request: FastifyRequest): Promise<TaskWithParams> {
   const id = pathParam(request, 'video_id');
   const task = await ctx.service.getWithParams(request.owner, id);
   if (task === undefined || task.kind !== 'video') throw errors.taskNotFound(id);
@@ -24,7 +24,8 @@ async function requireVideo({ ctx }: RouteDeps, request: FastifyRequest): Promis
 /**
  * `POST /v1/videos`: multipart/form-data (the `openai` client) or JSON, mapped onto the model's
  * parameters (video-request.ts) and created by the seed's create path: the same validation,
- * limits, budget, Idempotency-Key, events and webhooks. Answers the Video object.
+ * limits, budget, Idempotency-Key, events and webhooks. Answers the Video object. It takes the
+ * whole `RouteDeps` because it hands them to that path (`createFlow`), which still reads the whole context.
  */
 export function createVideo(deps: RouteDeps): Handler {
   const { ctx } = deps;
@@ -57,7 +58,7 @@ export function createVideo(deps: RouteDeps): Handler {
 }
 
 /** `GET /v1/videos/{video_id}`. */
-export function getVideo(deps: RouteDeps): Handler {
+export function getVideo(deps: DepsOf<'service' | 'outputTtlMs'>): Handler {
   return async (request) => videoObject(await requireVideo(deps, request), deps.ctx.outputTtlMs);
 }
 
@@ -65,7 +66,7 @@ export function getVideo(deps: RouteDeps): Handler {
  * `GET /v1/videos?limit=&after=&order=`: the calling key's video tasks, newest first (`desc`,
  * the default) or oldest first; `after` is the previous page's `last_id`.
  */
-export function listVideos(deps: RouteDeps): Handler {
+export function listVideos(deps: DepsOf<'service' | 'outputTtlMs'>): Handler {
   const { ctx } = deps;
   return async (request) => {
     const limit = pageLimit(request);
@@ -92,7 +93,7 @@ export function listVideos(deps: RouteDeps): Handler {
  * `GET /v1/videos/{video_id}/content`: the MP4 (`variant=video`, the default), with Range as the
  * file route serves it; 409 `video_not_ready` until the task has completed.
  */
-export function getVideoContent(deps: RouteDeps): Handler {
+export function getVideoContent(deps: DepsOf<'service' | 'storage'>): Handler {
   const { ctx } = deps;
   return async (request, reply) => {
     const variant = queryValue(request, 'variant');
@@ -128,7 +129,7 @@ export function getVideoContent(deps: RouteDeps): Handler {
  * `DELETE /v1/videos/{video_id}`: cancels the task if it is running (TaskService.cancel, as the
  * seed's cancel), then deletes it with its files; afterwards it is 404 on both dialects.
  */
-export function deleteVideo(deps: RouteDeps): Handler {
+export function deleteVideo(deps: DepsOf<'service' | 'storage'>): Handler {
   const { ctx } = deps;
   return async (request) => {
     const task = await requireVideo(deps, request);

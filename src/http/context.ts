@@ -1,4 +1,4 @@
-import type { EventStreamLimits } from './event-streams.js';
+import type { EventStreamLimits } from './tasks/event-streams.js';
 import type { Pricing } from '../billing/index.js';
 import type { Health } from '../outages.js';
 import type { ModelRow, Validator } from '../catalog/index.js';
@@ -10,10 +10,10 @@ import type { UrlSigner } from '../storage/signing.js';
 import type { TaskFeed } from '../tasks/feed.js';
 import type { TaskService } from '../tasks/service.js';
 import type { Store } from '../store/store.js';
-import type { ConnectionLimits } from './connection-limits.js';
+import type { ConnectionLimits } from './server/connection-limits.js';
 import type { JsonLimits } from './body/json-limits.js';
-import type { Metrics } from './metrics.js';
-import type { KeyLimits } from './rate-limit.js';
+import type { Metrics } from './metrics/metrics.js';
+import type { KeyLimits } from './keys/rate-limit.js';
 import type { WebhookEndpointPolicy } from '../webhooks/endpoints.js';
 
 /** What the webhook routes need beyond the store: the endpoint rules' settings, and a wake-up. */

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import compileStringifier from 'fast-json-stringify';
-import { bearerToken } from './auth.js';
-import { defaultHeaders } from './default-headers.js';
+import { bearerToken } from './keys/auth.js';
+import { defaultHeaders } from './server/default-headers.js';
 import { createFastCreates, type FastPathOptions } from './fast-create.js';
 import { REQUEST_ID_LOG_LABEL, logResponse } from './requests/request-log.js';
-import { compilePattern } from './route-patterns.js';
+import { compilePattern } from './server/route-patterns.js';
 import { traceHttpRoute } from '../tracing/index.js';
 import type { FastAnswer, Serialize } from './route.js';
 

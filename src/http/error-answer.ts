@@ -3,7 +3,7 @@ import { ApiError, errors } from '../errors.js';
 import { withoutPrompts } from '../logging.js';
 import type { JsonBodyResult } from './body/json-body.js';
 import type { HttpContext } from './context.js';
-import { outageAnswer } from './outage-answer.js';
+import { outageAnswer } from './server/outage-answer.js';
 
 /**
  * What an error thrown while answering a request becomes: the one mapping of errors onto API

@@ -1,5 +1,5 @@
-import type { EventStreams } from './event-streams.js';
-import type { FinalBodies } from './final-bodies.js';
+import type { EventStreams } from './tasks/event-streams.js';
+import type { FinalBodies } from './tasks/final-bodies.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpContext } from './context.js';
 import type { Family } from '../wire/envelopes.js';

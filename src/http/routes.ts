@@ -1,4 +1,4 @@
-import { getConsoleAsset, getConsolePage, getFavicon, redirectToConsole } from './console-assets.js';
+import { getConsoleAsset, getConsolePage, getFavicon, redirectToConsole } from './console/console-assets.js';
 import { IMAGE_STATUS_RESPONSE, VIDEO_TASK_RESPONSE } from '../wire/task-bodies.js';
 import type { Route, Undocumented } from './route.js';
 import { createAdminKeyDocs, deleteAdminKeyDocs, getAdminKeyDocs, listAdminKeysDocs, patchAdminKeyDocs, adminUsageDocs } from './routes/admin-docs.js';

@@ -3,10 +3,13 @@ import { FILE_ROUTES } from '../http/routes.js';
 import { signingRefreshLoop } from '../storage/signing.js';
 import { sweepTurn } from '../storage/sweep-turn.js';
 import { sweeperLoop } from '../storage/sweeper.js';
+import { fieldsOf } from '../config-fields.js';
 import type { Floors } from './floors.js';
+import { FILES_SLICE } from './slices/files.js';
 import type { ConfigSlice, Module } from './module.js';
 
-const CONFIG = ['signingRefreshMs', 'outputTtlMs', 'renderTimeoutMs', 'leaseMs', 'dataDir', 'sweepIntervalMs', 'storage'] as const;
+/** Its own settings (slices/files.ts) and the shared ones it reads. */
+const CONFIG = [...fieldsOf(FILES_SLICE), 'outputTtlMs', 'renderTimeoutMs', 'leaseMs', 'dataDir', 'sweepIntervalMs', 'storage'] as const;
 type FilesConfig = ConfigSlice<(typeof CONFIG)[number]>;
 
 /**

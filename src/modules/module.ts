@@ -13,9 +13,10 @@ import type { Loop } from '../loop.js';
 export interface Module {
   readonly name: string;
   /**
-   * The fields of the frozen `Config` this module reads. The environment is still parsed once, in
-   * config.ts (each field's variable, default and unit are documented there); a module is given
-   * its slice (`ConfigSlice`), so its code cannot read another feature's settings unseen.
+   * The fields of the frozen `Config` this module reads: its own, declared in its slice
+   * (modules/slices/<module>.ts: each field's variable, default, unit and reader), and the shared
+   * ones of config.ts. config.ts reads every slice once with the shared fields; a module is given
+   * its part (`ConfigSlice`), so its code cannot read another feature's settings unseen.
    */
   readonly config: readonly (keyof Config)[];
   /** Its rows of the route table (http/routes.ts); none in a worker-only process. */

@@ -1,10 +1,12 @@
 import { createChannelMetrics } from '../channels/metrics.js';
-import { registerHealthMetrics } from '../http/health-metrics.js';
-import { startMetricsListener, type MetricsListener } from '../http/metrics-listener.js';
-import { createMetrics, createTaskMetrics, observeSettled, refreshTaskGauge, type Metrics, type TaskMetrics } from '../http/metrics.js';
-import { checkReadiness, readinessAnswer } from '../http/readiness.js';
+import { registerHealthMetrics } from '../http/metrics/health-metrics.js';
+import { startMetricsListener, type MetricsListener } from '../http/metrics/metrics-listener.js';
+import { createMetrics, createTaskMetrics, observeSettled, refreshTaskGauge, type Metrics, type TaskMetrics } from '../http/metrics/metrics.js';
+import { checkReadiness, readinessAnswer } from '../http/metrics/readiness.js';
 import { PROBE_ROUTES } from '../http/routes.js';
+import { fieldsOf } from '../config-fields.js';
 import type { Floors } from './floors.js';
+import { OBSERVABILITY_SLICE } from './slices/observability.js';
 import type { Module } from './module.js';
 import type { WebhooksModule } from './webhooks.js';
 
@@ -41,14 +43,14 @@ export interface WorkerObservabilityModule extends Module {
   readonly url: string | undefined;
 }
 
-/** A `mediagate worker`'s /metrics and /readyz on MEDIAGATE_METRICS_PORT: a bare listener (http/metrics-listener.ts). */
+/** A `mediagate worker`'s /metrics and /readyz on MEDIAGATE_METRICS_PORT: a bare listener (http/metrics/metrics-listener.ts). */
 export function workerObservabilityModule(floors: Floors, metrics: TaskMetrics, webhooks: WebhooksModule, port: number): WorkerObservabilityModule {
   observe(metrics, floors, webhooks);
   const { config, store, storage, health } = floors;
   let listener: MetricsListener | undefined;
   return {
     name: 'observability',
-    config: ['metricsPort', 'metricsToken', 'host'],
+    config: [...fieldsOf(OBSERVABILITY_SLICE), 'host'],
     routes: [],
     loops: [],
     get url() {

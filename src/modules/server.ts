@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_EVENT_STREAM_LIMITS } from '../http/event-streams.js';
-import type { Metrics } from '../http/metrics.js';
-import { KeyLimits } from '../http/rate-limit.js';
+import { DEFAULT_EVENT_STREAM_LIMITS } from '../http/tasks/event-streams.js';
+import type { Metrics } from '../http/metrics/metrics.js';
+import { KeyLimits } from '../http/keys/rate-limit.js';
 import type { Route } from '../http/route.js';
-import { buildHttpServer } from '../http/server.js';
+import { buildHttpServer } from '../http/server/server.js';
 import type { ChannelsModule } from './channels.js';
 import type { Floors } from './floors.js';
 import type { WebhooksModule } from './webhooks.js';

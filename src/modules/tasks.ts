@@ -8,27 +8,22 @@ import { sweepTurn } from '../storage/sweep-turn.js';
 import { stopRemoteCancels } from '../tasks/remote-cancel.js';
 import { retentionLoop } from '../tasks/retention.js';
 import { WorkerPool } from '../tasks/worker-pool.js';
+import { fieldsOf } from '../config-fields.js';
 import type { Floors } from './floors.js';
 import type { ConfigSlice, Module } from './module.js';
+import { TASKS_SLICE } from './slices/tasks.js';
 
+/** Its own settings (slices/tasks.ts) and the shared ones it reads. */
 const CONFIG = [
+  ...fieldsOf(TASKS_SLICE),
   'workers',
-  'engine',
-  'instantDelayMs',
-  'instantOutputBytes',
-  'ffmpegPath',
   'renderTimeoutMs',
-  'sandboxFps',
-  'decodePixelBudget',
   'dataDir',
   'fetchAllowHosts',
   'fetchAllowPrivate',
   'concurrency',
-  'fetchConcurrency',
-  'fetchPerKey',
   'leaseMs',
   'maxAttempts',
-  'storageRetryMs',
   'pgLocalQueue',
   'taskRetentionMs',
   'sweepIntervalMs',

@@ -3,21 +3,13 @@ import type { WebhookRouteOptions } from '../http/context.js';
 import { WEBHOOK_ROUTES } from '../http/routes.js';
 import { createOutputUrls } from '../storage/output-urls.js';
 import { WebhookDispatcher, type DeliveryOutcome } from '../webhooks/dispatcher.js';
+import { fieldsOf } from '../config-fields.js';
 import type { Floors } from './floors.js';
+import { WEBHOOKS_SLICE } from './slices/webhooks.js';
 import type { ConfigSlice, Module } from './module.js';
 
-const CONFIG = [
-  'workers',
-  'outputTtlMs',
-  'outputUrls',
-  'fetchAllowHosts',
-  'fetchAllowPrivate',
-  'webhookTimeoutMs',
-  'webhookPerEndpoint',
-  'webhookPerKey',
-  'webhookRetryScheduleMs',
-  'webhookMaxEndpoints',
-] as const;
+/** Its own settings (slices/webhooks.ts) and the shared ones it reads. */
+const CONFIG = [...fieldsOf(WEBHOOKS_SLICE), 'workers', 'outputTtlMs', 'outputUrls', 'fetchAllowHosts', 'fetchAllowPrivate'] as const;
 type WebhooksConfig = ConfigSlice<(typeof CONFIG)[number]>;
 
 /** Webhooks (docs/guides/webhooks.md): the endpoint routes, and where workers run, the deliveries. */

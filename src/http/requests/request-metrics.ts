@@ -1,4 +1,4 @@
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 interface Series {
   count: { inc(): void };

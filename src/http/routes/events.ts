@@ -1,11 +1,14 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Loop } from '../../loop.js';
 import { errors } from '../../errors.js';
-import { bearerToken } from '../auth.js';
+import { bearerToken } from '../keys/auth.js';
 import type { Task, TaskStatus } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
-import { pathParam, type Handler, type RouteDeps } from '../route.js';
+import { pathParam, type DepsOf, type Handler } from '../route.js';
 import { ofFamily, taskBody } from './tasks.js';
+
+/** The tasks module's part an event stream reads: the task feed, the service, its caps and the presenter's parts. */
+type EventDeps = DepsOf<'feed' | 'service' | 'sseKeepAliveMs', 'urlFor' | 'currency' | 'streams' | 'closing'>;
 
 const FINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
 
@@ -33,7 +36,7 @@ const STREAM_HEADERS = {
  * body, `id` the task's version (bumped by every transition, so it orders events whichever
  * process made them). The first event is the current state; the stream ends after a final one.
  */
-export function streamTaskEvents(family: Family): (deps: RouteDeps) => Handler {
+export function streamTaskEvents(family: Family): (deps: EventDeps) => Handler {
   return (deps) => {
     const body = taskBody(deps, family);
     const { feed, service, sseKeepAliveMs } = deps.ctx;

@@ -2,8 +2,8 @@ import { pricingView, type Pricing } from '../../billing/index.js';
 import { description, displayName, family, lifecycleView, type ModelRow } from '../../catalog/index.js';
 import { SANDBOX_CHANNEL } from '../../channels/config.js';
 import { ApiError } from '../../errors.js';
-import { offeredView } from '../model-views.js';
-import { requestSchema } from '../openapi.js';
+import { offeredView } from '../docs/model-views.js';
+import { requestSchema } from '../docs/openapi.js';
 import { pathParam, type DepsOf, type Handler } from '../route.js';
 
 /** The tasks module's model listing: the routed rows, their prices, and the clock of their lifecycle dates. */

@@ -1,7 +1,7 @@
 import { findModel, displayName } from '../../catalog/index.js';
 import type { TaskWithParams } from '../../store/operations.js';
 import { seconds, usageBody } from '../../wire/task-bodies.js';
-import type { Handler, RouteDeps } from '../route.js';
+import type { DepsOf, Handler } from '../route.js';
 import { pageLimit } from './task-ops.js';
 
 /**
@@ -45,7 +45,7 @@ export function median(values: readonly number[]): number | null {
   return sorted.length % 2 === 1 ? (sorted[middle] ?? null) : Math.round(((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2);
 }
 
-export function listRecentTasks(deps: RouteDeps): Handler {
+export function listRecentTasks(deps: DepsOf<'service', 'urlFor' | 'currency'>): Handler {
   return async (request) => {
     const limit = pageLimit(request);
     const pages = await Promise.all(

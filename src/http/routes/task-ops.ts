@@ -4,8 +4,11 @@ import { errors } from '../../errors.js';
 import type { Task, TaskStatus } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
 import { IMAGE_STATUS_WORDS, VIDEO_STATUSES, imageTaskData } from '../../wire/task-bodies.js';
-import type { Handler, RouteDeps } from '../route.js';
+import type { DepsOf, Handler } from '../route.js';
 import { ofFamily, requireOwnedTask, taskBody } from './tasks.js';
+
+/** The tasks module's part a cancel or a list reads: the service and the presenter's parts. */
+type TaskOpDeps = DepsOf<'service', 'urlFor' | 'currency'>;
 
 /** Each family's status words (decisions §8), to the stored status. */
 const STATUS_WORDS: Readonly<Record<Family, Readonly<Record<string, TaskStatus>>>> = {
@@ -24,7 +27,7 @@ const WORD = /^[\x21-\x7e]{1,200}$/;
  * (decisions §8): 200 with the cancelled task (again for an already cancelled one); 409
  * task_not_cancellable for a completed or failed one. Any body is ignored.
  */
-export function cancelTask(family: Family): (deps: RouteDeps) => Handler {
+export function cancelTask(family: Family): (deps: TaskOpDeps) => Handler {
   return (deps) => {
     const body = taskBody(deps, family);
     return async (request) => {
@@ -91,7 +94,7 @@ function listQuery(request: FastifyRequest, family: Family): ListQuery {
  * `GET /v1/video/generations`, `GET /v1/images/generations/async` (decisions §8): newest
  * first, `limit` per page, `after` the previous page's `last_id`.
  */
-export function listTasks(family: Family): (deps: RouteDeps) => Handler {
+export function listTasks(family: Family): (deps: TaskOpDeps) => Handler {
   return (deps) => {
     const body = taskBody(deps, family);
     return async (request) => {

@@ -5,7 +5,7 @@
  */
 import type { ModelRow } from '../../catalog/index.js';
 import { displayName } from '../../catalog/names.js';
-import { componentName, requestSchema } from '../openapi.js';
+import { componentName, requestSchema } from '../docs/openapi.js';
 import { requestExample } from '../docs/examples.js';
 import type { RouteDocs } from '../route.js';
 import { errorAnswer, json, ref, taskIdParam } from './docs-parts.js';
@@ -44,7 +44,7 @@ function createBody(kind: Kind, models: readonly ModelRow[]) {
   return { required: true, content: { 'application/json': { schema, examples: createExamples(rows) } } };
 }
 
-/** The `Idempotency-Key` request header of both creates (http/idempotency.ts). */
+/** The `Idempotency-Key` request header of both creates (http/tasks/idempotency.ts). */
 const IDEMPOTENCY_KEY_PARAM = {
   name: 'Idempotency-Key',
   in: 'header',

@@ -8,9 +8,19 @@ import { amountText } from '../../billing/index.js';
 import type { Task } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
 import { imageCreated, imageTask, videoTask } from '../../wire/task-bodies.js';
-import { InFlightKeys, idempotencyKeyOf, requestHash } from '../idempotency.js';
-import { inputBytesRefused, tasksRefused } from '../rate-limit.js';
-import { pathParam, type CreateRequest, type FastAnswer, type FastCreate, type Handler, type HeaderSink, type RouteDeps, type Serialize } from '../route.js';
+import { InFlightKeys, idempotencyKeyOf, requestHash } from '../tasks/idempotency.js';
+import { inputBytesRefused, tasksRefused } from '../keys/rate-limit.js';
+import {
+  pathParam,
+  type CreateRequest,
+  type DepsOf,
+  type FastAnswer,
+  type FastCreate,
+  type Handler,
+  type HeaderSink,
+  type RouteDeps,
+  type Serialize,
+} from '../route.js';
 
 export type { HeaderSink } from '../route.js';
 
@@ -52,7 +62,7 @@ export async function requireOwnedTask(service: TaskService, request: FastifyReq
 }
 
 /** The body of a task in its family's shape: what a status poll answers. */
-export function taskBody({ urlFor, currency }: RouteDeps, family: Family): (task: Task) => object {
+export function taskBody({ urlFor, currency }: DepsOf<never, 'urlFor' | 'currency'>, family: Family): (task: Task) => object {
   return family === 'video' ? (task) => videoTask(task, urlFor, currency) : (task) => imageTask(task, urlFor, currency);
 }
 

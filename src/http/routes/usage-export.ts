@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../../errors.js';
-import { focusCsv } from '../focus-export.js';
+import { focusCsv } from './focus-export.js';
 import type { DepsOf, Handler, OpenApiOperation } from '../route.js';
 import { queryValue } from './task-ops.js';
 

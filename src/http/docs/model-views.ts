@@ -1,5 +1,5 @@
-import { lifecycleEpoch, offeredRows, type ModelRow } from '../catalog/index.js';
-import type { HttpContext } from './context.js';
+import { lifecycleEpoch, offeredRows, type ModelRow } from '../../catalog/index.js';
+import type { HttpContext } from '../context.js';
 
 /**
  * What is built from the offered models (the list of GET /v1/models, /openapi.json, /docs) is

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errors, type ApiError } from '../errors.js';
-import { errorBody, familyOf } from '../wire/envelopes.js';
-import { bearerToken } from './auth.js';
-import type { HttpContext } from './context.js';
+import { errors, type ApiError } from '../../errors.js';
+import { errorBody, familyOf } from '../../wire/envelopes.js';
+import { bearerToken } from '../keys/auth.js';
+import type { HttpContext } from '../context.js';
 
 /**
  * A path parameter longer than the router takes (256 characters: no id is that long) matches no

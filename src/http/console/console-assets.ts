@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { errors } from '../errors.js';
-import type { ModelRow } from '../catalog/index.js';
+import { errors } from '../../errors.js';
+import type { ModelRow } from '../../catalog/index.js';
 import { consoleHints } from './console-hints.js';
-import { pathParam, type Handler, type RouteDeps } from './route.js';
+import { pathParam, type Handler, type RouteDeps } from '../route.js';
 
 /**
  * The web console (console/ in the repository), built by `npm run build` into dist/console:
@@ -19,7 +19,7 @@ const TYPES: Readonly<Record<string, string>> = { js: 'text/javascript; charset=
 
 /** dist/console next to the compiled server, or the repository's dist/console when run from source. */
 function consoleDir(): string | undefined {
-  for (const relative of ['../console/', '../../dist/console/']) {
+  for (const relative of ['../../console/', '../../../dist/console/']) {
     const dir = fileURLToPath(new URL(relative, import.meta.url));
     if (existsSync(`${dir}index.html`)) return dir;
   }

@@ -1,5 +1,5 @@
-import type { ModelRow } from '../catalog/index.js';
-import { RULE3 } from '../media/image-header.js';
+import type { ModelRow } from '../../catalog/index.js';
+import { RULE3 } from '../../media/image-header.js';
 
 /**
  * What the console needs to check a request as the server would, beyond each model's JSON

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { amountText } from '../billing/money.js';
-import type { UsageExportCursor, UsageExportQuery, UsageExportRecord } from '../store/records.js';
+import { amountText } from '../../billing/money.js';
+import type { UsageExportCursor, UsageExportQuery, UsageExportRecord } from '../../store/records.js';
 
 /**
  * The spend export in FinOps FOCUS form (docs/operations/observability.md, "Spend export"):

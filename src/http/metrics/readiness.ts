@@ -1,7 +1,7 @@
-import { errors } from '../errors.js';
-import { OUTAGE_RETRY_AFTER_S, OUTAGE_SEEN_MS, outageOf, type Health } from '../outages.js';
-import type { OutputStorage } from '../storage/storage.js';
-import type { Store } from '../store/store.js';
+import { errors } from '../../errors.js';
+import { OUTAGE_RETRY_AFTER_S, OUTAGE_SEEN_MS, outageOf, type Health } from '../../outages.js';
+import type { OutputStorage } from '../../storage/storage.js';
+import type { Store } from '../../store/store.js';
 
 /** The longest a readiness probe of one dependency waits: a check answers in bounded time. */
 const PROBE_MS = 3000;

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { errors, type ApiError } from '../errors.js';
-import type { KeyInfo, KeyRegistry } from '../auth/api-keys.js';
+import { errors, type ApiError } from '../../errors.js';
+import type { KeyInfo, KeyRegistry } from '../../auth/api-keys.js';
 import type { KeyLimits } from './rate-limit.js';
 
 declare module 'fastify' {

@@ -1,10 +1,10 @@
-import type { Pricing } from '../billing/index.js';
-import { imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../catalog/index.js';
-import { modelNote } from './docs/examples.js';
-import { TAGS, tagOf } from './docs/tags.js';
-import type { OpenApiOperation, Route } from './route.js';
-import { IMAGE_ERROR_SCHEMA, VIDEO_ERROR_SCHEMA } from '../wire/envelopes.js';
-import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, VIDEO_STATUSES, imageStatusSchema, videoTaskSchema } from '../wire/task-bodies.js';
+import type { Pricing } from '../../billing/index.js';
+import { imageRequestSchema, videoRequestSchema, type JsonSchema, type ModelRow } from '../../catalog/index.js';
+import { modelNote } from './examples.js';
+import { TAGS, tagOf } from './tags.js';
+import type { OpenApiOperation, Route } from '../route.js';
+import { IMAGE_ERROR_SCHEMA, VIDEO_ERROR_SCHEMA } from '../../wire/envelopes.js';
+import { IMAGE_CREATED_SCHEMA, IMAGE_STATUSES, VIDEO_STATUSES, imageStatusSchema, videoTaskSchema } from '../../wire/task-bodies.js';
 
 /**
  * The OpenAPI 3.1 document: the fold of the route table. Each row declares its operation next
@@ -38,7 +38,7 @@ function statuses(routes: readonly Route[]): { video: string[]; image: string[] 
   };
 }
 
-/** Over a per-key limit (http/rate-limit.ts): when to try again, and the limit itself. */
+/** Over a per-key limit (http/keys/rate-limit.ts): when to try again, and the limit itself. */
 const RATE_LIMIT_HEADERS = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
   'RateLimit-Policy': { description: 'The limit of this key (IETF draft RateLimit header fields).', schema: { type: 'string' } },

@@ -1,9 +1,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { createChannelMetrics, type ChannelMetrics } from '../channels/metrics.js';
-import type { SettledTask } from '../tasks/service.js';
-import type { TaskStatus } from '../store/records.js';
-import type { Store } from '../store/store.js';
-import { outageOf } from '../outages.js';
+import { createChannelMetrics, type ChannelMetrics } from '../../channels/metrics.js';
+import type { SettledTask } from '../../tasks/service.js';
+import type { TaskStatus } from '../../store/records.js';
+import type { Store } from '../../store/store.js';
+import { outageOf } from '../../outages.js';
 
 /** Every status the tasks gauge reports, 0 when no task has it (a scrape never sees a gap). */
 export const GAUGE_STATUSES: readonly TaskStatus[] = ['queued', 'processing', 'completed', 'failed', 'cancelled'];

@@ -15,7 +15,7 @@
  *
  * Guarded by test/hardening-http.test.ts.
  */
-import { errors } from '../errors.js';
+import { errors } from '../../errors.js';
 
 export interface KeyLimitsOptions {
   /** Requests per minute per key; 0 = no limit. */

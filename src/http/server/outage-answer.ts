@@ -1,5 +1,5 @@
-import { errors, type ApiError } from '../errors.js';
-import { OUTAGE_RETRY_AFTER_S, OUTAGE_SEEN_MS, outageOf, type Health } from '../outages.js';
+import { errors, type ApiError } from '../../errors.js';
+import { OUTAGE_RETRY_AFTER_S, OUTAGE_SEEN_MS, outageOf, type Health } from '../../outages.js';
 
 /**
  * The answer to an error that is a dependency's outage: a 503 `service_unavailable` with

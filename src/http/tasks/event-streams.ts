@@ -1,6 +1,6 @@
-import { Loop } from '../loop.js';
-import { errors } from '../errors.js';
-import type { KeyRegistry } from '../auth/api-keys.js';
+import { Loop } from '../../loop.js';
+import { errors } from '../../errors.js';
+import type { KeyRegistry } from '../../auth/api-keys.js';
 
 /**
  * The event streams open in this API process, per key, and what bounds them:

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { ModelKind } from '../catalog/index.js';
-import { errors } from '../errors.js';
+import type { ModelKind } from '../../catalog/index.js';
+import { errors } from '../../errors.js';
 
 /** decisions §8: 1-255 printable ASCII characters (space through tilde). */
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;

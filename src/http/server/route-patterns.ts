@@ -1,4 +1,4 @@
-import type { Route } from './route.js';
+import type { Route } from '../route.js';
 
 /** Methods in the order an `Allow` header lists them. */
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Health } from '../outages.js';
+import type { Health } from '../../outages.js';
 
 /** The checks readiness reports on; each has its series, 0 while it is fine. */
 const CHECKS = ['database', 'storage', 'job_runner', 'disk'] as const;

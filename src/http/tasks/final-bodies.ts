@@ -1,5 +1,5 @@
-import type { Task } from '../store/records.js';
-import type { Family } from '../wire/envelopes.js';
+import type { Task } from '../../store/records.js';
+import type { Family } from '../../wire/envelopes.js';
 
 /** What the cache of final task bodies is told at start (config: MEDIAGATE_FINAL_BODY_CACHE_BYTES). */
 export interface FinalBodyCacheOptions {

@@ -19,7 +19,7 @@ export async function startMetricsListener(options: {
   readonly host: string;
   readonly token: string | undefined;
   readonly refresh: () => Promise<void>;
-  /** `GET /readyz` (no token, as on the API): whether this worker can work (http/readiness.ts). */
+  /** `GET /readyz` (no token, as on the API): whether this worker can work (http/metrics/readiness.ts). */
   readonly readiness?: () => Promise<{ status: number; headers: Record<string, string>; body: object }>;
 }): Promise<MetricsListener> {
   const { metrics, token, refresh, readiness } = options;
