@@ -101,6 +101,30 @@ describe.each(STORE_BACKENDS)('the insert key guard on $name', (backend) => {
     expect(await keyRow()).toEqual({ active_tasks: 3, reserved: 400 });
   });
 
+  it("counts a batch's earlier tasks of the key: of five creates in one commit at a limit of 3, three go in", async () => {
+    await store.insertKey({ id: 'key_beside', hash: 'hash-b', name: 'b', createdAt: 0 });
+    await raw.query('UPDATE api_keys SET max_tasks_in_flight = 3 WHERE id = $1', [KEY]);
+    // Issued in one turn: one group commit holds them all, the other key's tasks between them.
+    const outcomes = await Promise.all([
+      insert({ inFlightLimit: 100 }),
+      insert({ inFlightLimit: 100 }, 'key_beside'),
+      insert({ inFlightLimit: 100 }),
+      insert({ inFlightLimit: 100 }),
+      insert({ inFlightLimit: 100 }, 'key_beside'),
+      insert({ inFlightLimit: 100 }),
+      insert({ inFlightLimit: 100 }),
+    ]);
+    expect(outcomes).toEqual(['inserted', 'inserted', 'inserted', 'inserted', 'inserted', 'tasks_over_limit', 'tasks_over_limit']);
+    expect(await keyRow()).toEqual({ active_tasks: 3, reserved: 0 });
+    const [beside] = await raw.query<{ active_tasks: number | string }>('SELECT active_tasks FROM api_keys WHERE id = $1', ['key_beside']);
+    expect(Number(beside?.active_tasks)).toBe(2);
+    // The count is the tasks' own: ending one frees a place for the next create.
+    await raw.query("UPDATE tasks SET status = 'cancelled', completed_at = 1 WHERE id = (SELECT id FROM tasks WHERE owner = $1 ORDER BY created_at LIMIT 1)", [KEY]);
+    expect(await keyRow()).toEqual({ active_tasks: 2, reserved: 0 });
+    expect(await insert({ inFlightLimit: 100 })).toBe('inserted');
+    expect(await insert({ inFlightLimit: 100 })).toBe('tasks_over_limit');
+  });
+
   it('inserts for an owner with no key row', async () => {
     expect(await insert({ inFlightLimit: 1, reserve: 10 }, 'key_without_row')).toBe('inserted');
     expect(await insert({ inFlightLimit: 1, reserve: 10 }, 'key_without_row')).toBe('inserted');

@@ -8,7 +8,7 @@ import { inClaimOrder, num, toClaimedTask, upstreamSaveParams } from './rows.js'
 import { createVersionTable, isApplied, recordApplied } from './sql/migrations.js';
 import { complete, fail, release } from './sql/settle.js';
 import { takeIdempotencyKey } from './sql/idempotency.js';
-import { HOT_PATHS } from './sql/hot-paths.js';
+import { HOT_PATHS, type InsertTaskGuardedParams } from './sql/hot-paths.js';
 import { releaseInputBytes } from './sql/inputs.js';
 import { inFlightLimitOf } from './sql/key-guard.js';
 import { releaseReservation } from './sql/usage.js';
@@ -67,63 +67,20 @@ export class SqliteStore extends TableStore implements Store, Runner {
   constructor(private readonly database: SqliteConnection) {
     super();
     this.driver = database.driver;
-    // Per task, in the batch's one transaction: the input bytes' reservation (guarded by the
-    // limit), then the key's row (the key guard of sql/hot-paths.ts: its active tasks against
-    // its in-flight limit, and whether it has a budget now), the budget reservation (guarded),
-    // the idempotency key, the row; a refusal gives back what was reserved before it. The order
-    // is PostgreSQL's (postgres-store.ts), so a create over several limits gets the same answer
-    // on both stores. SQLite has one writer, so each guard reads what every earlier create left
-    // (the insert's trigger counts each task as it goes in, migration 16).
-    // A guarded create without an idempotency key first tries the one-statement insert whose
-    // WHERE is the guard (insertTaskGuarded): most keys have no budget and are below their
-    // limit, and the key row's read then costs no statement of its own. When it inserts nothing,
-    // the full path below runs in the same transaction and says why.
-    this.insertBatch = database.transaction((tasks: readonly NewTask[]) =>
-      tasks.map(({ idempotency, reserve, inFlightLimit, inputBytes = 0, inputLimit = 0, ...task }): InsertOutcome => {
-        if (inputBytes > 0 && this.changes(HOT_PATHS.reserveInputBytes, { owner: task.owner, bytes: inputBytes, limit: inputLimit }) === 0) {
-          return 'inputs_over_limit';
-        }
-        const guarded = reserve !== undefined || inFlightLimit !== undefined;
-        const row = {
-          ...task,
-          params: JSON.stringify(task.params),
-          channel: task.channel ?? 'sandbox',
-          reservedCost: 0,
-          inputBytes,
-          traceContext: task.traceContext ?? null,
-        };
-        if (guarded && !idempotency) {
-          const fast = { ...row, reserves: reserve === undefined ? (0 as const) : (1 as const), inFlight: inFlightLimit ?? null };
-          if (this.changes(HOT_PATHS.insertTaskGuarded, fast) === 1) return 'inserted';
-        }
-        const giveInputsBack = (): void => {
-          if (inputBytes > 0) this.changes(releaseInputBytes, { owner: task.owner, bytes: inputBytes });
-        };
-        const key = guarded ? this.first(HOT_PATHS.guardKeys, { ids: [task.owner] }) : undefined;
-        if (key && inFlightLimit !== undefined) {
-          const limit = inFlightLimitOf(key, inFlightLimit);
-          if (limit > 0 && Number(key.active_tasks) >= limit) {
-            giveInputsBack();
-            return 'tasks_over_limit';
-          }
-        }
-        const reserved = key && Number(key.budgeted) === 1 ? reserve : undefined;
-        if (reserved !== undefined && this.changes(HOT_PATHS.reserveBudget, { id: task.owner, amount: reserved, now: task.createdAt }) === 0) {
-          giveInputsBack();
-          return 'budget_exceeded';
-        }
-        if (
-          idempotency &&
-          this.changes(takeIdempotencyKey, { ...idempotency, owner: task.owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0
-        ) {
-          if (reserved !== undefined) this.changes(releaseReservation, { id: task.owner, amount: reserved });
-          giveInputsBack();
-          return 'key_taken';
-        }
-        this.changes(HOT_PATHS.insertTask, { ...row, reservedCost: reserved ?? 0 });
-        return 'inserted';
-      }),
-    );
+    // One transaction per batch (group-commit.ts); each task as insertOne says.
+    // The batch's new tasks are counted into their keys' `active_tasks` once per key after the
+    // rows (HOT_PATHS.countInserted, migration 17), and each guard adds the ones counted so far.
+    this.insertBatch = database.transaction((tasks: readonly NewTask[]) => {
+      const counted = new Map<string, number>();
+      const outcomes = tasks.map((task) => {
+        const pending = counted.get(task.owner) ?? 0;
+        const outcome = this.insertOne(task, pending);
+        if (outcome === 'inserted') counted.set(task.owner, pending + 1);
+        return outcome;
+      });
+      for (const [owner, count] of counted) this.changes(HOT_PATHS.countInserted, { owner, count });
+      return outcomes;
+    });
     this.settleBatch = database.transaction((settles: readonly Settle[]) =>
       settles.map((settle) => (settle.to === 'completed' ? this.changes(complete, settle) : this.changes(fail, settle)) === 1),
     );
@@ -136,6 +93,68 @@ export class SqliteStore extends TableStore implements Store, Runner {
     const bodies = database.transaction((body: Steps<unknown>) => drive(body, (step) => execute(this, step)));
     // A body's value is the T of its own Steps<T>: `bodies` only passes it through.
     this.transactionOf = bodies as <T>(body: Steps<T>) => T;
+  }
+
+  /**
+   * One task of an insert batch, in its transaction: the input bytes' reservation (guarded by the
+   * limit), then the key's row (the key guard of sql/hot-paths.ts: its active tasks, with the
+   * `pending` ones of this batch, against its in-flight limit, and whether it has a budget now),
+   * the budget reservation (guarded), the idempotency key, the row; a refusal gives back what was
+   * reserved before it. The order is PostgreSQL's (postgres-store.ts), so a create over several
+   * limits gets the same answer on both stores. A guarded create without an idempotency key
+   * first tries the one-statement insert whose WHERE is the guard (insertTaskGuarded): most keys
+   * have no budget and are below their limit, and the key row's read then costs no statement of
+   * its own. When it inserts nothing, the full path runs and says why. One parameter object
+   * serves every statement (each binds the names it uses): a create is the hottest write, and
+   * copies of the task per statement showed in its profile.
+   */
+  private insertOne(task: NewTask, pending: number): InsertOutcome {
+    const { owner, idempotency, reserve, inFlightLimit } = task;
+    const inputBytes = task.inputBytes ?? 0;
+    if (inputBytes > 0 && this.changes(HOT_PATHS.reserveInputBytes, { owner, bytes: inputBytes, limit: task.inputLimit ?? 0 }) === 0) {
+      return 'inputs_over_limit';
+    }
+    const row: InsertTaskGuardedParams = {
+      id: task.id,
+      kind: task.kind,
+      model: task.model,
+      owner,
+      createdAt: task.createdAt,
+      params: JSON.stringify(task.params),
+      channel: task.channel ?? 'sandbox',
+      reservedCost: 0,
+      inputBytes,
+      traceContext: task.traceContext ?? null,
+      reserves: reserve === undefined ? 0 : 1,
+      inFlight: inFlightLimit ?? null,
+      pending,
+    };
+    const guarded = reserve !== undefined || inFlightLimit !== undefined;
+    if (guarded && !idempotency && this.changes(HOT_PATHS.insertTaskGuarded, row) === 1) return 'inserted';
+    const giveInputsBack = (): void => {
+      if (inputBytes > 0) this.changes(releaseInputBytes, { owner, bytes: inputBytes });
+    };
+    const key = guarded ? this.first(HOT_PATHS.guardKeys, { ids: [owner] }) : undefined;
+    if (key && inFlightLimit !== undefined) {
+      const limit = inFlightLimitOf(key, inFlightLimit);
+      if (limit > 0 && Number(key.active_tasks) + pending >= limit) {
+        giveInputsBack();
+        return 'tasks_over_limit';
+      }
+    }
+    const reserved = key && Number(key.budgeted) === 1 ? reserve : undefined;
+    if (reserved !== undefined && this.changes(HOT_PATHS.reserveBudget, { id: owner, amount: reserved, now: task.createdAt }) === 0) {
+      giveInputsBack();
+      return 'budget_exceeded';
+    }
+    if (idempotency && this.changes(takeIdempotencyKey, { ...idempotency, owner, kind: task.kind, taskId: task.id, createdAt: task.createdAt }) === 0) {
+      if (reserved !== undefined) this.changes(releaseReservation, { id: owner, amount: reserved });
+      giveInputsBack();
+      return 'key_taken';
+    }
+    row.reservedCost = reserved ?? 0;
+    this.changes(HOT_PATHS.insertTask, row);
+    return 'inserted';
   }
 
   private dataVersionStatement: SqliteStatement | undefined;

@@ -21,10 +21,13 @@ export const KEY_GUARD_COLUMNS = `id, active_tasks, max_tasks_in_flight, CASE WH
  * A condition on the key row `k` of a new task: the insert cannot go ahead without the guard's
  * full reading (sql/hot-paths.ts, insertTaskGuarded). Either the key has a budget and the task
  * reserves (`@reserves` = 1: the reservation is a guarded write of its own), or its in-flight
- * limit (its own, else `@inFlight`; null: not guarded, 0: none) is reached.
+ * limit (its own, else `@inFlight`; null: not guarded, 0: none) is reached with the
+ * `@pending` tasks of the key that the same transaction inserted before this one (SQLite counts
+ * a batch's new tasks into `active_tasks` once, after its rows: HOT_PATHS.countInserted).
  */
 export const KEY_REFUSES_FAST_PATH = `(k.budget IS NOT NULL AND @reserves = 1)
-            OR (@inFlight IS NOT NULL AND COALESCE(k.max_tasks_in_flight, @inFlight) > 0 AND k.active_tasks >= COALESCE(k.max_tasks_in_flight, @inFlight))`;
+            OR (@inFlight IS NOT NULL AND COALESCE(k.max_tasks_in_flight, @inFlight) > 0
+                AND k.active_tasks + @pending >= COALESCE(k.max_tasks_in_flight, @inFlight))`;
 
 /**
  * A condition the whole batch must pass to be inserted (PostgreSQL's guarded batch,

@@ -1,0 +1,1 @@
+UPDATE api_keys SET active_tasks = active_tasks + ? WHERE id = ?
