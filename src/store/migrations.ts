@@ -523,14 +523,17 @@ const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 17,
-    name: 'SQLite counts a batch of new tasks into their key once, not a trigger per row',
+    name: 'SQLite counts a batch of new tasks into their key once, not a trigger per row, and keeps no index of queued tasks by age',
     // SQLite has no statement triggers: migration 16's insert trigger updated the key row once
     // per new task, ~2.5 µs of a create's ~20 µs insert (docs/benchmarks.md). The one statement
     // that inserts tasks on SQLite runs in the group commit's transaction, which now counts the
     // batch's tasks per key after its rows (sql/hot-paths.ts, countInserted); a guard of the
     // same batch adds what is counted so far. The triggers that end and delete active tasks stay.
     // PostgreSQL's insert trigger is a statement trigger already, one per batch: unchanged.
-    up: (dialect) => (dialect === 'sqlite' ? ['DROP TRIGGER IF EXISTS tasks_active_insert'] : []),
+    // `tasks_queued` (created_at of queued tasks) serves only PostgreSQL's sweep of stranded
+    // tasks (sql/recovery.ts); on SQLite no statement's plan uses it (EXPLAIN QUERY PLAN of every
+    // statement snapshot), and every create paid for its entry (~1.7 µs).
+    up: (dialect) => (dialect === 'sqlite' ? ['DROP TRIGGER IF EXISTS tasks_active_insert', 'DROP INDEX IF EXISTS tasks_queued'] : []),
   },
 ];
 
