@@ -119,7 +119,9 @@ describe.each(STORE_BACKENDS)('the insert key guard on $name', (backend) => {
     const [beside] = await raw.query<{ active_tasks: number | string }>('SELECT active_tasks FROM api_keys WHERE id = $1', ['key_beside']);
     expect(Number(beside?.active_tasks)).toBe(2);
     // The count is the tasks' own: ending one frees a place for the next create.
-    await raw.query("UPDATE tasks SET status = 'cancelled', completed_at = 1 WHERE id = (SELECT id FROM tasks WHERE owner = $1 ORDER BY created_at LIMIT 1)", [KEY]);
+    await raw.query("UPDATE tasks SET status = 'cancelled', completed_at = 1 WHERE id = (SELECT id FROM tasks WHERE owner = $1 ORDER BY created_at LIMIT 1)", [
+      KEY,
+    ]);
     expect(await keyRow()).toEqual({ active_tasks: 2, reserved: 0 });
     expect(await insert({ inFlightLimit: 100 })).toBe('inserted');
     expect(await insert({ inFlightLimit: 100 })).toBe('tasks_over_limit');
