@@ -125,6 +125,9 @@ async function phaseCeiling(): Promise<void> {
   }
 }
 
+/** The bare node:http server answering the create video phase's requests (information: no floor). */
+const POST_CEILING = "ceiling for creates: bare node:http answering the create video phase's POSTs";
+
 async function phaseCreate(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-bench-create-'));
   const server = await mediagate(dataDir, ['serve', '--no-workers']);
@@ -135,14 +138,22 @@ async function phaseCreate(): Promise<void> {
     // What Fastify and our global hooks cost with no auth, validation or store: the floor that
     // every mediagate route sits on, to read the other rows against.
     await measure('floor: GET /healthz (framework + hooks only)', server, '/healthz');
-    await measure('create video (4 models, no media data)', server, '/v1/video/generations', {
-      requests: [
-        post({ model: 'vendora/famw-2.7-t2v', prompt: 'a red fox in snow', duration: 8, aspect_ratio: '16:9' }),
-        post({ model: 'vendora/famw-2.7-i2v', prompt: 'the fox runs', image: 'https://example.com/fox.png', resolution: '1080p' }),
-        post({ model: 'vendorb/famsd-2.0-mini-ref2v-spicy', prompt: 'fox', images: ['https://example.com/a.png', 'https://example.com/b.png'] }),
-        post({ model: 'vendorc-h3-enhanced-reference-to-video', prompt: 'fox', aspect_ratio: '21:9', resolution: '2k' }),
-      ].map((r) => ({ ...r, path: '/v1/video/generations' })),
-    });
+    const videoCreates = [
+      post({ model: 'vendora/famw-2.7-t2v', prompt: 'a red fox in snow', duration: 8, aspect_ratio: '16:9' }),
+      post({ model: 'vendora/famw-2.7-i2v', prompt: 'the fox runs', image: 'https://example.com/fox.png', resolution: '1080p' }),
+      post({ model: 'vendorb/famsd-2.0-mini-ref2v-spicy', prompt: 'fox', images: ['https://example.com/a.png', 'https://example.com/b.png'] }),
+      post({ model: 'vendorc-h3-enhanced-reference-to-video', prompt: 'fox', aspect_ratio: '21:9', resolution: '2k' }),
+    ].map((r) => ({ ...r, path: '/v1/video/generations' }));
+    // What the HTTP of a create costs by itself: the bare server of the ceiling answering the same
+    // POSTs (their bodies read, the fixed answer written). Read beside the ceiling's GET, it says
+    // how much of a create's cost no server can avoid; every ratio stays to the GET ceiling.
+    const bare = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {}, '/');
+    try {
+      await measure(POST_CEILING, bare, '/v1/video/generations', { requests: videoCreates });
+    } finally {
+      await bare.stop();
+    }
+    await measure('create video (4 models, no media data)', server, '/v1/video/generations', { requests: videoCreates });
     await measure('create video (data URLs, 0.3 KB and 120 KB)', server, '/v1/video/generations', {
       requests: [
         post({ model: 'vendora/famw-3.0-i2v-spicy', prompt: 'fox', image: small, end_image: small }),
