@@ -9,8 +9,9 @@ interface Series {
 export type RecordRequest = (route: string, method: string, status: number, seconds: number) => void;
 
 /**
- * prom-client hashes a label object on every call; a labelled child is resolved once per
- * (route, method, status) and kept (at most 1000 of them: routes are patterns, not URLs).
+ * prom-client hashes a label object on every call; a series is resolved once per (route, method,
+ * status) and kept (at most 1000 of them: routes are patterns, not URLs), its count a tally
+ * (metrics.ts, TalliedCounter).
  */
 export function createRequestRecorder(metrics: Metrics): RecordRequest {
   const series = new Map<string, Series>();
@@ -18,8 +19,12 @@ export function createRequestRecorder(metrics: Metrics): RecordRequest {
     const key = `${route} ${method} ${status}`;
     let found = series.get(key);
     if (!found) {
-      found = { count: metrics.requests.labels(route, method, String(status)), duration: metrics.duration.labels(route) };
-      if (series.size < 1000) series.set(key, found);
+      const labels = { route, method, status: String(status) };
+      // A tally is kept for good: only a series that is kept gets one.
+      if (series.size < 1000) {
+        found = { count: metrics.requests.tally(labels), duration: metrics.duration.labels(route) };
+        series.set(key, found);
+      } else found = { count: metrics.requests.labels(labels), duration: metrics.duration.labels(route) };
     }
     found.count.inc();
     found.duration.observe(seconds);

@@ -91,7 +91,7 @@ export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
   const countCreated = (model: string): void => {
     let counter = createdCounters.get(model);
     if (counter === undefined) {
-      counter = ctx.metrics.tasksCreated.labels(kind, model);
+      counter = ctx.metrics.tasksCreated.tally({ kind, model });
       createdCounters.set(model, counter);
     }
     counter.inc();
