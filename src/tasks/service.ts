@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { findModel, type ModelRow, type ResolvedParams } from '../catalog/index.js';
 import { maxTaskCost, priceOf, requestedQuantities, resolutionOf, taskCost, type Metered, type Pricing } from '../billing/index.js';
 import type { TaskFailureCode } from '../failure-codes.js';
-import type { InputStore } from '../storage/inputs.js';
+import { hasDataUrlValues, type InputStore } from '../storage/inputs.js';
 import { newTaskId } from './ids.js';
 import { currentTraceparent, inTaskSpan, traceActive, type TaskSpanAttributes } from '../tracing/index.js';
 import type { TaskStore } from '../store/store.js';
@@ -30,12 +30,6 @@ function chargeAttributes(task: { id: string; model: string; owner: string }, us
     keyId: task.owner,
     extra: { 'mediagate.cost_micro': usage.cost, 'mediagate.billed_seconds': usage.seconds, 'mediagate.billed_images': usage.images },
   };
-}
-
-/** The create's trace context for the new row, when a trace is active (tracing/). */
-function withTraceContext(): { traceContext?: string } {
-  const traceContext = currentTraceparent();
-  return traceContext === undefined ? {} : { traceContext };
 }
 
 /** A task that reached a final state in this process, with what its metrics need. */
@@ -208,10 +202,12 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
     // The maximum cost goes with every priced create: the insert reserves it only if the key
     // has a budget at that moment (read under the key's row lock, not from a cache).
     const reserve = this.pricing === undefined ? undefined : boundedMaxCost(this.pricing, row, params);
-    const stored = this.inputs ? await this.inputs.store(task.id, params) : { params, bytes: 0 };
+    // Most creates have no data URL: no call into the input store, no promise turn.
+    const stored = this.inputs !== undefined && hasDataUrlValues(params) ? await this.inputs.store(task.id, params) : { params, bytes: 0 };
     let outcome: InsertOutcome | undefined;
     try {
-      outcome = await this.store.insertTask({
+      // Set field by field rather than spread from conditional objects: one object per create.
+      const insert: { -readonly [K in keyof NewTask]: NewTask[K] } = {
         id: task.id,
         kind: task.kind,
         model: task.model,
@@ -219,12 +215,17 @@ export class TaskService extends EventEmitter<TaskServiceEvents> {
         params: stored.params,
         createdAt: task.createdAt,
         channel: this.channelOf(task.model),
-        ...(idempotency === undefined ? {} : { idempotency }),
-        ...(reserve === undefined ? {} : { reserve }),
-        ...(limits.inFlight === undefined ? {} : { inFlightLimit: limits.inFlight }),
-        ...(stored.bytes > 0 ? { inputBytes: stored.bytes, inputLimit: this.inputBytesPerKey } : {}),
-        ...withTraceContext(),
-      });
+      };
+      if (idempotency !== undefined) insert.idempotency = idempotency;
+      if (reserve !== undefined) insert.reserve = reserve;
+      if (limits.inFlight !== undefined) insert.inFlightLimit = limits.inFlight;
+      if (stored.bytes > 0) {
+        insert.inputBytes = stored.bytes;
+        insert.inputLimit = this.inputBytesPerKey;
+      }
+      const traceContext = currentTraceparent();
+      if (traceContext !== undefined) insert.traceContext = traceContext;
+      outcome = await this.store.insertTask(insert);
       if (outcome === 'budget_exceeded') throw new BudgetExceeded(reserve ?? 0);
       if (outcome === 'inputs_over_limit') throw new InputsOverLimit(stored.bytes, this.inputBytesPerKey);
       if (outcome === 'tasks_over_limit') throw new TasksOverLimit();

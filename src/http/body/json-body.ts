@@ -28,7 +28,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** `checkMedia`: also check every data-URL string (the worker does; the event loop leaves it to validation). */
 export function parseJsonBody(bytes: Uint8Array, limits: JsonLimits | undefined, checkMedia: boolean): JsonBodyResult {
   // Shape bounds first, on the bytes: a hostile body is refused before it costs a parse.
-  const problem = limits ? checkJsonLimits(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), limits) : undefined;
+  const problem = limits ? checkJsonLimits(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), limits) : undefined;
   if (problem) return { ok: false, problem: 'shape', param: problem.param, message: problem.message };
   let text: string;
   try {

@@ -52,13 +52,21 @@ function topLevelName(bytes: Buffer, open: number, end: number): string {
   return bytes.toString('utf8', open + 1, Math.min(end, open + 1 + 64));
 }
 
+/** The top-level field whose name's quotes are at `open` and `end`; 'body' for -1 (outside any). */
+function fieldName(bytes: Buffer, open: number, end: number): string {
+  return open === -1 ? 'body' : topLevelName(bytes, open, end);
+}
+
 /** Returns the first limit the body passes, or undefined when it is within all of them. */
 export function checkJsonLimits(bytes: Buffer, limits: JsonLimits): JsonLimitProblem | undefined {
   // For each open container: true for an object; and how many separators it has seen.
   const isObject: boolean[] = [];
   const items: number[] = [];
   let expectKey = false;
-  let field = 'body';
+  // The top-level field the scan is in, as the offsets of its name's quotes (-1: 'body'): its
+  // text is made only for a problem, not for each field of every body.
+  let fieldOpen = -1;
+  let fieldEnd = -1;
   for (let at = 0; at < bytes.length; at += 1) {
     const byte = bytes[at];
     if (byte === QUOTE) {
@@ -66,10 +74,13 @@ export function checkJsonLimits(bytes: Buffer, limits: JsonLimits): JsonLimitPro
       if (end === -1) return undefined; // unterminated: JSON.parse reports it
       const length = end - at - 1;
       const isKey = expectKey;
-      if (isKey && isObject.length === 1) field = length <= limits.maxStringBytes ? topLevelName(bytes, at, end) : 'body';
+      if (isKey && isObject.length === 1) {
+        fieldOpen = length <= limits.maxStringBytes ? at : -1;
+        fieldEnd = end;
+      }
       if (length > limits.maxStringBytes && (isKey || !bytes.subarray(at + 1, at + 1 + DATA_PREFIX.length).equals(DATA_PREFIX))) {
         return {
-          param: isKey ? 'body' : field,
+          param: isKey ? 'body' : fieldName(bytes, fieldOpen, fieldEnd),
           message: `a ${isKey ? 'field name' : 'string'} of ${length} bytes is longer than the limit of ${limits.maxStringBytes} bytes`,
         };
       }
@@ -79,14 +90,14 @@ export function checkJsonLimits(bytes: Buffer, limits: JsonLimits): JsonLimitPro
       isObject.push(byte === OPEN_OBJECT);
       items.push(0);
       if (isObject.length > limits.maxDepth) {
-        return { param: field, message: `the body nests arrays and objects deeper than ${limits.maxDepth} levels` };
+        return { param: fieldName(bytes, fieldOpen, fieldEnd), message: `the body nests arrays and objects deeper than ${limits.maxDepth} levels` };
       }
       expectKey = byte === OPEN_OBJECT;
     } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
       isObject.pop();
       items.pop();
       expectKey = false;
-      if (isObject.length === 0) field = 'body';
+      if (isObject.length === 0) fieldOpen = -1;
     } else if (byte === COMMA) {
       const top = items.length - 1;
       if (top >= 0) {
@@ -94,7 +105,7 @@ export function checkJsonLimits(bytes: Buffer, limits: JsonLimits): JsonLimitPro
         items[top] = count;
         if (count >= limits.maxItems) {
           const what = isObject[top] ? 'an object has more than' : 'an array has more than';
-          return { param: isObject.length === 1 ? 'body' : field, message: `${what} ${limits.maxItems} items` };
+          return { param: isObject.length === 1 ? 'body' : fieldName(bytes, fieldOpen, fieldEnd), message: `${what} ${limits.maxItems} items` };
         }
         expectKey = isObject[top] === true;
       }

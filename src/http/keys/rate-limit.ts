@@ -96,6 +96,15 @@ export class KeyLimits {
     throw tasksRefused(limit);
   }
 
+  /**
+   * Whether admitTask and admitInputBytes could refuse a create of this key (`own`: its own
+   * in-flight limit): false when both limits are off, so a create skips them, and the count of
+   * its data-URL bytes, without a promise.
+   */
+  admitsAll(own: number | null = null): boolean {
+    return (own ?? this.options.tasksInFlight) <= 0 && ((this.options.inputBytesPerKey ?? 0) <= 0 || this.options.activeInputBytes === undefined);
+  }
+
   /** The in-flight limit a create's insert guards when the key has none of its own (0: none). */
   get inFlightDefault(): number {
     return this.options.tasksInFlight;

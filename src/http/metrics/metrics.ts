@@ -1,9 +1,58 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type LabelValues } from 'prom-client';
 import { createChannelMetrics, type ChannelMetrics } from '../../channels/metrics.js';
 import type { SettledTask } from '../../tasks/service.js';
 import type { TaskStatus } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import { outageOf } from '../../outages.js';
+
+/** One labelled series of a TalliedCounter: increments counted in a number. */
+export interface Tally {
+  inc(): void;
+}
+
+class OpenTally<L extends string> implements Tally {
+  count = 0;
+  constructor(readonly labels: LabelValues<L>) {}
+  inc(): void {
+    this.count += 1;
+  }
+}
+
+/**
+ * A counter that requests increment: prom-client hashes and checks a child's label values at
+ * each `inc` (a few series per create, ~5% of a create's CPU outside the store and node:http,
+ * docs/benchmarks.md). A tally adds 1 to a number instead; the counter's `collect`, which
+ * prom-client runs at every read of the series (a scrape, `registry.metrics()`, `get()`), adds
+ * each tally's count in one `inc`. A tally is for a series used again and again (a route, a
+ * model): each one is kept for the life of the counter.
+ */
+export class TalliedCounter<L extends string = string> extends Counter<L> {
+  private readonly tallies: OpenTally<L>[] = [];
+
+  constructor(config: Omit<CounterConfiguration<L>, 'collect'>) {
+    super({
+      ...config,
+      collect() {
+        if (this instanceof TalliedCounter) this.flush();
+      },
+    });
+  }
+
+  /** The series of these label values (all of them; `{}` for a counter without labels). */
+  tally(labels: LabelValues<L>): Tally {
+    const tally = new OpenTally(labels);
+    this.tallies.push(tally);
+    return tally;
+  }
+
+  private flush(): void {
+    for (const tally of this.tallies) {
+      if (tally.count === 0) continue;
+      this.inc(tally.labels, tally.count);
+      tally.count = 0;
+    }
+  }
+}
 
 /** Every status the tasks gauge reports, 0 when no task has it (a scrape never sees a gap). */
 export const GAUGE_STATUSES: readonly TaskStatus[] = ['queued', 'processing', 'completed', 'failed', 'cancelled'];
@@ -29,12 +78,12 @@ export interface TaskMetrics {
 
 /** Prometheus metrics of one API process, served at GET /metrics. */
 export interface Metrics extends TaskMetrics {
-  readonly requests: Counter<'route' | 'method' | 'status'>;
+  readonly requests: TalliedCounter<'route' | 'method' | 'status'>;
   readonly duration: Histogram<'route'>;
   /** Status polls answered before routing (http/dispatch.ts); also counted in `requests`. */
-  readonly fastPolls: Counter;
-  readonly fastCreates: Counter;
-  readonly tasksCreated: Counter<'kind' | 'model'>;
+  readonly fastPolls: TalliedCounter;
+  readonly fastCreates: TalliedCounter;
+  readonly tasksCreated: TalliedCounter<'kind' | 'model'>;
   /** Creates refused with 402 budget_exceeded, by the key's budget period (day, month, lifetime). */
   readonly budgetRefusals: Counter<'reason'>;
   /** Creates on a deprecated model (after its `deprecated_at`), by model: who still uses it before it retires. */
@@ -94,7 +143,12 @@ export function createMetrics(): Metrics {
   const registry = task.registry;
   return {
     ...task,
-    requests: new Counter({ name: 'mediagate_http_requests_total', help: 'HTTP requests', labelNames: ['route', 'method', 'status'], registers: [registry] }),
+    requests: new TalliedCounter({
+      name: 'mediagate_http_requests_total',
+      help: 'HTTP requests',
+      labelNames: ['route', 'method', 'status'],
+      registers: [registry],
+    }),
     duration: new Histogram({
       name: 'mediagate_http_request_duration_seconds',
       help: 'HTTP request duration',
@@ -102,17 +156,17 @@ export function createMetrics(): Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
-    fastPolls: new Counter({
+    fastPolls: new TalliedCounter({
       name: 'mediagate_http_fast_polls_total',
       help: 'Status polls answered before routing (also in mediagate_http_requests_total)',
       registers: [registry],
     }),
-    fastCreates: new Counter({
+    fastCreates: new TalliedCounter({
       name: 'mediagate_http_fast_creates_total',
       help: 'Creates answered before routing (also in mediagate_http_requests_total)',
       registers: [registry],
     }),
-    tasksCreated: new Counter({ name: 'mediagate_tasks_created_total', help: 'Tasks accepted', labelNames: ['kind', 'model'], registers: [registry] }),
+    tasksCreated: new TalliedCounter({ name: 'mediagate_tasks_created_total', help: 'Tasks accepted', labelNames: ['kind', 'model'], registers: [registry] }),
     deprecatedCreates: new Counter({
       name: 'mediagate_deprecated_model_creates_total',
       help: 'Tasks created on a deprecated model (after its deprecated_at), by model',

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { deprecationHeaders, type CheckedMedia, type ModelKind, type ModelRow, type ResolvedParams } from '../../catalog/index.js';
 import { errors } from '../../errors.js';
 import { dataUrlInputBytes } from '../../storage/inputs.js';
-import { BudgetExceeded, InputsOverLimit, TasksOverLimit, type TaskService } from '../../tasks/service.js';
+import { BudgetExceeded, InputsOverLimit, TasksOverLimit, type CreateLimits, type TaskService } from '../../tasks/service.js';
 import { amountText } from '../../billing/index.js';
 import type { Task } from '../../store/records.js';
 import type { Family } from '../../wire/envelopes.js';
@@ -82,6 +82,8 @@ export interface CreateOutcome {
  */
 export type CreateFlow = (request: CreateRequest, body: () => unknown, reply?: HeaderSink) => Promise<CreateOutcome>;
 
+const NO_LIMITS: CreateLimits = {};
+
 export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
   const { ctx } = deps;
   // One labelled counter per model, resolved once: prom-client hashes a label object per call.
@@ -89,7 +91,7 @@ export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
   const countCreated = (model: string): void => {
     let counter = createdCounters.get(model);
     if (counter === undefined) {
-      counter = ctx.metrics.tasksCreated.labels(kind, model);
+      counter = ctx.metrics.tasksCreated.tally({ kind, model });
       createdCounters.set(model, counter);
     }
     counter.inc();
@@ -134,40 +136,39 @@ export function createFlow(deps: RouteDeps, kind: ModelKind): CreateFlow {
   const overLimit = async (owner: string, refused: InputsOverLimit): Promise<never> => {
     throw inputBytesRefused(await ctx.service.activeInputBytes(owner), refused.bytes, refused.limit);
   };
-  const budgeted = async <T>(request: CreateRequest, create: () => Promise<T>): Promise<T> => {
-    try {
-      return await create();
-    } catch (error) {
+  // A `catch` on the create's own promise, not an async wrapper: a create pays each promise turn.
+  const budgeted = <T>(request: CreateRequest, create: () => Promise<T>): Promise<T> =>
+    create().catch((error: unknown) => {
       if (error instanceof BudgetExceeded) return refuse(request.owner, error);
       if (error instanceof InputsOverLimit) return overLimit(request.owner, error);
       if (error instanceof TasksOverLimit) throw tasksRefused(request.apiKey.maxTasksInFlight ?? ctx.keyLimits?.inFlightDefault ?? 0);
       throw error;
-    }
-  };
+    });
   return async (request, readBody, reply) => {
     const key = idempotencyKeyOf(request);
     const body = readBody();
     const validate = () => {
-      const result = ctx.validator.validate(kind, {
-        body,
-        bodyBytes: request.bodyBytes,
-        allowsModel: request.apiKey.allowsModel,
-        ...(request.checkedMedia ? { checkedMedia: request.checkedMedia } : {}),
-      });
+      const { bodyBytes, checkedMedia } = request;
+      const { allowsModel } = request.apiKey;
+      const result = ctx.validator.validate(kind, checkedMedia ? { body, bodyBytes, allowsModel, checkedMedia } : { body, bodyBytes, allowsModel });
       if (!result.ok) throw result.error;
       markDeprecated(result.row, reply);
       return result;
     };
     // A valid request is told about the in-flight limits; an invalid one gets its 400 first.
+    const keyLimits = ctx.keyLimits;
+    // Most keys have neither limit: no promise to wait for, no data URLs to count.
+    const admits = keyLimits !== undefined && !keyLimits.admitsAll(request.apiKey.maxTasksInFlight);
     const admit = async (params: Readonly<Record<string, unknown>>): Promise<void> => {
-      await ctx.keyLimits?.admitTask(request.owner, request.apiKey.maxTasksInFlight);
-      await ctx.keyLimits?.admitInputBytes(request.owner, dataUrlInputBytes(params));
+      if (!admits) return;
+      await keyLimits.admitTask(request.owner, request.apiKey.maxTasksInFlight);
+      await keyLimits.admitInputBytes(request.owner, dataUrlInputBytes(params));
     };
     // The insert's transaction guards the key's tasks in flight (its own limit, else this default).
-    const limits = ctx.keyLimits === undefined ? {} : { inFlight: ctx.keyLimits.inFlightDefault };
+    const limits = ctx.keyLimits === undefined ? NO_LIMITS : { inFlight: ctx.keyLimits.inFlightDefault };
     if (key === undefined) {
       const result = validate();
-      await admit(result.params);
+      if (admits) await admit(result.params);
       return created(await budgeted(request, () => ctx.service.create(request.owner, result.row, result.params, limits)), result.params);
     }
     // Validation runs under the key, so a second request meanwhile is 409; a refused one takes no key.
@@ -211,7 +212,8 @@ export function createTaskFast(kind: ModelKind): (deps: RouteDeps) => FastCreate
   return (deps) => {
     const create = createFlow(deps, kind);
     const answer = createdBody(deps, kind);
-    return async (request, body, headers) => answer((await create(request, () => body, headers)).task);
+    // `create` is an async function (it never throws, it rejects): no async wrapper around it.
+    return (request, body, headers) => create(request, () => body, headers).then((outcome) => answer(outcome.task));
   };
 }
 

@@ -89,8 +89,8 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     limits: ctx.keyLimits,
     requestId,
     record,
-    answered: ctx.metrics.fastPolls,
-    createsAnswered: ctx.metrics.fastCreates,
+    answered: ctx.metrics.fastPolls.tally({}),
+    createsAnswered: ctx.metrics.fastCreates.tally({}),
     logger,
     open: () => !closing,
   });
