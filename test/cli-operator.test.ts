@@ -9,14 +9,13 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTable } from '../src/cli/keys.js';
 import { eventually } from './helpers/eventually.js';
-import { freePort, startProcess } from './helpers/process.js';
+import { CLI, freePort, startProcess } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const KEY = 'operator-test-key-0123456789';
 
 interface Ran {
@@ -25,12 +24,12 @@ interface Ran {
   readonly code: number;
 }
 
-/** `mediagate <args>` from the sources, in `cwd`, with exactly `env` on top of PATH and HOME. */
+/** `mediagate <args>` as built (dist/), in `cwd`, with exactly `env` on top of PATH and HOME. */
 async function mediagate(args: readonly string[], env: Record<string, string>, cwd = ROOT): Promise<Ran> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', TSX, join(ROOT, 'src/cli/main.ts'), ...args],
+      [CLI, ...args],
       { cwd, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env }, timeout: 30_000 },
       (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
     );
