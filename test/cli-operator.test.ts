@@ -4,7 +4,7 @@
  * cleanly on SIGTERM sent to the very process it started.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -137,20 +137,6 @@ describe('HOST=0.0.0.0', () => {
 });
 
 describe('npm start (the README command) under a process manager', () => {
-  beforeAll(() => {
-    // `npm start` runs dist/: build it when a source file is newer (a fresh clone's `npm ci` already did).
-    const built = existsSync(join(ROOT, 'dist/cli/main.js')) ? statSync(join(ROOT, 'dist/cli/main.js')).mtimeMs : 0;
-    const sources = ['src/cli/main.ts', 'src/cli/serve.ts', 'src/cli/signals.ts', 'src/logging.ts', 'src/logging-pretty.ts', 'src/config.ts'];
-    if (sources.some((file) => statSync(join(ROOT, file)).mtimeMs > built)) {
-      return new Promise<void>((resolve, reject) => {
-        execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT }, (error) =>
-          error ? reject(new Error('tsc -p tsconfig.build.json failed', { cause: error })) : resolve(),
-        );
-      });
-    }
-    return undefined;
-  }, 120_000);
-
   it('SIGTERM to the npm process drains, stops the server, logs "mediagate stopped" last and exits 0', async () => {
     const port = await freePort();
     const npm = spawn('npm', ['start'], {
