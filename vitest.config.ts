@@ -13,8 +13,9 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
   return {
     test: {
       // The S3 specs' server, started when none is named and one can run here (test/setup/s3-server.ts);
-      // the PostgreSQL template database every test database is cloned from (test/setup/postgres-template.ts).
-      globalSetup: ['test/setup/s3-server.ts', 'test/setup/postgres-template.ts'],
+      // the PostgreSQL template database every test database is cloned from (test/setup/postgres-template.ts);
+      // dist/ built again when src/ is newer, since the specs run the CLI from it (test/setup/dist-build.ts).
+      globalSetup: ['test/setup/s3-server.ts', 'test/setup/postgres-template.ts', 'test/setup/dist-build.ts'],
       testTimeout: 60_000,
       hookTimeout: 60_000,
       pool: 'forks',

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, type TestDatabase } from './helpers/postgres.js';
-import { freePort, startProcess, type ServiceProcess } from './helpers/process.js';
+import { CLI, freePort, startProcess, type ServiceProcess } from './helpers/process.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 
 /**
@@ -114,7 +114,7 @@ describe.skipIf(!postgres.enabled)('key administration across two API processes 
     await eventually(async () => (await call(a.url, key, 'GET', '/v1/models')).status === 200, { ...AT_ONCE, what: 'A to accept the enabled key' });
     expect((await call(b.url, key, 'GET', '/v1/models')).status).toBe(200);
     // Both processes hold the key in their caches when the CLI, a third process, revokes it.
-    const revoked = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', 'revoke', id], {
+    const revoked = await run(process.execPath, [CLI, 'keys', 'revoke', id], {
       cwd: ROOT,
       env: { ...process.env, ...env },
     });

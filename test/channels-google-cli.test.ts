@@ -6,13 +6,13 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGeminiFake, type GeminiFake } from './fakes/gemini.js';
 import { startVertexFake, type VertexFake } from './fakes/vertex.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const EMAIL = 'probe@mediagate-probe.iam.gserviceaccount.com';
 const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const PEM = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -27,7 +27,7 @@ function run(args: readonly string[], env: Record<string, string>): Promise<Ran>
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', TSX, join(ROOT, 'src/cli/main.ts'), ...args],
+      [CLI, ...args],
       { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env }, timeout: 30_000 },
       (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
     );

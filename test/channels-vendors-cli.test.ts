@@ -6,15 +6,15 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKlingFake, type KlingFake } from './fakes/kling.js';
 import { startLumaFake, type LumaFake } from './fakes/luma.js';
 import { startRunwayFake, type RunwayFake } from './fakes/runway.js';
 import { startXaiFake, type XaiFake } from './fakes/xai.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const ACCESS = 'kling-cli-access';
 const SECRET = 'kling-cli-secret';
 const RUNWAY_KEY = 'runway-cli-key';
@@ -29,7 +29,7 @@ function run(args: readonly string[], env: Record<string, string>): Promise<Ran>
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', TSX, join(ROOT, 'src/cli/main.ts'), ...args],
+      [CLI, ...args],
       { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env }, timeout: 30_000 },
       (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
     );

@@ -19,6 +19,7 @@ import { createMediagate } from '../src/service-factory.js';
 import { startArkFake, type ArkFake } from './fakes/ark.js';
 import { startDashscopeFake, type DashscopeFake } from './fakes/dashscope.js';
 import { startReplicateFake, type ReplicateFake } from './fakes/replicate.js';
+import { CLI } from './helpers/process.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,12 +31,12 @@ interface Ran {
   readonly code: number;
 }
 
-/** A script from the sources (the CLI by default), with exactly `env` on top of PATH and HOME. */
-async function run(args: readonly string[], env: Record<string, string>, script = 'src/cli/main.ts'): Promise<Ran> {
+/** The CLI as built, or a fixture script from the sources, with exactly `env` on top of PATH and HOME. */
+async function run(args: readonly string[], env: Record<string, string>, fixture?: string): Promise<Ran> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', TSX, join(ROOT, script), ...args],
+      fixture === undefined ? [CLI, ...args] : ['--import', TSX, join(ROOT, fixture), ...args],
       { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env }, timeout: 30_000 },
       (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
     );

@@ -1,5 +1,5 @@
 /**
- * The client commands of the `mediagate` bin, run as child processes from the sources (as an
+ * The client commands of the `mediagate` bin, run as child processes as built (dist/, as an
  * operator runs them) against a real in-process server: output on stdout and stderr, local files
  * as data URLs, --download, --json, the exit codes (2 usage, 3 validation, 4 auth, 5 task failed,
  * 6 not found, 1 other, 130 interrupted, 143 terminated), Ctrl-C or SIGTERM leaving the task running with a resume command,
@@ -20,7 +20,7 @@ import { Mediagate, type Fetch } from '../src/client/index.js';
 import { findTask } from '../src/cli/client-commands/tasks.js';
 import { createSandboxEngine } from '../src/engines/sandbox/engine.js';
 import { defaultFfmpegPath } from '../src/engines/sandbox/ffmpeg-path.js';
-import { freePort } from './helpers/process.js';
+import { CLI, freePort } from './helpers/process.js';
 import { pacedEngine } from './helpers/paced-engine.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -49,10 +49,10 @@ function childEnv(extra: Readonly<Record<string, string | undefined>> = {}): Nod
   return env;
 }
 
-/** `mediagate <args>` from the sources, stdout and stderr not a terminal. */
+/** `mediagate <args>` as built (dist/), stdout and stderr not a terminal. */
 function cli(args: readonly string[], options: RunOptions = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [CLI, ...args], {
       cwd: ROOT,
       env: childEnv(options.env),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,7 +82,7 @@ const shellQuote = (value: string): string => `'${value.replace(/'/g, `'\\''`)}'
 
 /** `mediagate <args>` in a pseudo-terminal: `script -qfec CMD /dev/null`; returns what the terminal showed. */
 function tty(args: readonly string[]): Promise<Run> {
-  const command = [process.execPath, '--import', 'tsx', 'src/cli/main.ts', ...args].map(shellQuote).join(' ');
+  const command = [process.execPath, CLI, ...args].map(shellQuote).join(' ');
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -4,19 +4,18 @@
  * cleanly on SIGTERM sent to the very process it started.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTable } from '../src/cli/keys.js';
 import { eventually } from './helpers/eventually.js';
-import { freePort, startProcess } from './helpers/process.js';
+import { CLI, freePort, startProcess } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const KEY = 'operator-test-key-0123456789';
 
 interface Ran {
@@ -25,12 +24,12 @@ interface Ran {
   readonly code: number;
 }
 
-/** `mediagate <args>` from the sources, in `cwd`, with exactly `env` on top of PATH and HOME. */
+/** `mediagate <args>` as built (dist/), in `cwd`, with exactly `env` on top of PATH and HOME. */
 async function mediagate(args: readonly string[], env: Record<string, string>, cwd = ROOT): Promise<Ran> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', TSX, join(ROOT, 'src/cli/main.ts'), ...args],
+      [CLI, ...args],
       { cwd, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env }, timeout: 30_000 },
       (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
     );
@@ -138,20 +137,6 @@ describe('HOST=0.0.0.0', () => {
 });
 
 describe('npm start (the README command) under a process manager', () => {
-  beforeAll(() => {
-    // `npm start` runs dist/: build it when a source file is newer (a fresh clone's `npm ci` already did).
-    const built = existsSync(join(ROOT, 'dist/cli/main.js')) ? statSync(join(ROOT, 'dist/cli/main.js')).mtimeMs : 0;
-    const sources = ['src/cli/main.ts', 'src/cli/serve.ts', 'src/cli/signals.ts', 'src/logging.ts', 'src/logging-pretty.ts', 'src/config.ts'];
-    if (sources.some((file) => statSync(join(ROOT, file)).mtimeMs > built)) {
-      return new Promise<void>((resolve, reject) => {
-        execFile(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT }, (error) =>
-          error ? reject(new Error('tsc -p tsconfig.build.json failed', { cause: error })) : resolve(),
-        );
-      });
-    }
-    return undefined;
-  }, 120_000);
-
   it('SIGTERM to the npm process drains, stops the server, logs "mediagate stopped" last and exits 0', async () => {
     const port = await freePort();
     const npm = spawn('npm', ['start'], {

@@ -1,9 +1,9 @@
 /**
  * The task operation client commands (`task list|cancel`, `--idempotency-key`, waits over events,
  * `webhooks add|list|remove`) and the task's own duration after a resumed wait, run as child
- * processes from the sources against the task operations stub server (test/helpers/task-operations-stub.ts).
- * Each spec runs both bins: `mediagate` (src/cli/main.ts) and the light package's
- * `mediagate-client` (src/cli/client-commands/bin.ts).
+ * processes as built (dist/) against the task operations stub server (test/helpers/task-operations-stub.ts).
+ * Each spec runs both bins, as built: `mediagate` (dist/cli/main.js) and the light package's
+ * `mediagate-client` (dist/cli/client-commands/bin.js).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTaskOperationsStub, type TaskOperationsStub } from './helpers/task-operations-stub.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BINS = ['src/cli/main.ts', 'src/cli/client-commands/bin.ts'] as const;
+const BINS = ['dist/cli/main.js', 'dist/cli/client-commands/bin.js'] as const;
 
 interface Run {
   readonly code: number | null;
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 function cli(bin: string, args: readonly string[], onStderr?: (text: string) => void): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', bin, ...args], {
+    const child = spawn(process.execPath, [bin, ...args], {
       cwd: ROOT,
       env: { ...process.env, MEDIAGATE_BASE_URL: stub.url, MEDIAGATE_API_KEY: stub.apiKey },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,7 @@
 /**
  * `mediagate usage` where nothing is priced (no pricing file): every task costs 0, so the report
  * names no currency and has no cost column, and the budget line no amount: "USD 0.00" would say
- * the tasks were priced. Run as a child process from the sources against a real server.
+ * the tasks were priced. Run as a child process as built (dist/) against a real server.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -9,13 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mediagate } from '../src/client/index.js';
 import { createInstantEngine } from '../src/engines/instant.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 function usage(server: TestServer): Promise<{ code: number | null; stdout: string }> {
   const env = { ...process.env, MEDIAGATE_BASE_URL: server.url, MEDIAGATE_API_KEY: server.keys[0] };
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'usage'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [CLI, 'usage'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.on('error', reject);

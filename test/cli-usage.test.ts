@@ -1,5 +1,5 @@
 /**
- * `mediagate usage` and `mediagate admin keys|usage`, run as child processes from the sources
+ * `mediagate usage` and `mediagate admin keys|usage`, run as child processes as built (dist/)
  * against a real server with a pricing file and an admin key (instant engine: its videos state
  * the requested duration, so they are billed like a render): the tables, the budget line, --json
  * as the API answers, the exit codes (2 usage, 4 a key of the wrong role or none, 6 no such
@@ -30,7 +30,7 @@ describe('usage and admin commands', () => {
   let priced: PricedServer | undefined;
   const today = new Date().toISOString().slice(0, 10);
 
-  function cli(args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}, bin = 'src/cli/main.ts'): Promise<Run> {
+  function cli(args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}, bin = 'dist/cli/main.js'): Promise<Run> {
     const childEnv: NodeJS.ProcessEnv = {
       ...process.env,
       MEDIAGATE_BASE_URL: server.url,
@@ -40,7 +40,7 @@ describe('usage and admin commands', () => {
     };
     for (const [name, value] of Object.entries(env)) if (value === undefined) delete childEnv[name];
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', bin, ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [bin, ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -106,7 +106,7 @@ describe('usage and admin commands', () => {
         [IMAGE, null],
       ]);
       // The light package's bin has the command too.
-      const light = await cli(['usage', '--group-by', 'day'], {}, 'src/cli/client-commands/bin.ts');
+      const light = await cli(['usage', '--group-by', 'day'], {}, 'dist/cli/client-commands/bin.js');
       expect(light.code, light.stderr).toBe(0);
       expect(light.stdout).toMatch(new RegExp(`^DAY\\s+TASKS\\s+SECONDS\\s+IMAGES\\s+COST\\n${today}\\s+3\\s+6\\s+1\\s+0\\.82\\nTOTAL`, 'm'));
     });

@@ -35,7 +35,7 @@ beforeAll(async () => {
   await mkdir(app);
   await writeFile(join(app, 'package.json'), '{"name":"app","private":true,"type":"module"}\n');
   stub = await startTaskOperationsStub();
-  await run(process.execPath, [join(PACKAGE, 'build.mjs')], { cwd: PACKAGE });
+  // packages/client/dist is built from the sources as they are before any spec starts (test/setup/dist-build.ts).
 });
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS, ModelsConfigError, declareModels, parseModelsFile } from '../src/catalog/index.js';
 import { ADAPTERS } from '../src/channels/protocols/index.js';
@@ -23,9 +23,9 @@ import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { probe } from './helpers/probe.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
 const VEO = 'google/veo-3.1';
 const FAST = 'google/veo-3.1-fast';
@@ -111,7 +111,7 @@ async function run(args: readonly string[], env: Record<string, string>): Promis
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', TSX, join(ROOT, 'src/cli/main.ts'), ...args],
+      [CLI, ...args],
       { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env }, timeout: 30_000 },
       (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
     );

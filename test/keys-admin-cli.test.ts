@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { startServer } from './helpers/server.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
@@ -32,7 +33,7 @@ for (const backend of backends) {
     const env = (): Record<string, string> => ({ MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_API_KEYS: '', ...(database ? { DATABASE_URL: database.url } : {}) });
     const cli = async (args: readonly string[]): Promise<Ran> => {
       try {
-        const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', ...args], {
+        const { stdout, stderr } = await run(process.execPath, [CLI, 'keys', ...args], {
           cwd: ROOT,
           env: { ...process.env, DATABASE_URL: '', ...env() },
         });

@@ -14,13 +14,14 @@ import { KEY_SHAPE, KeyRegistry, generateKey, hasValidChecksum, hashKey } from '
 import { openSqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/store.js';
 import { startServer } from './helpers/server.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
 async function cli(dataDir: string, args: readonly string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', ...args], {
+    const { stdout, stderr } = await run(process.execPath, [CLI, 'keys', ...args], {
       cwd: ROOT,
       env: { ...process.env, MEDIAGATE_DATA_DIR: dataDir, MEDIAGATE_API_KEYS: '' },
     });

@@ -13,7 +13,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -23,19 +23,19 @@ import type { S3Client } from '../src/storage/s3/client.js';
 import { eventually } from './helpers/eventually.js';
 import { emptyPrefix, freshPrefix, listKeys, s3Client, s3Env, s3Target, type S3Target } from './helpers/s3.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const VIDEO = '/v1/video/generations';
 const { target, reason } = s3Target();
 type Body = Record<string, unknown>;
 
-/** `mediagate <args>` from the sources, with exactly `env` on top of PATH and HOME. */
+/** `mediagate <args>` as built (dist/), with exactly `env` on top of PATH and HOME. */
 async function mediagate(args: readonly string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', TSX, join(ROOT, 'src/cli/main.ts'), ...args],
+      [CLI, ...args],
       { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env }, timeout: 60_000 },
       (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
     );

@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UrlSigner, readSigningState, rotateSigningSecret, type SigningMeta } from '../src/storage/signing.js';
 import type { Store } from '../src/store/store.js';
@@ -15,9 +15,9 @@ import { eventually } from './helpers/eventually.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { STORE_BACKENDS, type OpenedStore } from './helpers/stores.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
 interface Ran {
   readonly stdout: string;
@@ -25,12 +25,12 @@ interface Ran {
   readonly code: number;
 }
 
-/** `mediagate <args>` from the sources, with exactly `env` on top of PATH and HOME. */
+/** `mediagate <args>` as built (dist/), with exactly `env` on top of PATH and HOME. */
 async function mediagate(args: readonly string[], env: Record<string, string>): Promise<Ran> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', TSX, join(ROOT, 'src/cli/main.ts'), ...args],
+      [CLI, ...args],
       { cwd: ROOT, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env }, timeout: 30_000 },
       (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? (typeof error.code === 'number' ? error.code : 1) : 0 }),
     );

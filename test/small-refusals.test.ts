@@ -18,6 +18,7 @@ import { FetchError } from '../src/outbound/client.js';
 import { assertPublicUrl } from '../src/outbound/url-refusal.js';
 import { envKeyId } from './helpers/ledger.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
@@ -150,7 +151,7 @@ describe('mediagate keys set on an admin key', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'mediagate-admin-set-'));
     const cli = async (args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
       try {
-        const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', ...args], {
+        const { stdout, stderr } = await run(process.execPath, [CLI, 'keys', ...args], {
           cwd: ROOT,
           env: { ...process.env, DATABASE_URL: '', MEDIAGATE_API_KEYS: '', MEDIAGATE_DATA_DIR: dataDir },
         });

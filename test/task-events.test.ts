@@ -384,7 +384,8 @@ describe.each(backends)('event stream lifetime on %s', (backend: Backend) => {
     server = await startServer(
       { MEDIAGATE_SSE_MAX_LIFETIME_S: '1', ...(database ? { DATABASE_URL: database.url } : {}) },
       {
-        engine: createInstantEngine({ delayMs: 4000 }),
+        // Two and a half lifetimes: a stream ends at least twice before the final state.
+        engine: createInstantEngine({ delayMs: 2500 }),
       },
     );
   });

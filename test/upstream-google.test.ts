@@ -92,7 +92,8 @@ describe.skipIf(split).each(BACKENDS)('gemini and vertex through the real servic
     const channels = parseChannelsConfig(
       JSON.stringify({
         channels: {
-          veo: { protocol: 'gemini', base_url: gemini.origin, api_key_env: 'T_GEMINI', timeout_s: 5 },
+          // 3 s: the stuck task's wait; a task that completes takes 0.5 s upstream (upstream-lifecycle: 1 s in 3 s).
+          veo: { protocol: 'gemini', base_url: gemini.origin, api_key_env: 'T_GEMINI', timeout_s: 3 },
           'veo-vertex': {
             protocol: 'vertex',
             base_url: vertex.origin,

@@ -89,7 +89,8 @@ describe.skipIf(split).each(BACKENDS)('kling, runway, luma and xai through the r
     const channels = parseChannelsConfig(
       JSON.stringify({
         channels: {
-          kling: { protocol: 'kling', base_url: kling.origin, access_key_env: 'T_KLING_AK', secret_key_env: 'T_KLING_SK', timeout_s: 5 },
+          // 3 s: the stuck task's wait; a task that completes takes 0.5 s upstream (upstream-lifecycle: 1 s in 3 s).
+          kling: { protocol: 'kling', base_url: kling.origin, access_key_env: 'T_KLING_AK', secret_key_env: 'T_KLING_SK', timeout_s: 3 },
           runway: { protocol: 'runway', base_url: runway.origin, api_key_env: 'T_RUNWAY', timeout_s: 5 },
           luma: { protocol: 'luma', base_url: luma.origin, api_key_env: 'T_LUMA', timeout_s: 5 },
           xai: { protocol: 'xai', base_url: xai.origin, api_key_env: 'T_XAI', timeout_s: 5 },

@@ -13,6 +13,7 @@ import { openWithRaw, type RawDatabase } from './helpers/ledger.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type TestDatabase } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { STORE_BACKENDS } from './helpers/stores.js';
+import { CLI } from './helpers/process.js';
 
 /**
  * The spend export (GET /v1/admin/usage/export, FinOps FOCUS CSV): from the store a page at a
@@ -243,23 +244,7 @@ describe.each(serverBackends)('GET /v1/admin/usage/export on %s', (backend) => {
     const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        [
-          '--import',
-          'tsx',
-          'src/cli/main.ts',
-          'usage',
-          'export',
-          '--format',
-          'focus',
-          '--from',
-          today,
-          '--to',
-          today,
-          '--output',
-          output,
-          '--base-url',
-          server.url,
-        ],
+        [CLI, 'usage', 'export', '--format', 'focus', '--from', today, '--to', today, '--output', output, '--base-url', server.url],
         { cwd: ROOT, env: { ...process.env, MEDIAGATE_ADMIN_KEY: ADMIN }, stdio: ['ignore', 'ignore', 'pipe'] },
       );
       let stderr = '';

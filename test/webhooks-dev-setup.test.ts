@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mediagate } from '../src/client/index.js';
 import { eventually } from './helpers/eventually.js';
-import { freePort, startProcess, type ServiceProcess } from './helpers/process.js';
+import { CLI, freePort, startProcess, type ServiceProcess } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
@@ -84,7 +84,7 @@ describe('receiving webhooks on a development machine, as the guide says', () =>
     const url = /mediagate webhooks add (\S+?)\)/.exec(add ?? '')?.[1] ?? '';
     expect(url).toMatch(/^https:\/\/127\.0\.0\.1:9443\//);
     const port = await freePort();
-    const registered = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'webhooks', 'add', url.replace(':9443', `:${port}`)], {
+    const registered = await run(process.execPath, [CLI, 'webhooks', 'add', url.replace(':9443', `:${port}`)], {
       cwd: ROOT,
       env: { ...process.env, MEDIAGATE_BASE_URL: service.url, MEDIAGATE_API_KEY: KEY },
     });

@@ -12,6 +12,7 @@ import { signWebhook } from '../src/webhooks/signing.js';
 import { eventually } from './helpers/eventually.js';
 import { startServer, TEST_KEYS, type TestServer } from './helpers/server.js';
 import { makeTestCa, startReceiver, type TestCa, type WebhookReceiver } from './helpers/webhook-receiver.js';
+import { CLI } from './helpers/process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PUBLIC = (host: string) => Promise.resolve(host === 'hooks.example.com' ? [{ address: '93.184.215.14' }] : []);
@@ -25,7 +26,7 @@ describe('the SDK and the CLI against the real server', () => {
 
   function cli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      const child = spawn(process.execPath, [CLI, ...args], {
         cwd: ROOT,
         env: { ...process.env, MEDIAGATE_BASE_URL: server.url, MEDIAGATE_API_KEY: TEST_KEYS[1] },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -98,7 +99,7 @@ describe('mediagate webhooks deliveries and redeliver', () => {
 
   function cli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      const child = spawn(process.execPath, [CLI, ...args], {
         cwd: ROOT,
         env: { ...process.env, MEDIAGATE_BASE_URL: server.url, MEDIAGATE_API_KEY: TEST_KEYS[0] },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,10 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './eventually.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * `mediagate` as built (`node dist/cli/main.js`), which the specs run as child processes; dist/ is
+ * rebuilt before a run when src/ is newer (test/setup/dist-build.ts).
+ */
+export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -25,7 +32,7 @@ export interface ServiceProcess {
   exited: Promise<number | string>;
 }
 
-/** Runs `mediagate <args>` from the sources as a child process, as an operator would run it. */
+/** Runs `mediagate <args>` as a child process, as an operator would run it. */
 export async function startProcess(args: readonly string[], env: Record<string, string>): Promise<ServiceProcess> {
   const url = `http://127.0.0.1:${env['PORT'] ?? '8080'}`;
   return spawnService(args, env, url, async () => {
@@ -48,7 +55,7 @@ async function spawnService(
   url: string,
   ready: (output: string) => Promise<boolean>,
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
