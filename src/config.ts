@@ -69,8 +69,11 @@ export interface Config extends SlicesConfig {
   readonly databaseUrl: string | undefined;
   /** MEDIAGATE_PG_POOL_SIZE: PostgreSQL connections per process at most. Default 10. */
   readonly pgPoolSize: number;
-  /** MEDIAGATE_PG_LOCAL_QUEUE: queue jobs a worker process fetches and locks at once. Default MEDIAGATE_CONCURRENCY; 1 = one per free slot. */
-  readonly pgLocalQueue: number;
+  /**
+   * MEDIAGATE_PG_LOCAL_QUEUE: queue jobs a worker process fetches and locks at once; 1 = one per
+   * free slot. Undefined when unset: the tasks module picks the default from the engine.
+   */
+  readonly pgLocalQueue: number | undefined;
   /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10; held in ms. */
   readonly drainMs: number;
   /** MEDIAGATE_FETCH_ALLOW_HOSTS: host names fetched even when they resolve to non-public addresses. Default none. */
@@ -299,7 +302,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     workers: bool(env, 'MEDIAGATE_WORKERS', true),
     databaseUrl: databaseUrl(env),
     pgPoolSize: integer(env, 'MEDIAGATE_PG_POOL_SIZE', 10, 4, 1000),
-    pgLocalQueue: integer(env, 'MEDIAGATE_PG_LOCAL_QUEUE', concurrency, 1, 10_000),
+    pgLocalQueue: env['MEDIAGATE_PG_LOCAL_QUEUE']?.trim() ? integer(env, 'MEDIAGATE_PG_LOCAL_QUEUE', concurrency, 1, 10_000) : undefined,
     drainMs: seconds(env, 'MEDIAGATE_DRAIN_S', 10, 0, 3600),
     fetchAllowHosts: list(env, 'MEDIAGATE_FETCH_ALLOW_HOSTS').map((host) => host.toLowerCase()),
     fetchAllowPrivate: allowPrivate(env),

@@ -290,9 +290,12 @@ describe.each(backends)('a key whose inputs trickle does not hold back another k
     // ...and A never fetched more than its share at once, nor held more tasks than it fetches.
     expect(state.most).toBe(2);
     expect(statuses.filter((status) => status === 'processing').length).toBeLessThanOrEqual(2);
-    // B's latency stays within a small multiple of its latency alone (strictly oldest-first
-    // scheduling made it wait for A's fetches: 20 s each, the fetch timeout).
-    expect(contended).toBeLessThan(5 * alone + 1000);
+    // B's latency stays within a small multiple of its latency alone. Strictly oldest-first
+    // scheduling made it wait for A's fetches (20 s each, the fetch timeout); on PostgreSQL,
+    // graphile-worker's batched local queue made it wait for an idle worker's poll (1 s) or for
+    // the batch's TTL (5 s): B's job, fetched into the batch, is out of reach of workers that
+    // fetch with A's key forbidden. The margin stays under one poll interval.
+    expect(contended).toBeLessThan(5 * alone + 500);
 
     await Promise.all(flood.map((id) => call('POST', `/v1/video/generations/${id}/cancel`, keyA)));
     await eventually(() => state.active === 0, { deadline: 10_000 });
