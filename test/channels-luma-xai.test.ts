@@ -1,7 +1,7 @@
 // The luma and xai adapters against their fakes over real HTTP: Luma's URL-only keyframes (a data
 // URL with no public base URL is refused naming the parameter, before any request), its credits
 // probe; xAI's 202 without a body while pending, a withheld video as content_policy_violation,
-// and the duration it reports.
+// and the duration and cost it reports.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { profileFor } from '../src/channels/profiles.js';
 import { lumaAdapter } from '../src/channels/protocols/luma.js';
@@ -66,13 +66,13 @@ describe('xai adapter', () => {
     await fake.close();
   });
 
-  it('reads a 202 without a body as running, then completes with the reported seconds', async () => {
+  it('reads a 202 without a body as running, then completes with the reported seconds and cost', async () => {
     const submitted = await xaiAdapter.submit(ctx, videoJob({ prompt: 'xai ok', duration: 5 }));
     if (submitted.outcome !== 'accepted') throw new Error(JSON.stringify(submitted));
     expect(await xaiAdapter.poll(ctx, submitted.upstreamId)).toMatchObject({ state: 'running', upstreamWord: 'pending' });
     expect((await pollUntilSettled(xaiAdapter, ctx, submitted.upstreamId)).last).toMatchObject({
       state: 'succeeded',
-      reportedUsage: { videos: 1, seconds: 5 },
+      reportedUsage: { videos: 1, seconds: 5, cost_in_usd_ticks: 2_500_000_000 },
     });
   });
 

@@ -10,8 +10,8 @@ import { FakeHttp, isRecord, TaskBook, bearer, type Answer, type FakeRequest, ty
  *   model other than grok-imagine-video, `duration` outside 1..15, an unknown `aspect_ratio` or
  *   `resolution`, an `image` that is not `{url}`, and fields it does not know.
  * - `GET /v1/videos/{request_id}`: HTTP 202 with no body while queued and `{status: "pending",
- *   progress}` while running; `{status: "done", video: {url, duration, respect_moderation}}`;
- *   `{status: "failed", error}`; a moderated video is done with `respect_moderation: false`.
+ *   progress}` while running; `{status: "done", video: {url, duration, respect_moderation},
+ *   usage: {cost_in_usd_ticks}}`; `{status: "failed", error}`; a moderated video is done with `respect_moderation: false`.
  * - `GET /v1/api-key` (probes). Markers follow upstream-kit.ts; moderation-early is a 400 whose
  *   message speaks of moderation; rate-limit and quota are 429.
  */
@@ -69,7 +69,13 @@ export async function startXaiFake(options: KitOptions = {}): Promise<XaiFake> {
           ? { status: 200, json: { status: 'done', video: null } }
           : {
               status: 200,
-              json: { status: 'done', video: { url: http.fileUrl(task, 'video.mp4'), duration: 5, respect_moderation: true }, model: 'grok-imagine-video' },
+              // $0.05 a second at 480p, in xAI's ticks (1 USD = 10^10).
+              json: {
+                status: 'done',
+                video: { url: http.fileUrl(task, 'video.mp4'), duration: 5, respect_moderation: true },
+                model: 'grok-imagine-video',
+                usage: { cost_in_usd_ticks: 5 * 500_000_000 },
+              },
             };
     }
   }

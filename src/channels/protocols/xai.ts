@@ -17,7 +17,8 @@
  * - Poll: `GET /v1/videos/{request_id}`. While the video is pending the answer is HTTP 202,
  *   sometimes without a body, or `status: "pending"`: running. `done` with `video.url` succeeded,
  *   unless `video.respect_moderation` is false (the video was withheld by moderation:
- *   content_policy_violation); `failed` and `expired` failed.
+ *   content_policy_violation); `failed` and `expired` failed. A done answer's `video.duration`
+ *   and `usage.cost_in_usd_ticks` (the SDK's `SamplingUsage`) are the reported usage.
  * - Errors: 400 is the request's fault (moderation words make it content_policy_violation);
  *   401/403, 429 and 5xx are refused (fail over or wait).
  * - No cancel and no reconcile: the API documents neither a cancel nor a client reference, so a
@@ -125,11 +126,15 @@ async function poll(ctx: ChannelContext, upstreamId: string): Promise<PollOutcom
       if (url === undefined || url === '')
         return { state: 'failed', error: failure('output_invalid', `xAI request ${upstreamId} is done without a video`, '', upstreamId), upstreamWord: word };
       const seconds = positive(asNumber(pick(answer.json, 'video.duration')));
+      // What xAI charged, in its own unit (1 USD = 10^10 ticks), kept as reported for the
+      // operator's reconciliation.
+      const ticks = asNumber(pick(answer.json, 'usage.cost_in_usd_ticks'));
+      const cost = ticks !== undefined && Number.isSafeInteger(ticks) && ticks >= 0 ? { cost_in_usd_ticks: ticks } : {};
       return {
         state: 'succeeded',
         outputs: [{ type: 'video', url }],
         upstreamWord: word,
-        reportedUsage: { videos: 1, ...(seconds === undefined ? {} : { seconds }) },
+        reportedUsage: { videos: 1, ...(seconds === undefined ? {} : { seconds }), ...cost },
       };
     }
     case 'failed': {
