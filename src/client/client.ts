@@ -1,6 +1,7 @@
 import { MediagateError } from './errors.js';
 import { HttpCore, type Fetch, type ResolvedClientOptions } from './http.js';
 import { Images, Models, Videos } from './resources.js';
+import { Tasks } from './tasks.js';
 import { UsageReports } from './usage.js';
 import { Webhooks } from './webhooks.js';
 
@@ -93,6 +94,8 @@ export class Mediagate {
   readonly webhooks: Webhooks;
   /** The key's usage and budget (`GET /v1/usage`). */
   readonly usage: UsageReports;
+  /** The key's newest tasks of both families (`GET /v1/tasks/recent`). */
+  readonly tasks: Tasks;
 
   constructor(options: ClientOptions = {}) {
     const resolved = resolveClientOptions(options);
@@ -105,5 +108,6 @@ export class Mediagate {
     this.models = new Models(http);
     this.webhooks = new Webhooks(http);
     this.usage = new UsageReports(http);
+    this.tasks = new Tasks(http);
   }
 }

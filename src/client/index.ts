@@ -27,6 +27,7 @@ export type { Fetch } from './http.js';
 export type { Videos, Images, Models } from './resources.js';
 export type { Webhooks } from './webhooks.js';
 export type { UsageReports } from './usage.js';
+export type { Tasks } from './tasks.js';
 export { MediagateAdmin, type AdminKeys, type AdminUsage } from './admin.js';
 export { APIPromise, type ResponseInfo, type WithResponse } from './api-promise.js';
 export { Page } from './pagination.js';
@@ -68,6 +69,10 @@ export type {
   VideoTaskList,
   ImageTaskList,
   ImageEnvelope,
+  RecentTask,
+  RecentModel,
+  RecentTasks,
+  RecentTasksParams,
   WebhookEventType,
   WebhookEndpoint,
   WebhookEndpointCreated,

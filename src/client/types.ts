@@ -14,6 +14,8 @@ import type { ImageTask, ImageTaskStatus, TaskStatus, VideoTask } from './wire.g
 
 // The task bodies are generated from the server's wire shapes (scripts/generate-client-types.ts).
 export type { ImageTask, ImageTaskCreated, ImageTaskStatus, TaskError, TaskStatus, VideoTask } from './wire.generated.js';
+// So is `GET /v1/tasks/recent`'s answer, from its route's schemas.
+export type { RecentModel, RecentTask, RecentTasks } from './wire.generated.js';
 
 export type TaskKind = 'video' | 'image';
 
@@ -282,6 +284,12 @@ export interface UncheckedParams {
   readonly model: string;
   readonly prompt: string;
   readonly [key: string]: unknown;
+}
+
+/** Query of `client.tasks.recent`. */
+export interface RecentTasksParams {
+  /** How many tasks, 1-100; default 20 (server side). */
+  readonly limit?: number;
 }
 
 /** A budget's period: a UTC calendar day or month; null is a lifetime budget. */
