@@ -71,7 +71,7 @@ export interface Config extends SlicesConfig {
   readonly pgPoolSize: number;
   /**
    * MEDIAGATE_PG_LOCAL_QUEUE: queue jobs a worker process fetches and locks at once; 1 = one per
-   * free slot. Undefined when unset: the tasks module picks the default from the engine.
+   * free slot. Undefined when unset: the job source picks it (sources/graphile.ts, localQueueSize).
    */
   readonly pgLocalQueue: number | undefined;
   /** MEDIAGATE_DRAIN_S: at SIGTERM, seconds running renders get to finish before they are handed back. Default 10; held in ms. */

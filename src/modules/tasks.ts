@@ -75,11 +75,7 @@ function createPool(config: TasksConfig, engine: Engine, floors: Floors, log: Lo
       concurrency: config.concurrency,
       leaseMs: config.leaseMs,
       maxAttempts: config.maxAttempts,
-      // graphile-worker's batched local queue cannot skip a key's jobs: a worker asking with
-      // forbiddenFlags (a key at its share of the fetch stage) fetches alone, and jobs the batch
-      // already holds wait there until its TTL (lease/3, up to 5 s), another key's among them.
-      // An engine with a fetch stage therefore fetches one job per free slot unless told otherwise.
-      localQueueSize: config.pgLocalQueue ?? (engine.inputUrls && engine.fetchInputs ? 1 : undefined),
+      localQueueSize: config.pgLocalQueue,
       log,
       health,
     }),

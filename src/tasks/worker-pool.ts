@@ -265,6 +265,12 @@ export class WorkerPool implements TaskRunner {
     });
   }
 
+  /** The engine fetches a task's inputs ahead of its render (Engine.inputUrls and fetchInputs). */
+  get fetchesInputs(): boolean {
+    const { engine } = this.options;
+    return engine.inputUrls !== undefined && engine.fetchInputs !== undefined;
+  }
+
   /** Inputs a task fetches ahead of its render: none without an engine that says so. */
   needsFetch(task: Pick<ClaimedTask, 'model' | 'kind' | 'params'>): boolean {
     const { engine } = this.options;

@@ -182,6 +182,31 @@ export interface GraphileSourceOptions {
   readonly health?: Health;
 }
 
+/**
+ * graphile-worker's default fetch, one job per free slot, costs a statement and a commit per
+ * task; a worker process fetches a batch instead (graphile-worker's local queue: in the
+ * PostgreSQL pipeline of `npm run bench`, 1 fetch per 16 tasks instead of 1 per task). Its
+ * jobs are locked while they wait for a slot of this process, which our design accounts for:
+ * - nothing is claimed until a slot takes the job: waiting tasks stay `queued`, hold no lease,
+ *   and lose no attempt;
+ * - a graceful stop returns the waiting jobs at once (graphile-worker unlocks them when its
+ *   runner stops, before the running renders drain), and so does `localQueueTtlMs` on a busy
+ *   process, so that an idle process elsewhere gets them (`GraphileTaskSource.localQueueTtlMs`);
+ * - a process that dies with jobs waiting leaves them locked, and the reaper sees them as it
+ *   sees a job whose worker died before claiming (locked longer than a lease): new jobs, so
+ *   the takeover bound is unchanged.
+ * Default `concurrency`, graphile-worker's recommended minimum (measured at 16 and 32 per
+ * process in the pipeline bench: no difference beyond noise), except for a runner that fetches
+ * inputs: it skips keys with `forbiddenFlags`, and graphile-worker serves a fetch with flags
+ * straight from the table, past the batch, while the batch goes on taking new jobs on each
+ * notification; another key's job held there waited for an idle worker's poll (1 s) or the
+ * batch's TTL (lease/3, up to 5 s) (test/fairness.test.ts). Such a runner fetches one job per
+ * free slot unless `localQueueSize` is given.
+ */
+export function localQueueSize(configured: number | undefined, concurrency: number, runner: Pick<TaskRunner, 'fetchesInputs'>): number {
+  return Math.max(1, Math.floor(configured ?? (runner.fetchesInputs ? 1 : concurrency)));
+}
+
 /** Waits before starting a stopped job runner again: doubling from the first, up to the last. */
 const RESTART_BACKOFF_MS = { first: 250, max: 30_000 } as const;
 
@@ -211,26 +236,6 @@ export class GraphileTaskSource implements TaskSource {
 
   get reapMs(): number {
     return this.options.reapMs ?? Math.max(200, Math.min(5000, Math.floor(this.options.leaseMs / 3)));
-  }
-
-  /**
-   * graphile-worker's default fetch, one job per free slot, costs a statement and a commit per
-   * task; a worker process fetches a batch instead (graphile-worker's local queue: in the
-   * PostgreSQL pipeline of `npm run bench`, 1 fetch per 16 tasks instead of 1 per task). Its
-   * jobs are locked while they wait for a slot of this process, which our design accounts for:
-   * - nothing is claimed until a slot takes the job: waiting tasks stay `queued`, hold no lease,
-   *   and lose no attempt;
-   * - a graceful stop returns the waiting jobs at once (graphile-worker unlocks them when its
-   *   runner stops, before the running renders drain), and so does `localQueueTtlMs` on a busy
-   *   process, so that an idle process elsewhere gets them;
-   * - a process that dies with jobs waiting leaves them locked, and the reaper sees them as it
-   *   sees a job whose worker died before claiming (locked longer than a lease): new jobs, so
-   *   the takeover bound is unchanged.
-   * Default `concurrency`, graphile-worker's recommended minimum (measured at 16 and 32 per
-   * process in the pipeline bench: no difference beyond noise).
-   */
-  get localQueueSize(): number {
-    return Math.max(1, Math.floor(this.options.localQueueSize ?? this.options.concurrency));
   }
 
   /**
@@ -330,6 +335,7 @@ export class GraphileTaskSource implements TaskSource {
 
   private async runGraphile(runner: TaskRunner): Promise<void> {
     const { pool, log } = this.options;
+    const batch = localQueueSize(this.options.localQueueSize, this.options.concurrency, runner);
     const graphile = await run({
       pgPool: pool,
       // Handlers hold a task from its claim to its settle, fetch stage included (worker-pool.ts).
@@ -349,10 +355,10 @@ export class GraphileTaskSource implements TaskSource {
       parsedCronItems: [],
       preset: {
         worker: {
-          // Fetch and lock up to `localQueueSize` jobs in one statement, hand them to free
-          // slots from memory, and return the unclaimed ones after `localQueueTtlMs` (and at
-          // stop): see localQueueSize.
-          ...(this.localQueueSize > 1 ? { localQueue: { size: this.localQueueSize, ttl: this.localQueueTtlMs } } : {}),
+          // Fetch and lock up to `batch` jobs in one statement, hand them to free slots from
+          // memory, and return the unclaimed ones after `localQueueTtlMs` (and at stop): see
+          // localQueueSize.
+          ...(batch > 1 ? { localQueue: { size: batch, ttl: this.localQueueTtlMs } } : {}),
           // Finished jobs are deleted in batches (those of one timer tick) instead of one
           // statement and commit each. A job whose task is settled delivers nothing, so one left
           // behind by a crash between the settle and the deletion is a no-op when it runs again.

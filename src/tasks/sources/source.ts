@@ -17,6 +17,8 @@ export interface TaskRunner {
   readonly capacity: number;
   /** API keys whose tasks not to claim for now: the runner holds as many of theirs fetching as a key may. */
   readonly skipKeys: readonly string[];
+  /** Whether the runner fetches inputs itself (it has a fetch stage): only then are keys ever skipped. */
+  readonly fetchesInputs: boolean;
   /**
    * Resolves when a task that fetches nothing could take a render slot, promised to the caller
    * until it calls the function it gets (after `run`, or when it claimed nothing); undefined
