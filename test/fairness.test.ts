@@ -24,6 +24,7 @@ import { eventually } from './helpers/eventually.js';
 import { startHttpsServer, type TestHttpsServer } from './helpers/https-server.js';
 import { createTestDatabase, postgresAvailability, selectedBackends, type Backend, type TestDatabase } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { openWithRaw } from './helpers/ledger.js';
 import { STORE_BACKENDS, type OpenedStore } from './helpers/stores.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -70,6 +71,44 @@ describe.each(STORE_BACKENDS)('claims take the keys with work in turn ($name)', 
     await service.create('key-b', row, {});
     const claimed = await service.claimMany('w', 60_000, 3, 3, ['key-a']);
     expect(claimed.map((task) => task.owner)).toEqual(['key-b']);
+  });
+});
+
+describe.each(STORE_BACKENDS)('the fair ranks of one insert batch ($name)', (fixture) => {
+  it("continues each key from its own highest active rank and starts a newcomer at the queue's front, as the queue was before the batch", async () => {
+    const { store, raw, cleanup } = await openWithRaw(fixture);
+    try {
+      let n = 0;
+      const insert = (owner: string): Promise<unknown> => {
+        n += 1;
+        return store.insertTask({
+          id: `vid_rank_${String(n).padStart(3, '0')}`,
+          kind: 'video',
+          model: 'vendora/famw-2.7-t2v',
+          owner,
+          params: {},
+          createdAt: 1000 + n,
+        });
+      };
+      // Key A's flood, one batch: ranks 0-4. Its first two are then claimed (still active).
+      await Promise.all(Array.from({ length: 5 }, () => insert('key-a')));
+      await store.claimTasks('w', 2000, 60_000, 2);
+      // One batch of three keys, interleaved: A goes on after its 4, B and C start at the front (2).
+      await Promise.all(['key-a', 'key-b', 'key-a', 'key-c', 'key-b'].map(insert));
+      const ranks = await raw.query<{ id: string; owner: string; fair_rank: number | string }>(
+        'SELECT id, owner, fair_rank FROM tasks WHERE id > $1 ORDER BY id',
+        ['vid_rank_005'],
+      );
+      expect(ranks.map((task) => [task.owner, Number(task.fair_rank)])).toEqual([
+        ['key-a', 5],
+        ['key-b', 2],
+        ['key-a', 6],
+        ['key-c', 2],
+        ['key-b', 3],
+      ]);
+    } finally {
+      await cleanup();
+    }
   });
 });
 

@@ -33,8 +33,13 @@ export interface SqliteConnection {
   prepare(sql: string): SqliteStatement;
   /** Runs one or more statements without parameters (DDL, PRAGMA), ignoring their rows. */
   exec(sql: string): void;
-  /** `fn` wrapped in a transaction: committed when it returns, rolled back when it throws. */
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
+  /**
+   * `fn` wrapped in a transaction: committed when it returns, rolled back when it throws.
+   * `immediate` begins it with the write lock (BEGIN IMMEDIATE), for a transaction that reads
+   * what it is about to write: begun deferred, its first write could meet another process's
+   * commit made since its read (SQLITE_BUSY_SNAPSHOT, which no busy timeout waits out).
+   */
+  transaction<A extends unknown[], R>(fn: (...args: A) => R, mode?: 'immediate'): (...args: A) => R;
   close(): void;
 }
 
@@ -136,9 +141,9 @@ class BetterSqlite3Connection implements SqliteConnection {
     this.database.exec(sql);
   }
 
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+  transaction<A extends unknown[], R>(fn: (...args: A) => R, mode?: 'immediate'): (...args: A) => R {
     const wrapped = this.database.transaction(fn);
-    return (...args) => wrapped(...args);
+    return mode === 'immediate' ? (...args) => wrapped.immediate(...args) : (...args) => wrapped(...args);
   }
 
   close(): void {
@@ -166,10 +171,11 @@ class NodeSqliteConnection implements SqliteConnection {
     this.database.exec(sql);
   }
 
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+  transaction<A extends unknown[], R>(fn: (...args: A) => R, mode?: 'immediate'): (...args: A) => R {
+    const begin = mode === 'immediate' ? 'BEGIN IMMEDIATE' : 'BEGIN';
     return (...args) => {
       const savepoint = this.depth > 0 ? `mediagate_${this.depth}` : undefined;
-      this.database.exec(savepoint ? `SAVEPOINT ${savepoint}` : 'BEGIN');
+      this.database.exec(savepoint ? `SAVEPOINT ${savepoint}` : begin);
       this.depth += 1;
       try {
         const result = fn(...args);

@@ -8,14 +8,23 @@ import { inClaimOrder, num, toClaimedTask, upstreamSaveParams } from './rows.js'
 import { createVersionTable, isApplied, recordApplied } from './sql/migrations.js';
 import { complete, fail, release } from './sql/settle.js';
 import { takeIdempotencyKey } from './sql/idempotency.js';
-import { HOT_PATHS, type InsertTaskGuardedParams } from './sql/hot-paths.js';
+import { HOT_PATHS } from './sql/hot-paths.js';
 import { releaseInputBytes } from './sql/inputs.js';
-import { inFlightLimitOf } from './sql/key-guard.js';
+import { inFlightLimitOf, type KeyGuardRow } from './sql/key-guard.js';
+import type { InsertTaskParams } from './sql/tasks-insert.js';
 import { releaseReservation } from './sql/usage.js';
 import { saveUpstream } from './sql/upstream.js';
 import { mayTakeSlot, slotsHeld, waitingKeysCap } from './slot-share.js';
 import type { Store } from './store.js';
 import { drive, execute, type Runner, type Steps } from './table.js';
+
+/**
+ * Rows one INSERT carries at most: a group commit's batch is what one turn of the event loop
+ * brought (a few dozen creates under load, up to group-commit.ts's 1,000), and each number of
+ * rows up to this is a statement prepared once and kept. 12 parameters a row: 768 a statement,
+ * far below SQLite's limit of 32,766.
+ */
+const ROWS_PER_INSERT = 64;
 
 /** A settle (processing -> completed | failed) waiting for its group commit. */
 type Settle =
@@ -51,6 +60,8 @@ export class SqliteStore extends TableStore implements Store, Runner {
   /** Which SQLite library this store's connection runs on (sqlite-driver.ts). */
   readonly driver: SqliteDriverName;
   private readonly statements = new Map<Sql<never, unknown>, SqliteStatement>();
+  /** insertRows' statements by their number of rows (1 to ROWS_PER_INSERT). */
+  private readonly multiRowInserts = new Map<number, SqliteStatement>();
   private readonly inserts = new GroupCommit<NewTask, InsertOutcome>(
     async (batch) => this.insertBatch(batch),
     () => true,
@@ -67,20 +78,9 @@ export class SqliteStore extends TableStore implements Store, Runner {
   constructor(private readonly database: SqliteConnection) {
     super();
     this.driver = database.driver;
-    // One transaction per batch (group-commit.ts); each task as insertOne says.
-    // The batch's new tasks are counted into their keys' `active_tasks` once per key after the
-    // rows (HOT_PATHS.countInserted, migration 17), and each guard adds the ones counted so far.
-    this.insertBatch = database.transaction((tasks: readonly NewTask[]) => {
-      const counted = new Map<string, number>();
-      const outcomes = tasks.map((task) => {
-        const pending = counted.get(task.owner) ?? 0;
-        const outcome = this.insertOne(task, pending);
-        if (outcome === 'inserted') counted.set(task.owner, pending + 1);
-        return outcome;
-      });
-      for (const [owner, count] of counted) this.changes(HOT_PATHS.countInserted, { owner, count });
-      return outcomes;
-    });
+    // One transaction per batch (group-commit.ts), begun with the write lock: insertAll reads
+    // the guards and the ranks before it writes the rows.
+    this.insertBatch = database.transaction((tasks: readonly NewTask[]) => this.insertAll(tasks), 'immediate');
     this.settleBatch = database.transaction((settles: readonly Settle[]) =>
       settles.map((settle) => (settle.to === 'completed' ? this.changes(complete, settle) : this.changes(fail, settle)) === 1),
     );
@@ -96,45 +96,50 @@ export class SqliteStore extends TableStore implements Store, Runner {
   }
 
   /**
-   * One task of an insert batch, in its transaction: the input bytes' reservation (guarded by the
-   * limit), then the key's row (the key guard of sql/hot-paths.ts: its active tasks, with the
-   * `pending` ones of this batch, against its in-flight limit, and whether it has a budget now),
-   * the budget reservation (guarded), the idempotency key, the row; a refusal gives back what was
-   * reserved before it. The order is PostgreSQL's (postgres-store.ts), so a create over several
-   * limits gets the same answer on both stores. A guarded create without an idempotency key
-   * first tries the one-statement insert whose WHERE is the guard (insertTaskGuarded): most keys
-   * have no budget and are below their limit, and the key row's read then costs no statement of
-   * its own. When it inserts nothing, the full path runs and says why. One parameter object
-   * serves every statement (each binds the names it uses): a create is the hottest write, and
-   * copies of the task per statement showed in its profile.
+   * An insert batch, in its one transaction. Per task, in order: the input bytes' reservation
+   * (guarded by the limit), the key guard (its active tasks, with the ones this batch took so
+   * far, against its in-flight limit; whether it has a budget now), the budget reservation
+   * (guarded), the idempotency key; a refusal gives back what was reserved before it. The order
+   * is PostgreSQL's (postgres-store.ts), so a create over several limits gets the same answer on
+   * both stores. The guard rows are read once for the batch's guarded keys (guardKeys). Then
+   * the accepted tasks' fair ranks, read once per key and channel (batchRanks), their rows in
+   * multi-row statements (insertRows), and each key's new tasks counted into it once
+   * (countInserted). A create is the hottest write: a statement per row, with its rank
+   * subqueries and its guard, was most of a create's insert (docs/benchmarks.md).
    */
-  private insertOne(task: NewTask, pending: number): InsertOutcome {
+  private insertAll(tasks: readonly NewTask[]): InsertOutcome[] {
+    const guarded = new Set<string>();
+    for (const task of tasks) if (task.reserve !== undefined || task.inFlightLimit !== undefined) guarded.add(task.owner);
+    const keys = new Map<string, KeyGuardRow>();
+    if (guarded.size > 0) for (const key of this.rows(HOT_PATHS.guardKeys, { ids: [...guarded] })) keys.set(key.id, key);
+    const counted = new Map<string, number>();
+    const rows: InsertTaskParams[] = [];
+    const outcomes = tasks.map((task): InsertOutcome => {
+      const pending = counted.get(task.owner) ?? 0;
+      const admitted = this.admit(task, keys.get(task.owner), pending);
+      if (typeof admitted === 'string') return admitted;
+      rows.push(admitted);
+      counted.set(task.owner, pending + 1);
+      return 'inserted';
+    });
+    if (rows.length > 0) {
+      this.rank(rows);
+      this.insertRows(rows);
+    }
+    for (const [owner, count] of counted) this.changes(HOT_PATHS.countInserted, { owner, count });
+    return outcomes;
+  }
+
+  /** One task's reservations and guard (insertAll): its row to insert, or why it is refused. */
+  private admit(task: NewTask, key: KeyGuardRow | undefined, pending: number): InsertTaskParams | Exclude<InsertOutcome, 'inserted'> {
     const { owner, idempotency, reserve, inFlightLimit } = task;
     const inputBytes = task.inputBytes ?? 0;
     if (inputBytes > 0 && this.changes(HOT_PATHS.reserveInputBytes, { owner, bytes: inputBytes, limit: task.inputLimit ?? 0 }) === 0) {
       return 'inputs_over_limit';
     }
-    const row: InsertTaskGuardedParams = {
-      id: task.id,
-      kind: task.kind,
-      model: task.model,
-      owner,
-      createdAt: task.createdAt,
-      params: JSON.stringify(task.params),
-      channel: task.channel ?? 'sandbox',
-      reservedCost: 0,
-      inputBytes,
-      traceContext: task.traceContext ?? null,
-      reserves: reserve === undefined ? 0 : 1,
-      inFlight: inFlightLimit ?? null,
-      pending,
-    };
-    const guarded = reserve !== undefined || inFlightLimit !== undefined;
-    if (guarded && !idempotency && this.changes(HOT_PATHS.insertTaskGuarded, row) === 1) return 'inserted';
     const giveInputsBack = (): void => {
       if (inputBytes > 0) this.changes(releaseInputBytes, { owner, bytes: inputBytes });
     };
-    const key = guarded ? this.first(HOT_PATHS.guardKeys, { ids: [owner] }) : undefined;
     if (key && inFlightLimit !== undefined) {
       const limit = inFlightLimitOf(key, inFlightLimit);
       if (limit > 0 && Number(key.active_tasks) + pending >= limit) {
@@ -142,7 +147,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
         return 'tasks_over_limit';
       }
     }
-    const reserved = key && Number(key.budgeted) === 1 ? reserve : undefined;
+    const reserved = key && reserve !== undefined && Number(key.budgeted) === 1 ? reserve : undefined;
     if (reserved !== undefined && this.changes(HOT_PATHS.reserveBudget, { id: owner, amount: reserved, now: task.createdAt }) === 0) {
       giveInputsBack();
       return 'budget_exceeded';
@@ -152,9 +157,57 @@ export class SqliteStore extends TableStore implements Store, Runner {
       giveInputsBack();
       return 'key_taken';
     }
-    row.reservedCost = reserved ?? 0;
-    this.changes(HOT_PATHS.insertTask, row);
-    return 'inserted';
+    return {
+      id: task.id,
+      kind: task.kind,
+      model: task.model,
+      owner,
+      createdAt: task.createdAt,
+      params: JSON.stringify(task.params),
+      channel: task.channel ?? 'sandbox',
+      fairRank: 0,
+      reservedCost: reserved ?? 0,
+      inputBytes,
+      traceContext: task.traceContext ?? null,
+    };
+  }
+
+  /** The rows' fair ranks: each key's first in a channel at the rank batchRanks reads, its next ones following on. */
+  private rank(rows: InsertTaskParams[]): void {
+    const next = new Map<string, number>();
+    const pairs: [string, string][] = [];
+    // A key and a channel as one map key; no key id or channel name holds a newline.
+    const pairOf = (row: InsertTaskParams): string => `${row.owner}\n${row.channel}`;
+    for (const row of rows) {
+      const pair = pairOf(row);
+      if (next.has(pair)) continue;
+      next.set(pair, 0);
+      pairs.push([row.owner, row.channel]);
+    }
+    for (const found of this.rows(HOT_PATHS.batchRanks, { pairs })) next.set(`${found.owner}\n${found.channel}`, Number(found.base));
+    for (const row of rows) {
+      const pair = pairOf(row);
+      const rank = next.get(pair) ?? 0;
+      row.fairRank = rank;
+      next.set(pair, rank + 1);
+    }
+  }
+
+  /** Multi-row INSERTs of insertRows' one-row form, ROWS_PER_INSERT rows at most each. */
+  private insertRows(rows: readonly InsertTaskParams[]): void {
+    const sql = HOT_PATHS.insertRows.on('sqlite');
+    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+      const chunk = rows.slice(start, start + ROWS_PER_INSERT);
+      let statement = this.multiRowInserts.get(chunk.length);
+      if (!statement) {
+        const tuple = sql.text.slice(sql.text.indexOf(' VALUES ') + ' VALUES '.length);
+        statement = this.database.prepare(`${sql.text}${`, ${tuple}`.repeat(chunk.length - 1)}`);
+        this.multiRowInserts.set(chunk.length, statement);
+      }
+      const values: unknown[] = [];
+      for (const row of chunk) for (const value of sql.values(row)) values.push(value);
+      statement.run(...values);
+    }
   }
 
   private dataVersionStatement: SqliteStatement | undefined;

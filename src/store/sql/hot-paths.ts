@@ -2,8 +2,8 @@ import { dialectOperation, type DialectTexts } from '../dialect.js';
 import type { ClaimedRow, Int } from '../rows.js';
 import { CLAIMED_COLUMNS, columns } from '../rows.js';
 import { claimSet, pickAndClaim, runnable } from './claim.js';
-import { KEY_GUARD_BATCH, KEY_GUARD_COLUMNS, KEY_REFUSES_FAST_PATH, type KeyGuardRow } from './key-guard.js';
-import { INSERT, NEW_TASK_VALUES, batchCtes, batchWith, type InsertTaskParams, type InsertTasksParams } from './tasks-insert.js';
+import { KEY_GUARD_BATCH, KEY_GUARD_COLUMNS, type KeyGuardRow } from './key-guard.js';
+import { INSERT, NEW_ROW_VALUES, batchCtes, batchWith, ownerNextRank, queueFront, type InsertTaskParams, type InsertTasksParams } from './tasks-insert.js';
 import { WAITING } from './upstream.js';
 import { spentNow } from './usage.js';
 
@@ -34,14 +34,19 @@ interface ClaimQueuedParams extends ClaimParams {
   skipKeys: readonly string[];
 }
 
-/** The condition on the key row of the fast insert: see KEY_REFUSES_FAST_PATH. */
-export interface InsertTaskGuardedParams extends InsertTaskParams {
-  /** 1: the task reserves its maximum cost if its key has a budget. */
+/** What PostgreSQL's guarded batch insert adds to its rows (KEY_GUARD_BATCH). */
+export interface BatchGuardParams {
+  /** 1: the tasks reserve their maximum cost if their key has a budget. */
   reserves: 0 | 1;
   /** The in-flight limit guarded when the key has none of its own (0: none); null: not guarded. */
   inFlight: number | null;
-  /** The key's tasks inserted earlier in the same transaction, not yet in `active_tasks` (SQLite). */
-  pending: number;
+}
+
+/** A key and a channel of a batch, and the rank its first new task there takes. */
+export interface BatchRankRow {
+  owner: string;
+  channel: string;
+  base: Int;
 }
 
 const TAKEOVER_PICK = `status = 'processing' AND lease_expires_at < @now`;
@@ -54,33 +59,25 @@ export const HOT_PATHS = {
    * A create's key guard (migration 16): its active tasks, its own in-flight limit and whether
    * it has a budget now, read under the key row's lock rather than from a process's key cache,
    * so a limit or budget set by another process binds the very next create.
-   * SQLite: one writer at a time, but a transaction begins deferred; a no-op UPDATE takes the
-   * write lock before anything is read, so the figures cannot change before the commit (a read
-   * first could meet another process's commit at the write: SQLITE_BUSY_SNAPSHOT).
+   * SQLite: one writer at a time, and the insert's transaction begins with the write lock
+   * (BEGIN IMMEDIATE, sqlite-store.ts), so the figures cannot change before its commit.
    * PostgreSQL: the batch's keys locked in id order (the order of the charge trigger, migration 9).
    */
   guardKeys: dialectOperation<{ ids: readonly string[] }, KeyGuardRow>('guard-keys', {
-    sqlite: `UPDATE api_keys SET active_tasks = active_tasks WHERE id IN (SELECT value FROM json_each(@ids))
-      RETURNING ${KEY_GUARD_COLUMNS}`,
+    sqlite: `SELECT ${KEY_GUARD_COLUMNS} FROM api_keys WHERE id IN (SELECT value FROM json_each(@ids))`,
     postgres: `SELECT ${KEY_GUARD_COLUMNS}
        FROM api_keys WHERE id = ANY(@ids::text[]) ORDER BY id FOR UPDATE`,
   }),
 
   /*
-   * One new task, inserted only when its key needs no more than the statement itself reads: no
-   * budget to reserve against and its in-flight limit not reached (KEY_REFUSES_FAST_PATH). One
-   * statement instead of the guard's read and the insert; 0 rows: the runner takes the guard's
-   * full path in the same transaction, which says why (or reserves and inserts).
-   * SQLite: one row (its group commit runs it per task), the INSERT a write, so the write lock
-   * is taken before the key row is read. PostgreSQL: the group commit's batch, all or nothing,
-   * its keys locked in id order in the statement (KEY_GUARD_BATCH); a batch refused takes the
-   * full guard's transaction (postgres-store.ts). One statement instead of four round trips.
+   * PostgreSQL: the group commit's batch, inserted only when no key of it needs more than the
+   * statement itself reads (KEY_GUARD_BATCH: no budget to reserve against, no in-flight limit
+   * reached), all or nothing, its keys locked in id order; a batch refused takes the full
+   * guard's transaction (postgres-store.ts), which decides task by task. One statement instead
+   * of four round trips. SQLite has no such form: it reads the guard (guardKeys) once per batch
+   * and decides each task in the runner, as cheap as a statement's WHERE on one connection.
    */
-  insertTaskGuarded: dialectOperation<InsertTaskGuardedParams>('insert-task-guarded', {
-    sqlite: `${INSERT} SELECT ${NEW_TASK_VALUES}
-       WHERE NOT EXISTS (SELECT 1 FROM api_keys AS k WHERE k.id = @owner AND (${KEY_REFUSES_FAST_PATH}))`,
-  }),
-  insertTasksGuarded: dialectOperation<InsertTasksParams & Pick<InsertTaskGuardedParams, 'reserves' | 'inFlight'>, { id: string }>('insert-tasks-guarded', {
+  insertTasksGuarded: dialectOperation<InsertTasksParams & BatchGuardParams, { id: string }>('insert-tasks-guarded', {
     postgres: `WITH ${batchWith(KEY_GUARD_BATCH)} SELECT id FROM inserted`,
   }),
 
@@ -88,20 +85,35 @@ export const HOT_PATHS = {
    * A batch's new tasks of one key, counted into `active_tasks` once after its rows (SQLite):
    * the per-row trigger of migration 16 cost one UPDATE of the key row per task (~2.5 µs of a
    * ~20 µs insert). Migration 17 dropped that trigger on SQLite, so the insert's transaction
-   * counts (sqlite-store.ts, insertBatch), and the guards of the same batch add what it counted
-   * so far (`@pending`). PostgreSQL's trigger is already one per statement (one per batch).
+   * counts (sqlite-store.ts, insertAll), and the guards of the same batch add what it counted
+   * so far. PostgreSQL's trigger is already one per statement (one per batch).
    */
   countInserted: dialectOperation<{ owner: string; count: number }>('count-inserted', {
     sqlite: `UPDATE api_keys SET active_tasks = active_tasks + @count WHERE id = @owner`,
   }),
 
   /*
-   * The insert itself. SQLite: one row, run per task in the group commit's one transaction (a
-   * batch's ranks of one key follow on). PostgreSQL: the group commit's tasks in one statement
-   * over `unnest` (one round trip, one commit).
+   * The rank a batch's first new task of each key and channel takes (fair order, migration 7):
+   * one more than the key's highest active rank there, and at least the channel queue's front,
+   * both as they were before the batch, as PostgreSQL's batch statement reads them (rankedRows);
+   * the key's next tasks of the batch follow on (sqlite-store.ts). Once per pair and batch:
+   * these two reads in every row's INSERT were a tenth of a create's insert.
+   * `@pairs`: the batch's [key, channel] pairs, as JSON.
    */
-  insertTask: dialectOperation<InsertTaskParams>('insert-task', {
-    sqlite: `${INSERT} VALUES (${NEW_TASK_VALUES})`,
+  batchRanks: dialectOperation<{ pairs: readonly (readonly [string, string])[] }, BatchRankRow>('batch-ranks', {
+    sqlite: `SELECT p.owner, p.channel,
+                    max(COALESCE(${ownerNextRank('p.owner', 'p.channel')}, 0), COALESCE(${queueFront('p.channel')}, 0)) AS base
+               FROM (SELECT value ->> 0 AS owner, value ->> 1 AS channel FROM json_each(@pairs)) AS p`,
+  }),
+
+  /*
+   * The rows themselves. SQLite: the one-row form here, which the runner repeats for a batch's
+   * rows in one statement (sqlite-store.ts, insertRows): one statement's overhead a batch, not a
+   * row. PostgreSQL: the group commit's tasks in one statement over `unnest` (one round trip,
+   * one commit).
+   */
+  insertRows: dialectOperation<InsertTaskParams>('insert-rows', {
+    sqlite: `${INSERT} VALUES (${NEW_ROW_VALUES})`,
   }),
   insertTasks: dialectOperation<InsertTasksParams, { id: string }>('insert-tasks', {
     postgres: `WITH ${batchCtes} SELECT id FROM inserted`,

@@ -3,7 +3,7 @@ import type { Int } from '../rows.js';
 /**
  * What a create's transaction reads of its key, under the key row's lock (migration 16): its
  * active tasks, its own in-flight limit and whether it has a budget now (HOT_PATHS.guardKeys, and
- * the guarded insert's WHERE, sql/hot-paths.ts). Read in the insert's transaction rather than
+ * PostgreSQL's guarded batch insert, sql/hot-paths.ts). Read in the insert's transaction rather than
  * from a process's key cache, so a limit or budget set by another process binds the very next
  * create, and two creates of one key in two processes read one after the other.
  */
@@ -16,18 +16,6 @@ export interface KeyGuardRow {
 
 /** The columns a guard reads of a key row (`api_keys`). */
 export const KEY_GUARD_COLUMNS = `id, active_tasks, max_tasks_in_flight, CASE WHEN budget IS NULL THEN 0 ELSE 1 END AS budgeted`;
-
-/**
- * A condition on the key row `k` of a new task: the insert cannot go ahead without the guard's
- * full reading (sql/hot-paths.ts, insertTaskGuarded). Either the key has a budget and the task
- * reserves (`@reserves` = 1: the reservation is a guarded write of its own), or its in-flight
- * limit (its own, else `@inFlight`; null: not guarded, 0: none) is reached with the
- * `@pending` tasks of the key that the same transaction inserted before this one (SQLite counts
- * a batch's new tasks into `active_tasks` once, after its rows: HOT_PATHS.countInserted).
- */
-export const KEY_REFUSES_FAST_PATH = `(k.budget IS NOT NULL AND @reserves = 1)
-            OR (@inFlight IS NOT NULL AND COALESCE(k.max_tasks_in_flight, @inFlight) > 0
-                AND k.active_tasks + @pending >= COALESCE(k.max_tasks_in_flight, @inFlight))`;
 
 /**
  * A condition the whole batch must pass to be inserted (PostgreSQL's guarded batch,

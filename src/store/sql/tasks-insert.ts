@@ -22,7 +22,7 @@ export function queueFront(channel: string): string {
   return `(SELECT q.fair_rank FROM tasks AS q WHERE q.channel = ${channel} AND q.status = 'queued' ORDER BY q.fair_rank LIMIT 1)`;
 }
 
-/** One task's row, as SQLite's one-row inserts write it (sql/hot-paths.ts). */
+/** One task's row as SQLite writes it (sql/hot-paths.ts, insertRows), its fair rank read before (batchRanks). */
 export interface InsertTaskParams {
   id: string;
   kind: string;
@@ -31,18 +31,19 @@ export interface InsertTaskParams {
   createdAt: number;
   params: string;
   channel: string;
+  fairRank: number;
   reservedCost: number;
   inputBytes: number;
   traceContext: string | null;
 }
 
 /**
- * The values of one new task's row, in INSERT's column order (SQLite: the group commit inserts
- * per task in one transaction, so a batch's ranks of one key follow on).
+ * The values of one new task's row, in INSERT's column order, its fair rank given: SQLite reads
+ * a batch's ranks once per key and channel before its rows (HOT_PATHS.batchRanks), as
+ * PostgreSQL's batch statement does in its own (rankedRows).
  */
-export const NEW_TASK_VALUES = `@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
-                           CASE WHEN @channel = 'sandbox' THEN NULL ELSE @createdAt END,
-                           max(COALESCE(${ownerNextRank('@owner', '@channel')}, 0), COALESCE(${queueFront('@channel')}, 0)), @reservedCost, @inputBytes, @traceContext`;
+export const NEW_ROW_VALUES = `@id, @kind, @model, @owner, 'queued', @createdAt, '[]', @params, @channel,
+                           CASE WHEN @channel = 'sandbox' THEN NULL ELSE @createdAt END, @fairRank, @reservedCost, @inputBytes, @traceContext`;
 
 export interface InsertTasksParams {
   ids: string[];
