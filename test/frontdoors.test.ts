@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateImage } from 'ai';
 import OpenAI, { AuthenticationError, BadRequestError, ConflictError, InternalServerError, NotFoundError, RateLimitError, toFile } from 'openai';
+import pino from 'pino';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInstantEngine } from '../src/engines/instant.js';
@@ -410,6 +411,45 @@ describe('front doors: 504 with the task id, 429 with Retry-After, 402 budget_ex
     );
     expect(error).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
     expect(Number(error.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+describe('a client that leaves a held image', () => {
+  const logLines: string[] = [];
+  let server: TestServer;
+  beforeAll(async () => {
+    // The server's log is kept, to read what it says of the request.
+    server = await startServer(
+      { MEDIAGATE_SYNC_WAIT_S: '30' },
+      { engine: createInstantEngine({ delayMs: 1500 }), logger: pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) }) },
+    );
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('a client that hangs up on a held image leaves its task running, and the log says so at info, not as an error', async () => {
+    const headers = { authorization: `Bearer ${TEST_KEYS[0]}`, 'content-type': 'application/json' };
+    const recent = async (): Promise<{ id: string }[]> =>
+      ((await (await fetch(`${server.url}/v1/tasks/recent`, { headers })).json()) as { data: { id: string }[] }).data;
+    const before = new Set((await recent()).map((task) => task.id));
+    const hangUp = new AbortController();
+    const held = fetch(`${server.url}/v1/images/generations`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: IMAGE, prompt: 'left behind', size: '256x256' }),
+      signal: hangUp.signal,
+    }).catch((caught: unknown) => caught);
+    let id = '';
+    await eventually(async () => (id = (await recent()).find((task) => !before.has(task.id))?.id ?? '') !== '', { deadline: 5000 });
+    hangUp.abort();
+    expect(await held).toBeInstanceOf(Error);
+    await eventually(() => logLines.some((line) => line.includes(id) && line.includes('The client went away')), { deadline: 5000 });
+    const about = logLines.filter((line) => line.includes(id)).map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(about).toEqual([expect.objectContaining({ level: 30, msg: 'a held request stopped waiting; its task goes on' })]);
+    const status = async () =>
+      ((await (await fetch(`${server.url}/v1/images/generations/async/${id}`, { headers })).json()) as { data: { status: string } }).data.status;
+    await eventually(async () => (await status()) === 'SUCCESS', { deadline: 10_000 });
   });
 });
 

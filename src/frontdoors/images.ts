@@ -20,9 +20,18 @@ const REQUEST_FAULTS = new Set<string>([
   'input_refused',
 ]);
 
-/** The wait ran out: the task goes on, on the async path. Not retried by the `openai` client (it would create another task). */
-function waitRanOut(task: Task, waitedMs: number, stopping: boolean): ApiError {
-  const why = stopping ? 'The server is stopping' : `The image did not finish within ${Math.round(waitedMs / 1000)} s`;
+/** Why a held request stopped waiting before its task ended. */
+type WaitEnd = 'bound' | 'stopping' | 'client';
+
+/**
+ * The wait ran out: the task goes on, on the async path. Not retried by the `openai` client (it
+ * would create another task). A client that went away gets nothing, but the message the log
+ * keeps says so, with the time it waited, rather than the wait's bound.
+ */
+function waitRanOut(task: Task, end: WaitEnd, waitedMs: number): ApiError {
+  const waited = `${Math.round(waitedMs / 1000)} s`;
+  const why =
+    end === 'stopping' ? 'The server is stopping' : end === 'client' ? `The client went away after ${waited}` : `The image did not finish within ${waited}`;
   return new ApiError(504, 'wait_timeout', '', `${why}; task ${task.id} goes on: poll GET /v1/images/generations/async/${task.id}.`, 'server_error', {
     headers: { 'x-should-retry': 'false' },
   });
@@ -49,18 +58,24 @@ async function fileBytes(storage: OutputStorage, key: string): Promise<Buffer> {
 }
 
 /** Ends when the server starts closing or the client goes away: a held request must not hold either. */
-function heldSignal(request: FastifyRequest, closing: AbortSignal): { signal: AbortSignal; release(): void } {
+function heldSignal(request: FastifyRequest, closing: AbortSignal): { signal: AbortSignal; end(): WaitEnd; release(): void } {
   const controller = new AbortController();
+  let clientLeft = false;
   const stop = (): void => controller.abort();
-  closing.addEventListener('abort', stop);
   // The client went away: stop waiting. The task is left to run (it is not cancelled).
-  request.raw.socket?.once('close', stop);
+  const left = (): void => {
+    clientLeft = true;
+    stop();
+  };
+  closing.addEventListener('abort', stop);
+  request.raw.socket?.once('close', left);
   if (closing.aborted) stop();
   return {
     signal: controller.signal,
+    end: () => (closing.aborted ? 'stopping' : clientLeft ? 'client' : 'bound'),
     release() {
       closing.removeEventListener('abort', stop);
-      request.raw.socket?.off('close', stop);
+      request.raw.socket?.off('close', left);
     },
   };
 }
@@ -93,13 +108,14 @@ export function generateImage(deps: RouteDeps, syncWaitMs: number): Handler {
     );
     if (replayed) reply.header('idempotent-replayed', 'true');
     const held = heldSignal(request, deps.closing);
+    const since = Date.now();
     let ended: Task | undefined;
     try {
       ended = await waitForEnd(ctx.feed, ctx.service, request.owner, task.id, syncWaitMs, held.signal);
     } finally {
       held.release();
     }
-    if (ended === undefined) throw waitRanOut(task, syncWaitMs, deps.closing.aborted);
+    if (ended === undefined) throw waitRanOut(task, held.end(), Date.now() - since);
     const output = ended.outputs[0];
     if (ended.status !== 'completed' || output === undefined) throw endedWithout(ended);
     const image =

@@ -17,12 +17,15 @@ export function apiErrorOf(error: unknown, ctx: Pick<HttpContext, 'bodyLimitByte
 
 /** The line a server-side failure earns (client errors get none beyond the request's own line). */
 export function logFailure(
-  log: { warn(fields: object, msg: string): void; error(fields: object, msg: string): void },
+  log: { info(fields: object, msg: string): void; warn(fields: object, msg: string): void; error(fields: object, msg: string): void },
   apiError: ApiError,
   error: unknown,
   body: unknown,
 ): void {
   if (apiError.code === 'service_unavailable') log.warn({ err: withoutPrompts(error, body) }, 'a dependency is unreachable');
+  // A held request's wait ending (its bound, the server stopping, the client leaving) is an
+  // answer the interface promises, not a fault: its task goes on.
+  else if (apiError.code === 'wait_timeout') log.info({ err: withoutPrompts(error, body) }, 'a held request stopped waiting; its task goes on');
   else if (apiError.status >= 500) log.error({ err: withoutPrompts(error, body) }, 'unexpected error');
 }
 
