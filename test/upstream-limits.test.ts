@@ -213,10 +213,11 @@ describe.skipIf(split || !postgres)('channel limits across two mediagate worker 
       expect(maxHeld).toBeLessThanOrEqual(6);
       expect(maxGauge).toBeGreaterThan(0);
       expect(maxGauge).toBeLessThanOrEqual(6);
-      // At most `rate` a second, plus one where network delays bunch two spaced requests into one
-      // wall-clock second; two processes each keeping the rate alone would reach twice it.
-      expect(fake.http.stats.maxPerSecond('submit')).toBeLessThanOrEqual(3);
-      expect(fake.http.stats.maxPerSecond('poll')).toBeLessThanOrEqual(3);
+      // Over any 2 s, at most the rate's 4 requests plus two sent up to a second after their slots
+      // (a claim delayed by a loaded machine); two processes each keeping the rate alone would
+      // send 8. Per wall-clock second the same margin is one request, which two late sends exceed.
+      expect(fake.http.stats.maxInWindow('submit', 2000)).toBeLessThanOrEqual(6);
+      expect(fake.http.stats.maxInWindow('poll', 2000)).toBeLessThanOrEqual(6);
       expect(fake.http.stats.maxPerSecond('poll')).toBeGreaterThanOrEqual(2);
 
       // Each worker serves the channel series of what it did; together they account for every task.

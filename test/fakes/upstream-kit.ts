@@ -106,6 +106,8 @@ export class FakeStats {
   readonly acceptedByPrompt = new Map<string, number>();
   readonly byRole = new Map<RequestRole, number>();
   readonly perSecond = new Map<RequestRole, Map<number, number>>();
+  /** When each request of a role came (wall-clock ms), in order. */
+  readonly times = new Map<RequestRole, number[]>();
   /** Requests refused with a 429 (faults and business rate limits). */
   throttled = 0;
   lostAnswers = 0;
@@ -126,6 +128,23 @@ export class FakeStats {
     if (!seconds) this.perSecond.set(role, (seconds = new Map<number, number>()));
     const second = Math.floor(wallMs / 1000);
     seconds.set(second, (seconds.get(second) ?? 0) + 1);
+    let times = this.times.get(role);
+    if (!times) this.times.set(role, (times = []));
+    times.push(wallMs);
+  }
+
+  /**
+   * The most requests of a role within any `windowMs` (a sliding window, not wall-clock
+   * seconds): a rate kept over a longer window leaves less room to a request sent late.
+   */
+  maxInWindow(role: RequestRole, windowMs: number): number {
+    const times = this.times.get(role) ?? [];
+    let max = 0;
+    for (let first = 0, last = 0; last < times.length; last += 1) {
+      while ((times[last] ?? 0) - (times[first] ?? 0) >= windowMs) first += 1;
+      max = Math.max(max, last - first + 1);
+    }
+    return max;
   }
 
   /** The busiest wall-clock second for a role. */
