@@ -18,6 +18,9 @@ import { mayTakeSlot, slotsHeld, waitingKeysCap } from './slot-share.js';
 import type { Store } from './store.js';
 import { drive, execute, type Runner, type Steps } from './table.js';
 
+/** Where statement journals and temporary tables live outside migrations (sqlite.ts says why). */
+export const HOT_TEMP_STORE = 'MEMORY';
+
 /**
  * Rows one INSERT carries at most: a group commit's batch is what one turn of the event loop
  * brought (a few dozen creates under load, up to group-commit.ts's 1,000), and each number of
@@ -257,14 +260,21 @@ export class SqliteStore extends TableStore implements Store, Runner {
   async migrate(): Promise<number[]> {
     this.database.exec(createVersionTable.on('sqlite').text);
     const applied: number[] = [];
-    for (const step of migrationSteps('sqlite')) {
-      const done = this.database.transaction(() => {
-        if (this.first(isApplied, { version: step.version })) return false;
-        for (const ddl of step.statements) this.database.exec(ddl);
-        this.changes(recordApplied, { version: step.version, appliedAt: Date.now() });
-        return true;
-      })();
-      if (done) applied.push(step.version);
+    // A migration's UPDATE of every task would hold the original of every page of the table in
+    // a statement journal: on disk, not in memory, for these one-off statements (sqlite.ts).
+    this.database.exec('PRAGMA temp_store = FILE');
+    try {
+      for (const step of migrationSteps('sqlite')) {
+        const done = this.database.transaction(() => {
+          if (this.first(isApplied, { version: step.version })) return false;
+          for (const ddl of step.statements) this.database.exec(ddl);
+          this.changes(recordApplied, { version: step.version, appliedAt: Date.now() });
+          return true;
+        })();
+        if (done) applied.push(step.version);
+      }
+    } finally {
+      this.database.exec(`PRAGMA temp_store = ${HOT_TEMP_STORE}`);
     }
     return applied;
   }

@@ -68,6 +68,7 @@ export const NODE_LINE_SPECS = [
   // The store specs (helpers/stores.ts: every backend, so SQLite on this line).
   'test/fairness.test.ts',
   'test/insert-guard.test.ts',
+  'test/sqlite-temp-files.test.ts',
   'test/secrets-rotate.test.ts',
   'test/store-sql.test.ts',
   'test/sweep-turn.test.ts',
