@@ -3,13 +3,17 @@
  * `node dist/cli/main.js serve --no-workers` (the README's `npm start`, API only, so nothing
  * renders and every task stays queued) with its own defaults (the sandbox engine, `info` logs,
  * the default in-flight limit; only the per-minute rate limit off, or one key's load would be
- * 429s), against a bare node:http server, the two in turn in every round. Nothing of the
- * server's code is imported: the figures are what a client and `/proc` see. Per round: creates
- * of both families, then polls of 200 tasks created just before and still queued. Each row is
- * the server's CPU per request (all its threads) and its ratio to the ceiling's in the same
- * round. `--rounds=N` (default 3), `--seconds=N` per phase (default 3, after 1 s of warm-up),
- * `--in-flight=N` sets MEDIAGATE_MAX_TASKS_IN_FLIGHT (default: the server's own, 5000, which
- * a create phase passes: the rounds' creates are counted, and the limit is raised above them).
+ * 429s), against a bare node:http server. Nothing of the server's code is imported: the figures
+ * are what a client and `/proc` see. Per round: creates of both families, then polls of 200
+ * tasks created just before and still queued.
+ *
+ * Each phase is measured in PAIRS windows, each right after a window of the ceiling, and its
+ * figure is the median of the pairs: the server's CPU per request (all its threads) and its
+ * ratio to the ceiling's of the window just before. This machine's speed drifts by a third
+ * within minutes; a ratio of two windows a second apart does not see the drift, where one
+ * ceiling per round did. `--rounds=N` (default 2), `--pairs=N` (default 5), `--seconds=N` per
+ * window (default 1), `--in-flight=N` sets MEDIAGATE_MAX_TASKS_IN_FLIGHT (default 10,000,000:
+ * above what the rounds create, so every create is guarded and none refused).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,8 +26,9 @@ const option = (name: string, fallback: number): number => {
   const given = process.argv.find((arg) => arg.startsWith(`--${name}=`));
   return given === undefined ? fallback : Number(given.slice(name.length + 3));
 };
-const ROUNDS = option('rounds', 3);
-const SECONDS = option('seconds', 3);
+const ROUNDS = option('rounds', 2);
+const PAIRS = option('pairs', 5);
+const SECONDS = option('seconds', 1);
 const CONNECTIONS = 50;
 const KEY = 'mg_outside_key_0123456789abcdef';
 const AUTH = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
@@ -41,18 +46,41 @@ interface Row {
   readonly round: number;
   readonly phase: string;
   readonly rps: number;
+  /** Medians over the phase's pairs of windows: the ceiling's CPU per request, the server's, their ratio. */
+  readonly ceilingUs: number;
   readonly cpuUs: number;
+  readonly ratio: number;
   readonly non2xx: number;
 }
 
-async function phase(server: Served, path: string, requests?: Request[]): Promise<Omit<Row, 'round' | 'phase'>> {
+/** Server CPU per request over one window of load (after `warm` s of the same load). */
+async function window(server: Served, path: string, requests: Request[] | undefined, warm: number): Promise<{ cpuUs: number; rps: number; non2xx: number }> {
   const url = `${server.url}${path}`;
   const headers = requests ? {} : AUTH;
-  await load({ url, connections: CONNECTIONS, durationS: 1, headers, ...(requests ? { requests } : {}) });
+  if (warm > 0) await load({ url, connections: CONNECTIONS, durationS: warm, headers, ...(requests ? { requests } : {}) });
   const before = await cpuMicros(server.child.pid);
   const result = await load({ url, connections: CONNECTIONS, durationS: SECONDS, headers, ...(requests ? { requests } : {}) });
   const used = (await cpuMicros(server.child.pid)) - before;
-  return { rps: result.rps, cpuUs: result.requests === 0 ? 0 : used / result.requests, non2xx: result.non2xx };
+  return { cpuUs: result.requests === 0 ? 0 : used / result.requests, rps: result.rps, non2xx: result.non2xx };
+}
+
+const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/** PAIRS windows of the phase, each after one of the ceiling; the medians. */
+async function phase(ceiling: Served, server: Served, path: string, requests?: Request[]): Promise<Omit<Row, 'round' | 'phase'>> {
+  const pairs: { ceilingUs: number; cpuUs: number; rps: number; non2xx: number }[] = [];
+  for (let pair = 0; pair < PAIRS; pair += 1) {
+    const bare = await window(ceiling, '/', undefined, pair === 0 ? 1 : 0);
+    const measured = await window(server, path, requests, pair === 0 ? 1 : 0);
+    pairs.push({ ceilingUs: bare.cpuUs, ...measured });
+  }
+  return {
+    ceilingUs: median(pairs.map((p) => p.ceilingUs)),
+    cpuUs: median(pairs.map((p) => p.cpuUs)),
+    ratio: median(pairs.map((p) => p.ceilingUs / p.cpuUs)),
+    rps: median(pairs.map((p) => p.rps)),
+    non2xx: pairs.reduce((sum, p) => sum + p.non2xx, 0),
+  };
 }
 
 /** 200 tasks of one family, created one by one, their ids in order. */
@@ -85,15 +113,16 @@ try {
     for (let round = 1; round <= ROUNDS; round += 1) {
       const add = (name: string, measured: Omit<Row, 'round' | 'phase'>): void => {
         rows.push({ round, phase: name, ...measured });
-        process.stderr.write(`  round ${round}, ${name}: ${measured.rps} req/s, ${measured.cpuUs.toFixed(1)} µs/req, non-2xx ${measured.non2xx}\n`);
+        process.stderr.write(
+          `  round ${round}, ${name}: ${measured.rps} req/s, ${measured.cpuUs.toFixed(1)} µs/req against ${measured.ceilingUs.toFixed(1)}, non-2xx ${measured.non2xx}\n`,
+        );
       };
-      add('ceiling: bare node:http', await phase(ceiling, '/'));
-      add('create video', await phase(server, '/v1/video/generations', VIDEO));
-      add('create image', await phase(server, '/v1/images/generations/async', IMAGE));
+      add('create video', await phase(ceiling, server, '/v1/video/generations', VIDEO));
+      add('create image', await phase(ceiling, server, '/v1/images/generations/async', IMAGE));
       const videos = await createTasks(server, '/v1/video/generations', { model: 'vendora/famw-2.7-t2v', duration: 4 });
       const images = await createTasks(server, '/v1/images/generations/async', { model: 'vendora/famz-image-spicy' });
-      add('poll video, 200 queued', await phase(server, '/', polls('/v1/video/generations', videos)));
-      add('poll image, 200 queued', await phase(server, '/', polls('/v1/images/generations/async', images)));
+      add('poll video, 200 queued', await phase(ceiling, server, '/', polls('/v1/video/generations', videos)));
+      add('poll image, 200 queued', await phase(ceiling, server, '/', polls('/v1/images/generations/async', images)));
     }
   } finally {
     await server.stop();
@@ -104,16 +133,15 @@ try {
 }
 
 const phases = [...new Set(rows.map((row) => row.phase))];
-const lines = ['| phase | ' + Array.from({ length: ROUNDS }, (_, i) => `round ${i + 1}: µs (vs ceiling)`).join(' | ') + ' |'];
+const lines = ['| phase | ' + Array.from({ length: ROUNDS }, (_, i) => `round ${i + 1}: µs against the ceiling's (ratio)`).join(' | ') + ' |'];
 lines.push('|---|' + '---:|'.repeat(ROUNDS));
 for (const name of phases) {
   const cells = Array.from({ length: ROUNDS }, (_, i) => {
     const row = rows.find((r) => r.round === i + 1 && r.phase === name);
-    const ceilingUs = rows.find((r) => r.round === i + 1 && r.phase.startsWith('ceiling'))?.cpuUs ?? 0;
     if (!row) return '';
     const flag = row.non2xx > 0 ? ` [${row.non2xx} non-2xx]` : '';
-    return `${row.cpuUs.toFixed(1)} (${Math.round((ceilingUs / row.cpuUs) * 100)}%)${flag}`;
+    return `${row.cpuUs.toFixed(1)} / ${row.ceilingUs.toFixed(1)} (${Math.round(row.ratio * 100)}%)${flag}`;
   });
   lines.push(`| ${name} | ${cells.join(' | ')} |`);
 }
-process.stdout.write(`${lines.join('\n')}\n`);
+process.stdout.write(`${PAIRS} pairs of ${SECONDS} s windows a phase, medians\n${lines.join('\n')}\n`);

@@ -114,8 +114,11 @@ describe.skipIf(!availability.enabled)('/docs: the API reference', () => {
       );
       if (shown) break;
       if (sent.length > before || press === 3) {
+        const invalid = await block.locator('input.invalid, textarea.invalid, select.invalid').count();
         await answer.waitFor({ timeout: 60_000 }).catch((error: unknown) => {
-          throw new Error(`${what}: no answer shown (${String(error)}; sent: ${sent.slice(before).join(', ') || 'nothing'})`);
+          throw new Error(
+            `${what}: no answer shown (${String(error)}; sent: ${sent.slice(before).join(', ') || 'nothing'}; fields the page marks invalid: ${invalid})`,
+          );
         });
         break;
       }
@@ -221,7 +224,14 @@ describe.skipIf(!availability.enabled)('/docs: the API reference', () => {
     for (const [path, item] of Object.entries(document.paths)) {
       for (const method of Object.keys(item).filter((m) => METHODS.includes(m))) {
         const block = await expand(method, path);
-        for (const field of await block.locator('tr[data-param-in="path"] input').all()) await field.fill('unknown_0');
+        // The parameter rows are drawn after the body appears: a field not there yet would stay
+        // empty, and the page refuses to send an operation whose required field is empty.
+        const fields = block.locator('tr[data-param-in="path"] input');
+        await expect.poll(() => fields.count(), `${method} ${path}: its path fields`).toBe(path.match(/\{[^}]+\}/g)?.length ?? 0);
+        for (const field of await fields.all()) {
+          await field.fill('unknown_0');
+          await expect.poll(() => field.inputValue()).toBe('unknown_0');
+        }
         const answer = await execute(block, `${method} ${path}`);
         expect(Number(answer.status), `${method} ${path}: ${answer.body}`).toBeGreaterThanOrEqual(200);
         expect(Number(answer.status), `${method} ${path}: ${answer.body}`).toBeLessThan(500);

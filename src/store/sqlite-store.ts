@@ -56,7 +56,7 @@ type Settle =
  *
  * Group commits (group-commit.ts): creations, and settles, of one event-loop turn go in one
  * transaction; a commit (a WAL append of every page touched) is what costs, not the row
- * (measured: 30 µs a task alone, 5.4 µs in commits of 40).
+ * (`npx tsx bench/insert.ts`: about 70 µs of CPU a create alone, 11 µs in commits of 35).
  */
 export class SqliteStore extends TableStore implements Store, Runner {
   readonly dialect = 'sqlite';
