@@ -227,7 +227,7 @@ describe.skipIf(!availability.enabled)('/docs: the API reference', () => {
         // The parameter rows are drawn after the body appears: a field not there yet would stay
         // empty, and the page refuses to send an operation whose required field is empty.
         const fields = block.locator('tr[data-param-in="path"] input');
-        await expect.poll(() => fields.count(), `${method} ${path}: its path fields`).toBe(path.match(/\{[^}]+\}/g)?.length ?? 0);
+        await expect.poll(() => fields.count(), { message: `${method} ${path}: its path fields` }).toBe(path.match(/\{[^}]+\}/g)?.length ?? 0);
         for (const field of await fields.all()) {
           await field.fill('unknown_0');
           await expect.poll(() => field.inputValue()).toBe('unknown_0');

@@ -16,6 +16,7 @@ import type {
   RequestOptions,
 } from './types.js';
 import { groupByQuery, isReportShape, report, unixSeconds } from './usage.js';
+import { isRecord } from './records.js';
 
 /**
  * The admin client: key administration and usage across keys (`/v1/admin/*`), with an admin key.
@@ -25,10 +26,6 @@ import { groupByQuery, isReportShape, report, unixSeconds } from './usage.js';
  */
 
 const KEYS = '/v1/admin/keys';
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const isAmount = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value);
 

@@ -22,6 +22,8 @@
  *   └── WebhookVerificationError a webhook delivery failed verification (`code`; webhook-signature.ts)
  */
 
+import { isRecord } from './records.js';
+
 /** The server's two error envelopes: `{error:{type,code,message,param}}` (video) and `{code,message,data:null}` (image). */
 export interface ErrorFields {
   readonly type: string | undefined;
@@ -170,10 +172,6 @@ export class TaskFailedError<T = unknown> extends MediagateError {
     this.param = init.param;
     this.task = init.task;
   }
-}
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);

@@ -19,12 +19,9 @@ import type {
   WaitOptions,
 } from './types.js';
 import { isFinal, snapshot, waitForTask } from './wait.js';
+import { isRecord } from './records.js';
 const VIDEO_PATH = '/v1/video/generations';
 const IMAGE_PATH = '/v1/images/generations/async';
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isVideoTask(value: unknown): value is VideoTask {
   return isRecord(value) && typeof value['id'] === 'string' && typeof value['status'] === 'string' && Array.isArray(value['outputs']);

@@ -2,13 +2,10 @@ import { APIPromise, responseInfo } from './api-promise.js';
 import { MediagateError } from './errors.js';
 import { unexpectedResponse, type HttpCore, type HttpResult } from './http.js';
 import type { RecentModel, RecentTask, RecentTasks, RecentTasksParams, RequestOptions } from './types.js';
+import { isRecord } from './records.js';
 
 /** The server's range of `limit`; checked here so a bad value costs no request. */
 const MAX_LIMIT = 100;
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);

@@ -2,10 +2,7 @@ import { APIPromise, responseInfo } from './api-promise.js';
 import { MediagateError } from './errors.js';
 import { unexpectedResponse, type HttpCore, type HttpResult } from './http.js';
 import type { RequestOptions, UsageDimension, UsageParams, UsageReport, UsageTime } from './types.js';
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isRecord } from './records.js';
 
 const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value);
 

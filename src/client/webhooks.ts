@@ -12,12 +12,9 @@ import type {
   WebhookEvent,
 } from './types.js';
 import { unwrapWebhook, verifyWebhook, type VerifyOptions, type WebhookHeaders } from './webhook-signature.js';
+import { isRecord } from './records.js';
 
 const PATH = '/v1/webhooks';
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isEndpoint(value: unknown): value is WebhookEndpoint {
   return isRecord(value) && typeof value['id'] === 'string' && typeof value['url'] === 'string' && Array.isArray(value['events']);
