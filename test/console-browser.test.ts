@@ -6,7 +6,6 @@ import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generateKey } from '../src/auth/api-keys.js';
 import { chromiumAvailability, launchChromium } from './helpers/chromium.js';
-import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { eventually } from './helpers/eventually.js';
 import { createInstantEngine } from '../src/engines/instant.js';
 import type { Engine } from '../src/engines/types.js';
@@ -133,7 +132,6 @@ describe.skipIf(!availability.enabled)('console in Chromium', () => {
     // This file's screenshots only: the usage and keys specs (console-usage-browser) write beside them.
     await mkdir(ARTIFACTS, { recursive: true });
     for (const name of await readdir(ARTIFACTS)) if (/^(\d{2}|history|pricing)-/.test(name)) await rm(join(ARTIFACTS, name), { force: true });
-    await ensureConsoleBuilt();
     server = await startServer({ MEDIAGATE_SANDBOX_FPS: '6' });
     browser = await launchChromium();
   });
@@ -436,7 +434,6 @@ describe.skipIf(!availability.enabled)('console history and cancel in Chromium',
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    await ensureConsoleBuilt();
     server = await startServer({}, { engine: holding(createInstantEngine()) });
     // 24 that complete (alternating models), then the held one.
     for (let n = 0; n < 25; n += 1) {
@@ -555,7 +552,6 @@ describe.skipIf(!availability.enabled)('console model prices in Chromium', () =>
   let pricingDir: string;
 
   beforeAll(async () => {
-    await ensureConsoleBuilt();
     pricingDir = await mkdtemp(join(tmpdir(), 'mediagate-console-pricing-'));
     const file = join(pricingDir, 'pricing.json');
     await writeFile(

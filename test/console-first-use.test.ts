@@ -1,7 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { chromiumAvailability, launchChromium } from './helpers/chromium.js';
-import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -24,7 +23,6 @@ describe.skipIf(!availability.enabled)('console: first use', () => {
   const field = (name: string) => page.getByLabel(name, { exact: true });
 
   beforeAll(async () => {
-    await ensureConsoleBuilt();
     server = await startServer({ MEDIAGATE_SANDBOX_FPS: '6' });
     browser = await launchChromium();
   });

@@ -2,7 +2,6 @@ import { Agent, fetch, type RequestInit } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { FILE_CSP } from '../src/http/routes/files.js';
-import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { eventually } from './helpers/eventually.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -49,7 +48,6 @@ async function completedVideo(server: TestServer, origin?: string): Promise<{ id
 describe('console over HTTP, CORS off (the default)', () => {
   let server: TestServer;
   beforeAll(async () => {
-    await ensureConsoleBuilt();
     server = await startServer();
   });
   afterAll(async () => {

@@ -6,7 +6,6 @@ import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Mediagate, MediagateAdmin } from '../src/client/index.js';
 import { chromiumAvailability, launchChromium } from './helpers/chromium.js';
-import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { envKeyId } from './helpers/ledger.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -62,7 +61,6 @@ describe.skipIf(!availability.enabled)('console models, prices and history in Ch
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    await ensureConsoleBuilt();
     dir = await mkdtemp(join(tmpdir(), 'mediagate-console-models-'));
     await writeFile(join(dir, 'pricing.json'), JSON.stringify(PRICING));
     server = await startServer({

@@ -4,7 +4,6 @@ import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-c
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthenticationError, KeyNotFoundError, Mediagate, MediagateAdmin } from '../src/client/index.js';
 import { chromiumAvailability, launchChromium } from './helpers/chromium.js';
-import { ensureConsoleBuilt } from './helpers/console-build.js';
 import { eventually } from './helpers/eventually.js';
 import { envKeyId } from './helpers/ledger.js';
 import { rejectsWith } from './helpers/rejections.js';
@@ -76,7 +75,6 @@ describe.skipIf(!availability.enabled)('console usage and keys in Chromium', () 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
     for (const name of await readdir(ARTIFACTS)) if (/^(usage|keys)-/.test(name)) await rm(join(ARTIFACTS, name), { force: true });
-    await ensureConsoleBuilt();
     // The second key has a budget of 1 a month, set before its first request (budgets are cached a few seconds).
     priced = await startPricedServer(PRICING, { amount: 1, period: 'month' });
     server = priced.server;

@@ -13,7 +13,9 @@ import { promisify } from 'node:util';
  * - packages/client/dist: `@mediagate/client` as packed and installed (client-package), and as
  *   imported by the documented examples' type check (types/typecheck) and the README's install
  *   (readme-install). Built here rather than by one of them, since the build empties the directory
- *   first: a spec reading it while another rebuilt it would find no package.
+ *   first: a spec reading it while another rebuilt it would find no package;
+ * - dist/console: the web console's bundle, which the server serves and the console's browser
+ *   specs drive (scripts/build-console.mjs swaps a new build in whole).
  */
 const ROOT = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
@@ -38,5 +40,7 @@ export default async function setup(): Promise<void> {
   const client = join(ROOT, 'packages', 'client');
   if (stale(join(client, 'dist', 'cli', 'bin.cjs'), ['src', 'tsconfig.json', 'packages/client/build.mjs', 'packages/client/tsconfig.json']))
     builds.push(run(process.execPath, [join(client, 'build.mjs')], { cwd: client }));
+  if (stale(join(ROOT, 'dist', 'console', 'index.html'), ['console', 'scripts/build-console.mjs']))
+    builds.push(run(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT }));
   await Promise.all(builds);
 }
