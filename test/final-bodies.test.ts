@@ -4,10 +4,11 @@
  * rotated signing secret drops the bytes, and a task deleted by retention (by this process or,
  * on PostgreSQL, by another one sharing the database) is 404. The cache holds at most its bytes.
  */
+import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { FinalBodies } from '../src/http/tasks/final-bodies.js';
+import { FinalBodies, watchChanges } from '../src/http/tasks/final-bodies.js';
 import type { Task } from '../src/store/records.js';
 import { rotateSigningSecret } from '../src/storage/signing.js';
 import { eventually } from './helpers/eventually.js';
@@ -104,6 +105,44 @@ describe('the cache of final bodies: bounded by bytes, least recently used out, 
     const cache = new FinalBodies({ maxBytes: 0, retentionMs: 86_400_000, generation: () => 0 });
     expect(cache.keep(task('vid_a', 'k', Date.now()), 'video', '{"a":1}').toString()).toBe('{"a":1}');
     expect(cache.get('k', 'video', 'vid_a')).toBeUndefined();
+  });
+});
+
+describe('a change drops its body: heard from the feed, and from this process at once', () => {
+  /** A feed that has not (yet) heard anything: PostgreSQL's, before the change's NOTIFY arrives. */
+  function quietFeed(): { watchAll(listener: (id: string | null) => void): () => void; tell(id: string | null): void } {
+    const listeners = new Set<(id: string | null) => void>();
+    return {
+      watchAll: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      tell: (id) => {
+        for (const listener of listeners) listener(id);
+      },
+    };
+  }
+
+  it("drops a task's body in the step this process changed it, before any notification", () => {
+    const cache = new FinalBodies({ maxBytes: 1 << 20, retentionMs: 86_400_000, generation: () => 0 });
+    const service = new EventEmitter<{ changed: [{ id: string }] }>();
+    const feed = quietFeed();
+    const unwatch = watchChanges(cache, feed, service);
+    cache.keep(task('vid_deleted', 'k', Date.now()), 'video', '{"id":"vid_deleted"}');
+    cache.keep(task('vid_kept', 'k', Date.now()), 'video', '{"id":"vid_kept"}');
+    expect(cache.get('k', 'video', 'vid_deleted')).toBeDefined();
+    // The service's event is emitted in the step that changed the task (the front doors' DELETE).
+    service.emit('changed', { id: 'vid_deleted' });
+    expect(cache.get('k', 'video', 'vid_deleted')).toBeUndefined();
+    expect(cache.get('k', 'video', 'vid_kept')).toBeDefined();
+    // Another process's change arrives through the feed only.
+    feed.tell('vid_kept');
+    expect(cache.get('k', 'video', 'vid_kept')).toBeUndefined();
+    unwatch();
+    cache.keep(task('vid_later', 'k', Date.now()), 'video', '{}');
+    service.emit('changed', { id: 'vid_later' });
+    feed.tell('vid_later');
+    expect(cache.get('k', 'video', 'vid_later')).toBeDefined();
   });
 });
 

@@ -14,7 +14,7 @@ import { dataUrlStrings, parseJsonBody, type JsonBodyResult } from '../body/json
 import type { HttpContext } from '../context.js';
 import { defaultHeaders } from './default-headers.js';
 import { createDispatch } from '../dispatch.js';
-import { FinalBodies } from '../tasks/final-bodies.js';
+import { FinalBodies, watchChanges } from '../tasks/final-bodies.js';
 import { apiErrorOf, logFailure, parseError } from '../error-answer.js';
 import { errorBody, familyOf } from '../../wire/envelopes.js';
 import { registerCors } from './cors.js';
@@ -79,8 +79,9 @@ export function buildHttpServer(ctx: HttpContext, logger: Logger, routes: readon
     }),
   };
   // Every change of a task, whichever process made it, drops its body (final-bodies.ts): a running
-  // task's new state, or a task deleted by its owner (the front doors' DELETE) in any process.
-  const unwatchBodies = ctx.feed.watchAll((id) => (id === null ? deps.finalBodies.changedAll() : deps.finalBodies.changed(id)));
+  // task's new state, or a task deleted by its owner (the front doors' DELETE) in any process;
+  // this process's own changes at once.
+  const unwatchBodies = watchChanges(deps.finalBodies, ctx.feed, ctx.service);
   let closing = false;
   const dispatch = createDispatch({
     routes,

@@ -1,4 +1,5 @@
 import type { Task } from '../../store/records.js';
+import type { TaskFeed } from '../../tasks/feed.js';
 import type { Family } from '../../wire/envelopes.js';
 
 /** What the cache of final task bodies is told at start (config: MEDIAGATE_FINAL_BODY_CACHE_BYTES). */
@@ -202,4 +203,28 @@ export class FinalBodies {
     this.held -= entry.size;
     if (entry.running) this.running -= 1;
   }
+}
+
+/** This process's task changes, as its TaskService tells them (`changed`, with the task's id). */
+export interface OwnChanges {
+  on(event: 'changed', listener: (change: { id: string }) => void): unknown;
+  off(event: 'changed', listener: (change: { id: string }) => void): unknown;
+}
+
+/**
+ * Drops the bodies of changed tasks: every change the feed hears, whichever process made it
+ * (null: changes may have been missed), and this process's own changes from its service, in the
+ * step that made them. On PostgreSQL the feed hears this process's changes too, but a NOTIFY's
+ * round trip later: a DELETE answered here would leave the task's body here for that long, and a
+ * poll sent on the DELETE's answer could be served it. A change heard twice drops nothing twice.
+ * Returns the unwatch.
+ */
+export function watchChanges(bodies: Pick<FinalBodies, 'changed' | 'changedAll'>, feed: Pick<TaskFeed, 'watchAll'>, service: OwnChanges): () => void {
+  const unwatchFeed = feed.watchAll((id) => (id === null ? bodies.changedAll() : bodies.changed(id)));
+  const own = ({ id }: { id: string }): void => bodies.changed(id);
+  service.on('changed', own);
+  return () => {
+    unwatchFeed();
+    service.off('changed', own);
+  };
 }
