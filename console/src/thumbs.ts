@@ -15,6 +15,9 @@ const FRAME_AT_S = 0.5;
 const SIDE = 96;
 const SLOTS = 2;
 const TIMEOUT_MS = 20_000;
+/** Draws of a frame that came out black before it is kept (REDRAW_MS apart: about a second in all). */
+const REDRAWS = 20;
+const REDRAW_MS = 50;
 
 const frames = new Map<string, Promise<string | null>>();
 /** Frames already read: a re-rendered row gets its image at once, with no flash of the empty box. */
@@ -31,6 +34,15 @@ async function slot<T>(work: () => Promise<T>): Promise<T> {
     busy -= 1;
     waiting.shift()?.();
   }
+}
+
+/** Every pixel (near) black: the frame drawn before it was decoded, unless the clip is black there. */
+function blank(context: CanvasRenderingContext2D, width: number, height: number): boolean {
+  const { data } = context.getImageData(0, 0, width, height);
+  for (let i = 0; i < data.length; i += 4) {
+    if ((data[i] ?? 0) > 8 || (data[i + 1] ?? 0) > 8 || (data[i + 2] ?? 0) > 8) return false;
+  }
+  return true;
 }
 
 /** A JPEG data URL of a frame of the video; null when it cannot be read (an error, another origin without CORS). */
@@ -54,18 +66,30 @@ function grab(url: string): Promise<string | null> {
     video.addEventListener('loadedmetadata', () => {
       video.currentTime = Math.min(FRAME_AT_S, Number.isFinite(video.duration) ? video.duration / 2 : FRAME_AT_S);
     });
-    video.addEventListener('seeked', () => {
+    const capture = (attempt: number): void => {
+      if (done) return;
       const scale = SIDE / Math.max(video.videoWidth, video.videoHeight, 1);
       const canvas = document.createElement('canvas');
       canvas.width = Math.max(1, Math.round(video.videoWidth * scale));
       canvas.height = Math.max(1, Math.round(video.videoHeight * scale));
+      const context = canvas.getContext('2d', { willReadFrequently: true });
       try {
-        canvas.getContext('2d')?.drawImage(video, 0, 0, canvas.width, canvas.height);
+        context?.drawImage(video, 0, 0, canvas.width, canvas.height);
+        // `seeked` can fire before the frame at the new position is decoded (a loaded machine,
+        // several videos at once): the canvas then holds black, seen once in Chromium's runs. The
+        // frame is drawn again a little later, and a clip that is truly black there is kept as
+        // it is after the last try.
+        const pending = video.readyState < HTMLMediaElement.HAVE_CURRENT_DATA || (context !== null && blank(context, canvas.width, canvas.height));
+        if (pending && attempt < REDRAWS) {
+          setTimeout(() => capture(attempt + 1), REDRAW_MS);
+          return;
+        }
         finish(canvas.toDataURL('image/jpeg', 0.85));
       } catch {
         finish(null); // a tainted canvas: the output is on another origin without CORS
       }
-    });
+    };
+    video.addEventListener('seeked', () => capture(0));
     video.addEventListener('error', () => finish(null));
     video.src = url;
   });
