@@ -20,7 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Request } from 'autocannon';
 import { load } from './lib/load.js';
-import { cpuMicros, serve, type Served } from './lib/proc.js';
+import { serve, type Served } from './lib/proc.js';
+import { cpuWindow, median, type Window } from './lib/windows.js';
 
 const option = (name: string, fallback: number): number => {
   const given = process.argv.find((arg) => arg.startsWith(`--${name}=`));
@@ -54,17 +55,13 @@ interface Row {
 }
 
 /** Server CPU per request over one window of load (after `warm` s of the same load). */
-async function window(server: Served, path: string, requests: Request[] | undefined, warm: number): Promise<{ cpuUs: number; rps: number; non2xx: number }> {
+async function window(server: Served, path: string, requests: Request[] | undefined, warm: number): Promise<Window> {
   const url = `${server.url}${path}`;
   const headers = requests ? {} : AUTH;
-  if (warm > 0) await load({ url, connections: CONNECTIONS, durationS: warm, headers, ...(requests ? { requests } : {}) });
-  const before = await cpuMicros(server.child.pid);
-  const result = await load({ url, connections: CONNECTIONS, durationS: SECONDS, headers, ...(requests ? { requests } : {}) });
-  const used = (await cpuMicros(server.child.pid)) - before;
-  return { cpuUs: result.requests === 0 ? 0 : used / result.requests, rps: result.rps, non2xx: result.non2xx };
+  const shape = { url, connections: CONNECTIONS, headers, ...(requests ? { requests } : {}) };
+  if (warm > 0) await load({ ...shape, durationS: warm });
+  return cpuWindow(server, { ...shape, durationS: SECONDS });
 }
-
-const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 /** PAIRS windows of the phase, each after one of the ceiling; the medians. */
 async function phase(ceiling: Served, server: Served, path: string, requests?: Request[]): Promise<Omit<Row, 'round' | 'phase'>> {

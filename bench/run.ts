@@ -12,7 +12,8 @@ import type { Request } from 'autocannon';
 import pg from 'pg';
 import sharp from 'sharp';
 import { load, type LoadResult } from './lib/load.js';
-import { cpuMicros, rssMiB, serve, stopChild, type Served } from './lib/proc.js';
+import { cpuWindow, median, type Window } from './lib/windows.js';
+import { rssMiB, serve, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks, seedUsage } from './lib/seed.js';
 import { FLOORS, RELATIVE_FLOORS } from './floors.js';
@@ -54,6 +55,11 @@ interface HttpRow extends LoadResult {
    * /proc, so less sensitive than req/s to what else the machine is doing.
    */
   readonly cpuUsPerRequest: number;
+  /**
+   * The median over its windows of the ceiling's CPU per request in the window just before over
+   * the phase's (PAIRS); absent for the ceiling's own row.
+   */
+  readonly pairedCpuRatio?: number;
 }
 
 const rows: HttpRow[] = [];
@@ -79,28 +85,59 @@ function mediagate(dataDir: string, args: string[], env: Record<string, string> 
   );
 }
 
+/**
+ * Windows a phase's load is cut in, each measured right after a window of the ceiling's server
+ * (kept serving for the whole pass, phaseCeiling): this machine's speed drifts by a third within
+ * minutes, and a ratio of two windows a second apart does not see that drift where a ratio to a
+ * ceiling measured minutes before did (bench/outside.ts does the same). The phase's ratio by CPU
+ * is the median of its pairs' ratios.
+ */
+const PAIRS = quick ? 3 : 5;
+let ceilingServer: Served | undefined;
+
 async function measure(
   name: string,
   server: Served,
   path: string,
   options: { requests?: Request[]; headers?: Record<string, string>; keep?: boolean } = {},
 ): Promise<HttpRow> {
-  await load({ url: `${server.url}${path}`, connections: CONNECTIONS, durationS: WARMUP_S, ...options });
+  const { keep, ...shape } = options;
+  const url = `${server.url}${path}`;
+  await load({ url, connections: CONNECTIONS, durationS: WARMUP_S, ...shape });
   const rssBeforeMiB = await rssMiB(server.child.pid);
-  const cpuBefore = await cpuMicros(server.child.pid);
-  const result = await load({ url: `${server.url}${path}`, connections: CONNECTIONS, durationS: DURATION_S, ...options });
-  const cpuUsed = (await cpuMicros(server.child.pid)) - cpuBefore;
+  const bare = ceilingServer !== undefined && ceilingServer !== server ? ceilingServer : undefined;
+  const count = bare === undefined ? 1 : PAIRS;
+  const windows: Window[] = [];
+  const pairRatios: number[] = [];
+  for (let pair = 0; pair < count; pair += 1) {
+    const ceilingWindow =
+      bare === undefined ? undefined : await cpuWindow(bare, { url: `${bare.url}/`, connections: CONNECTIONS, durationS: DURATION_S / count });
+    const measured = await cpuWindow(server, { url, connections: CONNECTIONS, durationS: DURATION_S / count, ...shape });
+    windows.push(measured);
+    if (ceilingWindow !== undefined && measured.cpuUs > 0) pairRatios.push(ceilingWindow.cpuUs / measured.cpuUs);
+  }
+  const requests = windows.reduce((sum, w) => sum + w.requests, 0);
+  const cpuUsed = windows.reduce((sum, w) => sum + w.cpuUs * w.requests, 0);
+  const rps = Math.round(windows.reduce((sum, w) => sum + w.rps, 0) / windows.length);
   const row: HttpRow = {
     name,
-    ...result,
-    ratio: ceiling === 0 ? 1 : Math.round((result.rps / ceiling) * 100) / 100,
+    rps,
+    p50: median(windows.map((w) => w.p50)),
+    p99: Math.max(...windows.map((w) => w.p99)),
+    requests,
+    non2xx: windows.reduce((sum, w) => sum + w.non2xx, 0),
+    errors: windows.reduce((sum, w) => sum + w.errors, 0),
+    ratio: ceiling === 0 ? 1 : Math.round((rps / ceiling) * 100) / 100,
+    ...(pairRatios.length > 0 ? { pairedCpuRatio: Math.round(median(pairRatios) * 1000) / 1000 } : {}),
     rssBeforeMiB,
     rssAfterMiB: await rssMiB(server.child.pid),
-    cpuUsPerRequest: result.requests === 0 ? 0 : Math.round((cpuUsed / result.requests) * 10) / 10,
+    cpuUsPerRequest: requests === 0 ? 0 : Math.round((cpuUsed / requests) * 10) / 10,
   };
-  if (options.keep !== false) rows.push(row);
+  if (keep !== false) rows.push(row);
   process.stderr.write(
-    `  ${name}: ${row.rps} req/s (${Math.round(row.ratio * 100)}% of ceiling), p50 ${row.p50} ms, p99 ${row.p99} ms, server CPU ${row.cpuUsPerRequest} µs/req, non-2xx ${row.non2xx}\n`,
+    `  ${name}: ${row.rps} req/s (${Math.round(row.ratio * 100)}% of ceiling), p50 ${row.p50} ms, p99 ${row.p99} ms, server CPU ${row.cpuUsPerRequest} µs/req${
+      row.pairedCpuRatio === undefined ? '' : ` (${percent(row.pairedCpuRatio)} of the ceiling's windows just before, median of ${pairRatios.length})`
+    }, non-2xx ${row.non2xx}\n`,
   );
   return row;
 }
@@ -114,15 +151,13 @@ async function pngDataUrl(width: number, height: number, noise: boolean): Promis
   return `data:image/png;base64,${png.toString('base64')}`;
 }
 
+/** The ceiling's row, its server left serving for the pass's pairs of windows (phases stops it). */
 async function phaseCeiling(): Promise<void> {
   const server = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {}, '/');
-  try {
-    ceiling = 0;
-    const row = await measure('ceiling: bare node:http, fixed JSON', server, '/');
-    ceiling = row.rps;
-  } finally {
-    await server.stop();
-  }
+  ceiling = 0;
+  const row = await measure('ceiling: bare node:http, fixed JSON', server, '/');
+  ceiling = row.rps;
+  ceilingServer = server;
 }
 
 /** The bare node:http server answering the create video phase's requests (information: no floor). */
@@ -147,11 +182,14 @@ async function phaseCreate(): Promise<void> {
     // What the HTTP of a create costs by itself: the bare server of the ceiling answering the same
     // POSTs (their bodies read, the fixed answer written). Read beside the ceiling's GET, it says
     // how much of a create's cost no server can avoid; every ratio stays to the GET ceiling.
-    const bare = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {}, '/');
-    try {
-      await measure(POST_CEILING, bare, '/v1/video/generations', { requests: videoCreates });
-    } finally {
-      await bare.stop();
+    // Information only (no floor): the guard skips it.
+    if (!guard) {
+      const bare = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {}, '/');
+      try {
+        await measure(POST_CEILING, bare, '/v1/video/generations', { requests: videoCreates });
+      } finally {
+        await bare.stop();
+      }
     }
     await measure('create video (4 models, no media data)', server, '/v1/video/generations', { requests: videoCreates });
     await measure('create video (data URLs, 0.3 KB and 120 KB)', server, '/v1/video/generations', {
@@ -449,17 +487,19 @@ async function phaseBacklog(): Promise<void> {
     servers.push(emptyServer);
     const deepServer = await mediagate(deep, ['serve', '--no-workers']);
     servers.push(deepServer);
-    // The two creates in turn, twice, each row the better of its two runs: the pair is compared,
+    // The two creates in turn, twice, each row the better of its two runs (by its ratio to the
+    // ceiling's windows): the pair is compared,
     // and a data-URL create's file operations (most of its cost) vary most with the machine's load.
     const noBacklog = 'backlog: create video with data URLs, no backlog at start';
     const withBacklog = `backlog: create video with data URLs, ${BACKLOG.toLocaleString('en')} queued for the key`;
     const runs: HttpRow[] = [];
-    for (let round = 0; round < 2; round += 1) {
+    // The guard's ratios are medians of pairs of windows already (measure): one run each there.
+    for (let round = 0; round < (guard ? 1 : 2); round += 1) {
       runs.push(await measure(noBacklog, emptyServer, '/v1/video/generations', { ...creates, keep: false }));
       runs.push(await measure(withBacklog, deepServer, '/v1/video/generations', { ...creates, keep: false }));
     }
     for (const name of [noBacklog, withBacklog]) {
-      const best = runs.filter((run) => run.name === name).sort((a, b) => a.cpuUsPerRequest - b.cpuUsPerRequest)[0];
+      const best = runs.filter((run) => run.name === name).sort((a, b) => cpuRatio(b) - cpuRatio(a))[0];
       if (best) rows.push(best);
     }
     await measure(`backlog: poll video, ${BACKLOG.toLocaleString('en')} queued for the key`, deepServer, '/v1/video/generations/x', {
@@ -473,11 +513,13 @@ async function phaseBacklog(): Promise<void> {
 }
 
 /**
- * A phase's ratio to the ceiling by server CPU per request (the ceiling's µs over the phase's):
- * on this shared machine it moves far less than req/s, which swings with whatever else runs
- * during each phase (the ceiling's own req/s has measured from 15k to 84k).
+ * A phase's ratio to the ceiling by server CPU per request (the ceiling's µs over the phase's),
+ * the median of its pairs of windows (measure): on this shared machine it moves far less than
+ * req/s, which swings with whatever else runs during each phase (the ceiling's own req/s has
+ * measured from 15k to 84k). A row without pairs (the ceiling's) is read against the ceiling's row.
  */
 function cpuRatio(row: HttpRow): number {
+  if (row.pairedCpuRatio !== undefined) return row.pairedCpuRatio;
   const ceilingCpu = rows[0]?.cpuUsPerRequest ?? 0;
   return row.cpuUsPerRequest === 0 || ceilingCpu === 0 ? 0 : Math.round((ceilingCpu / row.cpuUsPerRequest) * 1000) / 1000;
 }
@@ -500,8 +542,10 @@ function checkFloors(): Map<string, string> {
     const row = rows.find((r) => r.name === phase);
     const base = rows.find((r) => r.name === against);
     if (!row || !base) continue;
-    // A phase that completed no request (each took longer than the load generator's timeout) is 0.
-    const ratio = row.cpuUsPerRequest === 0 ? 0 : Math.round((base.cpuUsPerRequest / row.cpuUsPerRequest) * 100) / 100;
+    // Each against the ceiling's windows just before its own, so a drift of the machine between
+    // the two phases cancels. A phase that completed no request (each took longer than the load
+    // generator's timeout) is 0.
+    const ratio = cpuRatio(base) === 0 ? 0 : Math.round((cpuRatio(row) / cpuRatio(base)) * 100) / 100;
     const ok = ratio >= floor;
     if (!ok)
       failures.set(`${phase} / ${against}`, `${phase}: ${percent(ratio)} of "${against}" by server CPU per request, under its floor of ${percent(floor)}`);
@@ -639,7 +683,7 @@ function upstreamMarkdown(u: UpstreamFigure): string[] {
 
 function markdown(pipelines: PipelineFigure[], renders: RenderFigure[], upstream: UpstreamFigure | undefined): string {
   const lines = [
-    `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION_S} s per phase after ${WARMUP_S} s of warm-up${guard ? ' (--guard)' : quick ? ' (--quick)' : ''}.`,
+    `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION_S} s per phase after ${WARMUP_S} s of warm-up${guard ? ' (--guard)' : quick ? ' (--quick)' : ''}. Ratios by CPU: the median of ${PAIRS} windows a phase, each against a window of the ceiling just before it.`,
     '',
     '| phase | req/s | vs ceiling | p50 ms | p99 ms | server CPU µs/req | vs ceiling by CPU | non-2xx | RSS before → after (MiB) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---|',
@@ -673,12 +717,17 @@ const wanted = (phase: string): boolean => (only === undefined ? !guard || GUARD
 /** The phases of one pass (the ceiling first: every ratio is to the ceiling of its own pass). */
 async function phases(): Promise<void> {
   await phaseCeiling();
-  if (wanted('create')) await phaseCreate();
-  if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
-  if (wanted('running')) await phaseRunning();
-  if (wanted('usage')) await phaseUsage();
-  if (wanted('budgets')) await phaseBudgets();
-  if (wanted('backlog')) await phaseBacklog();
+  try {
+    if (wanted('create')) await phaseCreate();
+    if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
+    if (wanted('running')) await phaseRunning();
+    if (wanted('usage')) await phaseUsage();
+    if (wanted('budgets')) await phaseBudgets();
+    if (wanted('backlog')) await phaseBacklog();
+  } finally {
+    await ceilingServer?.stop();
+    ceilingServer = undefined;
+  }
 }
 
 /**
