@@ -18,8 +18,16 @@ import { mayTakeSlot, slotsHeld, waitingKeysCap } from './slot-share.js';
 import type { Store } from './store.js';
 import { drive, execute, type Runner, type Steps } from './table.js';
 
-/** Where statement journals and temporary tables live outside migrations (sqlite.ts says why). */
-export const HOT_TEMP_STORE = 'MEMORY';
+/**
+ * Where statement journals and temporary tables live outside migrations. A statement that changes
+ * many rows inside a transaction (a batch's multi-row INSERT, a claim or settle batch) keeps the
+ * original of every page it changes in a statement journal, which SQLite spills to a new
+ * temporary file once it passes 64 KiB: an open, an unlink and the journal's writes for nearly
+ * every group commit (seen with strace under the bench's creates). In memory it costs a copy of
+ * those pages and no system call. Migrations, which may rewrite a whole table, switch to a file
+ * while they run (migrate).
+ */
+const HOT_TEMP_STORE = 'MEMORY';
 
 /**
  * Rows one INSERT carries at most: a group commit's batch is what one turn of the event loop
@@ -81,6 +89,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
   constructor(private readonly database: SqliteConnection) {
     super();
     this.driver = database.driver;
+    database.exec(`PRAGMA temp_store = ${HOT_TEMP_STORE}`);
     // One transaction per batch (group-commit.ts), begun with the write lock: insertAll reads
     // the guards and the ranks before it writes the rows.
     this.insertBatch = database.transaction((tasks: readonly NewTask[]) => this.insertAll(tasks), 'immediate');
@@ -261,7 +270,7 @@ export class SqliteStore extends TableStore implements Store, Runner {
     this.database.exec(createVersionTable.on('sqlite').text);
     const applied: number[] = [];
     // A migration's UPDATE of every task would hold the original of every page of the table in
-    // a statement journal: on disk, not in memory, for these one-off statements (sqlite.ts).
+    // a statement journal: on disk, not in memory, for these one-off statements (HOT_TEMP_STORE).
     this.database.exec('PRAGMA temp_store = FILE');
     try {
       for (const step of migrationSteps('sqlite')) {

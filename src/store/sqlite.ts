@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { openSqlite, type SqliteDriverName } from './sqlite-driver.js';
-import { HOT_TEMP_STORE, SqliteStore } from './sqlite-store.js';
+import { SqliteStore } from './sqlite-store.js';
 
 export interface SqliteOptions {
   readonly path: string;
@@ -27,13 +27,6 @@ export function openSqliteStore(options: SqliteOptions): SqliteStore {
   // Deleted rows are overwritten with zeros, not left in free pages: a deleted webhook
   // endpoint's secret (or a task's prompt) must not be readable from the file afterwards.
   database.exec('PRAGMA secure_delete = ON');
-  // A statement that changes many rows inside a transaction (a batch's multi-row INSERT, a claim
-  // or settle batch) keeps the original of every page it changes in a statement journal, which
-  // SQLite spills to a new temporary file once it passes 64 KiB: an open, an unlink and the
-  // journal's writes for nearly every group commit (seen with strace under the bench's creates).
-  // In memory it costs a copy of those pages and no system call. Migrations, which may rewrite
-  // a whole table, switch back to a file while they run (SqliteStore.migrate).
-  database.exec(`PRAGMA temp_store = ${HOT_TEMP_STORE}`);
   // A negative cache_size is in KiB.
   database.exec(`PRAGMA cache_size = ${-1024 * Math.max(2, Math.floor(options.cacheMb ?? 64))}`);
   return new SqliteStore(database);
