@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import type { Request } from 'autocannon';
 import { load } from './lib/load.js';
 import { serve, type Served } from './lib/proc.js';
-import { cpuWindow, median, type Window } from './lib/windows.js';
+import { median, pairedWindows } from './lib/windows.js';
 
 const option = (name: string, fallback: number): number => {
   const given = process.argv.find((arg) => arg.startsWith(`--${name}=`));
@@ -54,29 +54,18 @@ interface Row {
   readonly non2xx: number;
 }
 
-/** Server CPU per request over one window of load (after `warm` s of the same load). */
-async function window(server: Served, path: string, requests: Request[] | undefined, warm: number): Promise<Window> {
-  const url = `${server.url}${path}`;
-  const headers = requests ? {} : AUTH;
-  const shape = { url, connections: CONNECTIONS, headers, ...(requests ? { requests } : {}) };
-  if (warm > 0) await load({ ...shape, durationS: warm });
-  return cpuWindow(server, { ...shape, durationS: SECONDS });
-}
-
-/** PAIRS windows of the phase, each after one of the ceiling; the medians. */
+/** PAIRS windows of the phase, each after one of the ceiling (after 1 s of warm-up of each); the medians. */
 async function phase(ceiling: Served, server: Served, path: string, requests?: Request[]): Promise<Omit<Row, 'round' | 'phase'>> {
-  const pairs: { ceilingUs: number; cpuUs: number; rps: number; non2xx: number }[] = [];
-  for (let pair = 0; pair < PAIRS; pair += 1) {
-    const bare = await window(ceiling, '/', undefined, pair === 0 ? 1 : 0);
-    const measured = await window(server, path, requests, pair === 0 ? 1 : 0);
-    pairs.push({ ceilingUs: bare.cpuUs, ...measured });
-  }
+  const shape = { url: `${server.url}${path}`, connections: CONNECTIONS, headers: requests ? {} : AUTH, ...(requests ? { requests } : {}) };
+  await load({ url: `${ceiling.url}/`, connections: CONNECTIONS, durationS: 1 });
+  await load({ ...shape, durationS: 1 });
+  const { windows, ceilingUs, ratios } = await pairedWindows(ceiling, server, { ...shape, durationS: SECONDS }, PAIRS);
   return {
-    ceilingUs: median(pairs.map((p) => p.ceilingUs)),
-    cpuUs: median(pairs.map((p) => p.cpuUs)),
-    ratio: median(pairs.map((p) => p.ceilingUs / p.cpuUs)),
-    rps: median(pairs.map((p) => p.rps)),
-    non2xx: pairs.reduce((sum, p) => sum + p.non2xx, 0),
+    ceilingUs: median(ceilingUs),
+    cpuUs: median(windows.map((w) => w.cpuUs)),
+    ratio: median(ratios),
+    rps: median(windows.map((w) => w.rps)),
+    non2xx: windows.reduce((sum, w) => sum + w.non2xx, 0),
   };
 }
 

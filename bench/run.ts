@@ -12,7 +12,7 @@ import type { Request } from 'autocannon';
 import pg from 'pg';
 import sharp from 'sharp';
 import { load, type LoadResult } from './lib/load.js';
-import { cpuWindow, median, type Window } from './lib/windows.js';
+import { cpuWindow, median, pairedWindows, type PairedWindows } from './lib/windows.js';
 import { rssMiB, serve, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks, seedUsage } from './lib/seed.js';
@@ -87,10 +87,8 @@ function mediagate(dataDir: string, args: string[], env: Record<string, string> 
 
 /**
  * Windows a phase's load is cut in, each measured right after a window of the ceiling's server
- * (kept serving for the whole pass, phaseCeiling): this machine's speed drifts by a third within
- * minutes, and a ratio of two windows a second apart does not see that drift where a ratio to a
- * ceiling measured minutes before did (bench/outside.ts does the same). The phase's ratio by CPU
- * is the median of its pairs' ratios.
+ * (kept serving for the whole pass, phaseCeiling; lib/windows.ts, pairedWindows, says why). The
+ * phase's ratio by CPU is the median of its pairs' ratios.
  */
 const PAIRS = quick ? 3 : 5;
 let ceilingServer: Served | undefined;
@@ -106,16 +104,11 @@ async function measure(
   await load({ url, connections: CONNECTIONS, durationS: WARMUP_S, ...shape });
   const rssBeforeMiB = await rssMiB(server.child.pid);
   const bare = ceilingServer !== undefined && ceilingServer !== server ? ceilingServer : undefined;
-  const count = bare === undefined ? 1 : PAIRS;
-  const windows: Window[] = [];
-  const pairRatios: number[] = [];
-  for (let pair = 0; pair < count; pair += 1) {
-    const ceilingWindow =
-      bare === undefined ? undefined : await cpuWindow(bare, { url: `${bare.url}/`, connections: CONNECTIONS, durationS: DURATION_S / count });
-    const measured = await cpuWindow(server, { url, connections: CONNECTIONS, durationS: DURATION_S / count, ...shape });
-    windows.push(measured);
-    if (ceilingWindow !== undefined && measured.cpuUs > 0) pairRatios.push(ceilingWindow.cpuUs / measured.cpuUs);
-  }
+  const target = { url, connections: CONNECTIONS, ...shape };
+  const { windows, ratios: pairRatios }: PairedWindows =
+    bare === undefined
+      ? { windows: [await cpuWindow(server, { ...target, durationS: DURATION_S })], ceilingUs: [], ratios: [] }
+      : await pairedWindows(bare, server, { ...target, durationS: DURATION_S / PAIRS }, PAIRS);
   const requests = windows.reduce((sum, w) => sum + w.requests, 0);
   const cpuUsed = windows.reduce((sum, w) => sum + w.cpuUs * w.requests, 0);
   const rps = Math.round(windows.reduce((sum, w) => sum + w.rps, 0) / windows.length);
