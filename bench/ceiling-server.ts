@@ -1,6 +1,10 @@
 /**
  * The ceiling: a bare node:http server answering a fixed JSON body the size of a video task
  * object. Nothing mediagate does per request can be faster than this on the same machine.
+ *
+ * BENCH_WORK_US=N makes it spin N µs of CPU per request before answering (bench/run.ts, the
+ * `work` phase): a server that does N µs more than the bare one, and nothing else, to read
+ * what a ratio to the ceiling allows a real server to do.
  */
 import { createServer } from 'node:http';
 
@@ -17,9 +21,14 @@ const body = JSON.stringify({
   error: null,
 });
 const port = Number(process.env['PORT'] ?? 0);
+const workMs = Number(process.env['BENCH_WORK_US'] ?? 0) / 1000;
 createServer((req, res) => {
   req.resume();
   req.on('end', () => {
+    if (workMs > 0) {
+      const until = performance.now() + workMs;
+      while (performance.now() < until);
+    }
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   });

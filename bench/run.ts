@@ -153,6 +153,27 @@ async function phaseCeiling(): Promise<void> {
   ceilingServer = server;
 }
 
+/** The CPU each row of the `work` phase spins per request on top of the bare server. */
+const WORK_US = [3, 6, 10, 15, 30];
+
+/**
+ * What a ratio to the ceiling allows: the ceiling's own server spinning N µs of CPU per request
+ * before it answers (ceiling-server.ts, BENCH_WORK_US), for each N of WORK_US. A request's
+ * measured cost grows by more than N: the slower the server, the more each answer's write and
+ * its delivery to the waiting client cost it (docs/benchmarks.md, "What a ratio allows").
+ * Information only (no floor): the guard skips it.
+ */
+async function phaseWork(): Promise<void> {
+  for (const us of WORK_US) {
+    const server = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], { BENCH_WORK_US: String(us) }, '/');
+    try {
+      await measure(`work: the ceiling's server spinning ${us} µs a request`, server, '/');
+    } finally {
+      await server.stop();
+    }
+  }
+}
+
 /** The bare node:http server answering the create video phase's requests (information: no floor). */
 const POST_CEILING = "ceiling for creates: bare node:http answering the create video phase's POSTs";
 
@@ -698,7 +719,7 @@ function markdown(pipelines: PipelineFigure[], renders: RenderFigure[], upstream
   return lines.join('\n');
 }
 
-/** `--only=a,b` runs some phases: ceiling, create, poll, running, usage, budgets, backlog, pipeline, renders, upstream (the ceiling always runs). */
+/** `--only=a,b` runs some phases: ceiling, work, create, poll, running, usage, budgets, backlog, pipeline, renders, upstream (the ceiling always runs). */
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -711,6 +732,7 @@ const wanted = (phase: string): boolean => (only === undefined ? !guard || GUARD
 async function phases(): Promise<void> {
   await phaseCeiling();
   try {
+    if (wanted('work')) await phaseWork();
     if (wanted('create')) await phaseCreate();
     if (wanted('poll')) for (const size of STORE_SIZES) await phasePoll(size);
     if (wanted('running')) await phaseRunning();
