@@ -88,8 +88,11 @@ rgw_bucket() {
 # rgw_pids DIR: the process ids of the running daemons.
 rgw_pids() {
   local pid_file
+  # `|| continue`, not `&& cat`: a directory without pid files (a start that failed before its
+  # first daemon) must not end the function with a failed test, which `set -e` callers exit on.
   for pid_file in "$1"/run/*.pid; do
-    [ -f "$pid_file" ] && cat "$pid_file"
+    [ -f "$pid_file" ] || continue
+    cat "$pid_file"
   done
 }
 
