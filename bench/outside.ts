@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Request } from 'autocannon';
 import { load } from './lib/load.js';
-import { serve, type Served } from './lib/proc.js';
+import { serve, serveCeiling, type Served } from './lib/proc.js';
 import { median, pairedWindows } from './lib/windows.js';
 
 const option = (name: string, fallback: number): number => {
@@ -88,7 +88,7 @@ const polls = (base: string, ids: readonly string[]): Request[] => ids.map((id) 
 const dir = await mkdtemp(join(tmpdir(), 'mediagate-outside-'));
 const rows: Row[] = [];
 try {
-  const ceiling = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {}, '/');
+  const ceiling = await serveCeiling();
   const server = await serve(
     process.execPath,
     ['dist/cli/main.js', 'serve', '--no-workers'],

@@ -13,7 +13,7 @@ import pg from 'pg';
 import sharp from 'sharp';
 import { load, type LoadResult } from './lib/load.js';
 import { cpuWindow, median, pairedWindows, type PairedWindows } from './lib/windows.js';
-import { rssMiB, serve, stopChild, type Served } from './lib/proc.js';
+import { rssMiB, serve, serveCeiling, stopChild, type Served } from './lib/proc.js';
 import { measureRenders, type RenderFigure } from './lib/renders.js';
 import { seedTasks, seedUsage } from './lib/seed.js';
 import { FLOORS, RELATIVE_FLOORS } from './floors.js';
@@ -146,7 +146,7 @@ async function pngDataUrl(width: number, height: number, noise: boolean): Promis
 
 /** The ceiling's row, its server left serving for the pass's pairs of windows (phases stops it). */
 async function phaseCeiling(): Promise<void> {
-  const server = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {}, '/');
+  const server = await serveCeiling();
   ceiling = 0;
   const row = await measure('ceiling: bare node:http, fixed JSON', server, '/');
   ceiling = row.rps;
@@ -165,7 +165,7 @@ const WORK_US = [3, 6, 10, 15, 30];
  */
 async function phaseWork(): Promise<void> {
   for (const us of WORK_US) {
-    const server = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], { BENCH_WORK_US: String(us) }, '/');
+    const server = await serveCeiling({ BENCH_WORK_US: String(us) });
     try {
       await measure(`work: the ceiling's server spinning ${us} µs a request`, server, '/');
     } finally {
@@ -198,7 +198,7 @@ async function phaseCreate(): Promise<void> {
     // how much of a create's cost no server can avoid; every ratio stays to the GET ceiling.
     // Information only (no floor): the guard skips it.
     if (!guard) {
-      const bare = await serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], {}, '/');
+      const bare = await serveCeiling();
       try {
         await measure(POST_CEILING, bare, '/v1/video/generations', { requests: videoCreates });
       } finally {

@@ -35,6 +35,14 @@ export async function serve(command: string, args: readonly string[], env: Recor
   };
 }
 
+/**
+ * The ceiling's server (bench/ceiling-server.ts: bare node:http, a fixed JSON answer); `env` may
+ * set BENCH_WORK_US, the CPU it spins per request before answering.
+ */
+export function serveCeiling(env: Record<string, string> = {}): Promise<Served> {
+  return serve(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts'], env, '/');
+}
+
 /** Resident memory of a process in MiB (Linux /proc). */
 export async function rssMiB(pid: number | undefined): Promise<number> {
   if (pid === undefined) return 0;
